@@ -1,0 +1,30 @@
+"""memory_core: long-term memory for LLM agents.
+
+    from memory_core import Memory, Settings
+    with Memory(Settings(home="./memory_data")) as memory:
+        memory.facts.add("User prefers dark mode", "preference", 0.9)
+        print(memory.format_for_injection())
+"""
+
+from .clock import ManualClock, SystemClock
+from .compression import CompressionResult, compress_messages
+from .errors import EmbeddingError, IngestError, LLMError, LLMReplyError, MemoryCoreError, QueueFullError
+from .facts import CATEGORIES, AuditEntry, Fact
+from .injection import InjectionReport, build_injection, format_memory_for_injection
+from .llm import ChatModel, ChatResult, ScriptedChatModel
+from .memory import Memory, UpdateResult
+from .plans import Plan, PlanStep
+from .search.index import SearchHit
+from .settings import Settings
+from .swr import SWRCache
+from .tiers.context import ContextSession
+from .tiers.dream import DreamResult
+from .tokens import count_tokens
+
+__all__ = [
+    "Memory", "Settings", "Fact", "AuditEntry", "CATEGORIES", "UpdateResult", "format_memory_for_injection",
+    "build_injection", "InjectionReport", "count_tokens", "SearchHit", "DreamResult", "ContextSession",
+    "compress_messages", "CompressionResult", "Plan", "PlanStep", "SWRCache", "ChatModel", "ChatResult",
+    "ScriptedChatModel", "ManualClock", "SystemClock", "MemoryCoreError", "LLMError", "LLMReplyError",
+    "EmbeddingError", "QueueFullError", "IngestError",
+]

@@ -1,0 +1,25 @@
+"""The errors of memory_core: one root, a few named leaves."""
+
+
+class MemoryCoreError(Exception):
+    """Root of every error raised by memory_core (besides KeyError/ValueError where the API says so)."""
+
+
+class LLMError(MemoryCoreError):
+    """The configured LLM could not be reached or answered with an error. Never carries the API key."""
+
+
+class LLMReplyError(MemoryCoreError):
+    """The LLM answered, but the reply cannot be used at all."""
+
+
+class EmbeddingError(MemoryCoreError):
+    """The embedder failed."""
+
+
+class QueueFullError(MemoryCoreError):
+    """The update queue holds its maximum number of pending keys."""
+
+
+class IngestError(MemoryCoreError):
+    """An uploaded or pasted conversation cannot be parsed."""

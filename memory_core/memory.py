@@ -1,0 +1,342 @@
+"""The facade: `Memory(settings)` wires the store, the tiers, the queue, search and the worker."""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import logging
+import os
+import signal
+import threading
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .clock import Clock, SystemClock
+from .documents import DatabaseDocumentStore, LocalDocumentStore, export_documents
+from .extraction import HeuristicExtractor, LLMExtractor
+from .facts import Fact, Facts
+from .injection import InjectionReport, build_injection
+from .leases import Leases
+from .llm.base import ChatModel
+from .plans import Plans
+from .queue import UpdateQueue, validate_messages
+from .scope import DEFAULT_SCOPE, Scope, make_scope
+from .search.embedders import Embedder, OpenAIEmbedder, WordLlamaEmbedder
+from .search.index import SearchHit, SearchIndex
+from .settings import Settings
+from .store.db import Database
+from .store.fact_store import FactStore
+from .store.migrations import migrate
+from .tiers.context import ContextManager, ContextSession, strip_scheduled_pairs
+from .tiers.core import CoreTier
+from .tiers.daily import DailyTier
+from .tiers.dream import DeepDream, DeterministicConsolidator, DreamResult, LLMConsolidator
+from .tiers.summarizer import ExtractiveSummarizer, LLMSummarizer
+from .worker import Worker, WorkerStatus
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class UpdateResult:
+    added: list[Fact] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (content, duplicate|low_confidence|invalid)
+    removed: list[str] = field(default_factory=list)
+    summaries_updated: list[str] = field(default_factory=list)
+    offline: bool = False
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class Memory:
+    """Long-term memory for agents. `with Memory(Settings()) as memory: ...`"""
+
+    def __init__(self, settings: Settings | None = None, *, llm: ChatModel | None = None,
+                 embedder: Embedder | None = None, clock: Clock | None = None) -> None:
+        self.settings = settings or Settings()
+        self.clock = clock or SystemClock()
+        self.db = Database(self.settings.database_url)
+        migrate(self.db)
+        if llm is None and not self.settings.offline:
+            from .llm.openai_chat import OpenAIChatModel
+
+            llm = OpenAIChatModel(self.settings.llm_model, api_key=self.settings.llm_api_key,
+                                  base_url=self.settings.llm_base_url, timeout=self.settings.llm_timeout_seconds,
+                                  max_retries=self.settings.llm_max_retries)
+        self.llm = llm
+        self.offline = llm is None
+        self.extractor = LLMExtractor(llm, max_chars=self.settings.max_fact_chars) if llm else HeuristicExtractor()
+        self.summarizer = LLMSummarizer(llm) if llm else ExtractiveSummarizer()
+        if embedder is None:
+            model = self.settings.embedding_model
+            if self.settings.llm_api_key and model != "wordllama":
+                embedder = OpenAIEmbedder(model or "text-embedding-3-small", api_key=self.settings.llm_api_key,
+                                          base_url=self.settings.llm_base_url)
+            else:
+                embedder = WordLlamaEmbedder()
+        self.embedder = embedder
+
+        self._store = FactStore(self.db, self.clock)
+        self.facts = Facts(self._store, self.settings)
+        if self.settings.documents_in_database:
+            self.documents = DatabaseDocumentStore(self.db, self.clock)
+        else:
+            self.documents = LocalDocumentStore(self._workspace_path)
+        self.index = SearchIndex(self.db, self.documents, self.embedder, self.clock)
+        self._store.listeners.append(self.index.touch)
+        self.daily = DailyTier(self.documents, self.settings, self.clock)
+        self.core = CoreTier(self.documents, self.db, self.clock)
+        consolidator = LLMConsolidator(llm) if llm else DeterministicConsolidator()
+        self.dreamer = DeepDream(self.settings, self.db, self.clock, self.daily, self.core, consolidator)
+        self.plans = Plans(self.db, self.clock)
+        self.contexts = ContextManager(self, self.settings.context_sessions_max, self.settings.context_budget_tokens)
+        self.queue = UpdateQueue(self)
+        self.leases = Leases(self.db, self.clock, self.queue.worker_id)
+        self.worker = Worker(self)
+        self._closed = False
+        self._start_lock = threading.Lock()
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def start(self) -> "Memory":
+        """Start the background worker (also done on first need). Never at import or in __init__."""
+        if self._closed:
+            raise RuntimeError("this Memory is closed")
+        with self._start_lock:
+            if not self.worker.running:
+                self.worker.start()
+                _register_exit(self)
+        return self
+
+    def close(self) -> None:
+        """Flush what is pending, stop the background threads, and release the database."""
+        if self._closed:
+            return
+        self._closed = True
+        self.worker.stop()
+        try:
+            self.contexts.close()
+            if self.settings.enabled:
+                self.queue.flush()
+        except Exception:
+            log.exception("flushing pending memory updates on close failed; they stay queued in the database")
+        finally:
+            self.queue.close()
+            self.db.dispose()
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def status(self) -> WorkerStatus:
+        return self.worker.status()
+
+    # -- scopes and workspaces -------------------------------------------------------------------
+
+    def _workspace_path(self, scope: Scope) -> Path:
+        if scope == DEFAULT_SCOPE:
+            return self.settings.home
+        return self.settings.home / "scopes" / scope.user_id / scope.agent_name
+
+    def workspace(self, *, user_id: str = "default", agent_name: str = "default") -> Path | str:
+        """Where the scope's MEMORY.md and memory/ live: a directory, or a database description."""
+        scope = make_scope(user_id, agent_name)
+        if isinstance(self.documents, LocalDocumentStore):
+            return self._workspace_path(scope)
+        return self.documents.describe(scope)
+
+    def storage_description(self) -> str:
+        docs = "database" if self.settings.documents_in_database else str(Path(self.settings.home).resolve())
+        return f"facts in {self.settings.safe_database_url()}; documents in {docs}"
+
+    def scopes(self) -> list[Scope]:
+        return sorted(set(self._store.scopes()) | set(self.active_scopes()))
+
+    def active_scopes(self) -> list[Scope]:
+        """Scopes with daily logs or facts: the ones a scheduled dream looks at."""
+        found = set(self._store.scopes())
+        if isinstance(self.documents, LocalDocumentStore):
+            if (self.settings.home / "memory").is_dir():
+                found.add(DEFAULT_SCOPE)
+            root = self.settings.home / "scopes"
+            if root.is_dir():
+                for user in root.iterdir():
+                    for agent in (user.iterdir() if user.is_dir() else []):
+                        try:
+                            found.add(make_scope(user.name, agent.name))
+                        except ValueError:
+                            continue
+        else:
+            from sqlalchemy import select
+
+            from .store.models import DocumentRow
+
+            with self.db.read() as s:
+                found |= {Scope(u, a) for u, a in s.execute(select(DocumentRow.user_id, DocumentRow.agent_name).distinct())}
+        return sorted(found)
+
+    # -- facts and updates -----------------------------------------------------------------------
+
+    def update(self, messages: list[dict[str, str]], *, thread_id: str, user_id: str = "default",
+               agent_name: str = "default") -> UpdateResult:
+        """Extract facts from a conversation with the LLM (or offline heuristics) and persist them.
+
+        Raises LLMError when the LLM fails and LLMReplyError when its reply is unusable; in both cases
+        nothing stored changes.
+        """
+        scope = make_scope(user_id, agent_name)
+        if not isinstance(thread_id, str) or not thread_id:
+            raise ValueError("thread_id must be a non-empty string")
+        messages = strip_scheduled_pairs(validate_messages(messages))
+        current = self.memory_data(user_id=scope.user_id, agent_name=scope.agent_name)
+        reply = self.extractor.extract(messages, current)  # may raise: nothing written yet
+        result = UpdateResult(offline=self.offline, input_tokens=reply.input_tokens, output_tokens=reply.output_tokens)
+        result.skipped.extend((content, "invalid") for content, _why in reply.invalid)
+        for content, why in reply.invalid:
+            log.info("skipped invalid extracted fact (%s): %.80s", why, content)
+        result.removed = self._store.remove_in_scope(scope, reply.remove_ids, f"contradicted in thread {thread_id}")
+        for candidate in reply.facts:
+            try:
+                fact, reason = self.facts.add_with_reason(
+                    candidate.content, candidate.category, candidate.confidence, user_id=scope.user_id,
+                    agent_name=scope.agent_name, source=f"thread:{thread_id}"[:256], thread_id=thread_id)
+            except ValueError:
+                result.skipped.append((candidate.content, "invalid"))
+                continue
+            if fact is not None:
+                result.added.append(fact)
+            else:
+                result.skipped.append((candidate.content, reason or "duplicate"))
+        if reply.summaries:
+            self._store.set_summaries(scope, reply.summaries)
+            result.summaries_updated = sorted(reply.summaries)
+        return result
+
+    async def aupdate(self, messages: list[dict[str, str]], *, thread_id: str, user_id: str = "default",
+                      agent_name: str = "default") -> UpdateResult:
+        """`update()` for async agents: runs in the queue's thread pool, never blocking the event loop."""
+        return await asyncio.get_running_loop().run_in_executor(
+            self.queue.executor, lambda: self.update(messages, thread_id=thread_id, user_id=user_id, agent_name=agent_name))
+
+    def set_summaries(self, summaries: dict[str, str], *, user_id: str = "default", agent_name: str = "default") -> None:
+        """Set user-context/history summaries by hand (workContext, personalContext, topOfMind, ...)."""
+        from .store.fact_store import SUMMARY_SECTIONS
+
+        allowed = {s for group in SUMMARY_SECTIONS.values() for s in group}
+        unknown = set(summaries) - allowed
+        if unknown:
+            raise ValueError(f"unknown summary sections {sorted(unknown)}; allowed: {sorted(allowed)}")
+        self._store.set_summaries(make_scope(user_id, agent_name), {k: str(v).strip() for k, v in summaries.items()})
+
+    def memory_data(self, *, user_id: str = "default", agent_name: str = "default") -> dict[str, Any]:
+        scope = make_scope(user_id, agent_name)
+        data: dict[str, Any] = self._store.summaries(scope)
+        data["facts"] = [f.to_dict() for f in self._store.list(scope)]
+        return data
+
+    def injection_report(self, *, user_id: str = "default", agent_name: str = "default", max_tokens: int | None = None,
+                         model: str | None = None) -> InjectionReport:
+        budget = self.settings.max_injection_tokens if max_tokens is None else max_tokens
+        return build_injection(self.memory_data(user_id=user_id, agent_name=agent_name), budget, model=model)
+
+    def format_for_injection(self, *, user_id: str = "default", agent_name: str = "default",
+                             max_tokens: int | None = None, model: str | None = None) -> str:
+        return self.injection_report(user_id=user_id, agent_name=agent_name, max_tokens=max_tokens, model=model).text
+
+    # -- tiers -----------------------------------------------------------------------------------
+
+    def read_core(self, *, user_id: str = "default", agent_name: str = "default") -> str | None:
+        return self.core.read(make_scope(user_id, agent_name))
+
+    def write_core(self, text: str, *, reason: str = "edited by hand", user_id: str = "default",
+                   agent_name: str = "default"):
+        if not isinstance(text, str):
+            raise ValueError("text must be a string")
+        return self.core.write(make_scope(user_id, agent_name), text, reason)
+
+    def core_versions(self, *, user_id: str = "default", agent_name: str = "default"):
+        return self.core.versions(make_scope(user_id, agent_name))
+
+    def rollback_core(self, version: int, *, user_id: str = "default", agent_name: str = "default"):
+        return self.core.rollback(make_scope(user_id, agent_name), version)
+
+    def context(self, session_id: str, *, user_id: str = "default", agent_name: str = "default",
+                on_flush: Callable[[str], None] | None = None, budget_tokens: int | None = None) -> ContextSession:
+        """The live session `session_id`; a new one resumes the scope's active plan."""
+        scope = make_scope(user_id, agent_name)
+        if not isinstance(session_id, str) or not session_id:
+            raise ValueError("session_id must be a non-empty string")
+        session, new = self.contexts.session(session_id, scope, on_flush, budget_tokens)
+        if new:
+            plan = self.plans.active(user_id=scope.user_id, agent_name=scope.agent_name)
+            if plan is not None:
+                session.plan = self.plans.record_session(plan.id, session_id)
+        return session
+
+    def deep_dream(self, lookback_days: int = 1, *, force: bool = False, user_id: str = "default",
+                   agent_name: str = "default") -> DreamResult:
+        return self.dreamer.run(make_scope(user_id, agent_name), lookback_days, force)
+
+    def dream_diaries(self, *, user_id: str = "default", agent_name: str = "default") -> list[str]:
+        return self.documents.list(make_scope(user_id, agent_name), "memory/dreams")
+
+    def read_document(self, path: str, *, user_id: str = "default", agent_name: str = "default") -> str | None:
+        return self.documents.read(make_scope(user_id, agent_name), path)
+
+    def apply_retention(self) -> list[str]:
+        """Remove daily logs older than daily_retention_days that a dream has consolidated."""
+        from datetime import date
+
+        removed = []
+        for scope in self.active_scopes():
+            state = self.dreamer.state(scope)
+            through = date.fromisoformat(state.consolidated_through) if state and state.consolidated_through else None
+            removed += self.daily.remove_older_than(scope, self.settings.daily_retention_days, through)
+        return removed
+
+    def export_documents(self, target: Path | str, *, user_id: str = "default", agent_name: str = "default") -> list[str]:
+        """Write the scope's documents (from whichever store holds them) out as files under `target`."""
+        scope = make_scope(user_id, agent_name)
+        return export_documents(self.documents, LocalDocumentStore(lambda _s: Path(target)), scope)
+
+    # -- search ----------------------------------------------------------------------------------
+
+    def search(self, query: str, *, k: int = 10, user_id: str = "default", agent_name: str = "default",
+               **options: Any) -> list[SearchHit]:
+        return self.index.search(make_scope(user_id, agent_name), query, k, **options)
+
+
+_live: "weakref.WeakSet[Memory]" = weakref.WeakSet()
+_exit_lock = threading.Lock()
+_hooks_installed = False
+
+
+def _close_all() -> None:
+    for memory in list(_live):
+        try:
+            memory.close()
+        except Exception:
+            log.exception("closing memory at exit failed")
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    _close_all()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _register_exit(memory: Memory) -> None:
+    """Flush pending work at interpreter exit and on SIGTERM (where no one else handles SIGTERM)."""
+    global _hooks_installed
+    _live.add(memory)
+    with _exit_lock:
+        if _hooks_installed:
+            return
+        _hooks_installed = True
+        atexit.register(_close_all)
+        if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+            signal.signal(signal.SIGTERM, _on_sigterm)

@@ -1,0 +1,301 @@
+"""The debounced update queue, persisted in the database so that nothing queued is lost.
+
+One row per (thread_id, user_id, agent_name) key. `add()` replaces the pending context of its key and
+pushes its due time to now + debounce_seconds; the worker processes due keys. A key is claimed with a
+conditional UPDATE, so among several processes on one database exactly one processes it. A failed
+update is retried with exponential backoff, then kept as `failed` with its error until retried.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import socket
+import threading
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import delete, func, select, update
+
+from .clock import utc
+from .errors import QueueFullError
+from .llm.base import scrub
+from .scope import make_scope
+from .store.models import PendingUpdateRow
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class QueueItem:
+    thread_id: str
+    user_id: str
+    agent_name: str
+    status: str
+    attempts: int
+    last_error: str | None
+    due_at: datetime
+    enqueued_at: datetime
+    messages: int
+
+
+def validate_messages(messages: Any) -> list[dict[str, str]]:
+    from .tiers.context import ROLES
+
+    if not isinstance(messages, list):
+        raise ValueError("messages must be a list of {'role', 'content'} dicts")
+    out = []
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict) or m.get("role") not in ROLES:
+            raise ValueError(f"messages[{i}] must be a dict with a role among {ROLES}")
+        content = m.get("content")
+        if content is None:
+            content = ""
+        if not isinstance(content, str):
+            raise ValueError(f"messages[{i}].content must be a string")
+        out.append({"role": m["role"], "content": content})
+    return out
+
+
+def _validate_thread(thread_id: Any) -> str:
+    if not isinstance(thread_id, str) or not thread_id.strip() or len(thread_id) > 256:
+        raise ValueError("thread_id must be a non-empty string of at most 256 characters")
+    return thread_id
+
+
+class UpdateQueue:
+    """`memory.queue`."""
+
+    def __init__(self, memory: "Memory") -> None:
+        self.memory = memory
+        self.settings = memory.settings
+        self.db = memory.db
+        self.clock = memory.clock
+        self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self._executor: ThreadPoolExecutor | None = None
+        self._executor_lock = threading.Lock()
+        self._process_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads: set[threading.Thread] = set()
+        self.in_flight = 0
+        self.processed = 0
+        self.last_error: str | None = None
+
+    @property
+    def executor(self) -> ThreadPoolExecutor:
+        """The pool that synchronous LLM calls are offloaded to (created on first need)."""
+        with self._executor_lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="memory-llm")
+            return self._executor
+
+    # -- enqueueing ------------------------------------------------------------------------------
+
+    def _upsert(self, messages: Any, thread_id: str, user_id: str, agent_name: str, delay: float) -> bool:
+        scope = make_scope(user_id, agent_name)
+        thread_id = _validate_thread(thread_id)
+        payload = json.dumps(validate_messages(messages))
+        now = self.clock.now()
+        due = now + timedelta(seconds=delay)
+        with self.db.write(lock=f"queue:{scope.key}:{thread_id}") as s:
+            row = s.execute(select(PendingUpdateRow).where(
+                PendingUpdateRow.thread_id == thread_id, PendingUpdateRow.user_id == scope.user_id,
+                PendingUpdateRow.agent_name == scope.agent_name)).scalars().first()
+            if row is None:
+                depth = s.execute(select(func.count()).select_from(PendingUpdateRow).where(
+                    PendingUpdateRow.status != "failed")).scalar()
+                if depth >= self.settings.queue_max_depth:
+                    raise QueueFullError(f"the update queue holds {depth} keys (queue_max_depth); new keys are "
+                                         "refused until it drains, while pending keys can still be replaced")
+                s.add(PendingUpdateRow(thread_id=thread_id, user_id=scope.user_id, agent_name=scope.agent_name,
+                                       messages=payload, status="pending", due_at=due, enqueued_at=now))
+            else:
+                row.messages, row.due_at, row.enqueued_at = payload, due, now
+                row.status, row.attempts, row.last_error = "pending", 0, None
+                row.generation += 1
+                s.add(row)
+        return True
+
+    def add(self, messages: list[dict[str, str]], *, thread_id: str, user_id: str = "default",
+            agent_name: str = "default") -> None:
+        """Queue a conversation context; it is processed once its key has been quiet for debounce_seconds."""
+        if not self.settings.enabled:
+            return
+        self._upsert(messages, thread_id, user_id, agent_name, self.settings.debounce_seconds)
+        self.memory.start()
+
+    def add_nowait(self, messages: list[dict[str, str]], *, thread_id: str, user_id: str = "default",
+                   agent_name: str = "default") -> None:
+        """Queue a context and start processing it at once, in a background thread."""
+        if not self.settings.enabled:
+            return
+        self._upsert(messages, thread_id, user_id, agent_name, 0.0)
+        scope = make_scope(user_id, agent_name)
+        thread = threading.Thread(target=self._run_keys, args=([(thread_id, scope.user_id, scope.agent_name)],),
+                                  name=f"memory-update-{thread_id}", daemon=True)
+        with self._process_lock:
+            self._threads.add(thread)
+        thread.start()
+
+    async def aadd(self, messages: list[dict[str, str]], *, thread_id: str, user_id: str = "default",
+                   agent_name: str = "default") -> None:
+        """`add()` for async agents: the database write runs in the executor, the event loop never waits."""
+        await asyncio.get_running_loop().run_in_executor(
+            self.executor, lambda: self.add(messages, thread_id=thread_id, user_id=user_id, agent_name=agent_name))
+
+    # -- processing ------------------------------------------------------------------------------
+
+    def _recover_stale(self, now: datetime) -> None:
+        cutoff = now - timedelta(seconds=self.settings.claim_timeout_seconds)
+        with self.db.write(lock="queue:recover") as s:
+            s.execute(update(PendingUpdateRow).where(
+                PendingUpdateRow.status == "in_flight", PendingUpdateRow.claimed_at < cutoff,
+            ).values(status="pending", claimed_by=None, claimed_at=None))
+
+    def _claim(self, pk: int, generation: int) -> bool:
+        with self.db.write() as s:
+            result = s.execute(update(PendingUpdateRow).where(
+                PendingUpdateRow.pk == pk, PendingUpdateRow.status == "pending",
+                PendingUpdateRow.generation == generation,
+            ).values(status="in_flight", claimed_by=self.worker_id, claimed_at=self.clock.now()))
+            return result.rowcount == 1
+
+    def _keys(self, due_only: bool, keys: list[tuple[str, str, str]] | None = None) -> list[tuple[int, int]]:
+        query = select(PendingUpdateRow.pk, PendingUpdateRow.generation, PendingUpdateRow.thread_id,
+                       PendingUpdateRow.user_id, PendingUpdateRow.agent_name).where(PendingUpdateRow.status == "pending")
+        if due_only:
+            query = query.where(PendingUpdateRow.due_at <= self.clock.now())
+        with self.db.read() as s:
+            rows = s.execute(query.order_by(PendingUpdateRow.due_at)).all()
+        if keys is not None:
+            wanted = set(keys)
+            rows = [r for r in rows if (r.thread_id, r.user_id, r.agent_name) in wanted]
+        return [(r.pk, r.generation) for r in rows]
+
+    def _process(self, pk: int, generation: int) -> bool:
+        """Process one claimed row; True when the update was applied."""
+        if not self._claim(pk, generation):
+            return False
+        with self.db.read() as s:
+            row = s.get(PendingUpdateRow, pk)
+        if row is None:
+            return False
+        with self._process_lock:
+            self.in_flight += 1
+        try:
+            future = self.executor.submit(self.memory.update, json.loads(row.messages), thread_id=row.thread_id,
+                                          user_id=row.user_id, agent_name=row.agent_name)
+            future.result()
+        except Exception as exc:
+            self._failed(row, exc)
+            return False
+        finally:
+            with self._process_lock:
+                self.in_flight -= 1
+        with self.db.write() as s:
+            s.execute(delete(PendingUpdateRow).where(PendingUpdateRow.pk == pk,
+                                                     PendingUpdateRow.generation == generation))
+            # A newer context that arrived meanwhile has a new generation (and is pending again): it stays.
+        self.processed += 1
+        return True
+
+    def _failed(self, row: PendingUpdateRow, exc: Exception) -> None:
+        error = scrub(f"{type(exc).__name__}: {exc}", self.settings.llm_api_key)[:2000]
+        self.last_error = error
+        attempts = row.attempts + 1
+        now = self.clock.now()
+        final = attempts >= self.settings.update_max_attempts
+        backoff = min(self.settings.retry_backoff_seconds * 2 ** (attempts - 1), 3600.0)
+        log.warning("memory update of thread %s failed (attempt %d/%d): %s", row.thread_id, attempts,
+                    self.settings.update_max_attempts, error)
+        with self.db.write() as s:
+            s.execute(update(PendingUpdateRow).where(
+                PendingUpdateRow.pk == row.pk, PendingUpdateRow.generation == row.generation,
+            ).values(status="failed" if final else "pending", attempts=attempts, last_error=error,
+                     due_at=now if final else now + timedelta(seconds=backoff), claimed_by=None, claimed_at=None))
+
+    def _run_batch(self, items: list[tuple[int, int]]) -> int:
+        done = 0
+        for i, (pk, generation) in enumerate(items):
+            if i and self.settings.rate_limit_seconds:
+                if self._stop.wait(self.settings.rate_limit_seconds):
+                    break
+            done += self._process(pk, generation)
+        return done
+
+    def _run_keys(self, keys: list[tuple[str, str, str]]) -> None:
+        try:
+            self._run_batch(self._keys(False, keys))
+        finally:
+            with self._process_lock:
+                self._threads.discard(threading.current_thread())
+
+    def tick(self) -> int:
+        """Process the keys whose debounce window has passed. The worker calls this every second."""
+        self._recover_stale(self.clock.now())
+        return self._run_batch(self._keys(True))
+
+    def flush(self) -> int:
+        """Process everything pending now, in the caller's thread; return how many updates were applied."""
+        self._recover_stale(self.clock.now())
+        self.wait()
+        return self._run_batch(self._keys(False))
+
+    def wait(self, timeout: float | None = 60.0) -> None:
+        """Wait for `add_nowait` threads in flight."""
+        with self._process_lock:
+            threads = list(self._threads)
+        for t in threads:
+            t.join(timeout)
+
+    # -- inspection ------------------------------------------------------------------------------
+
+    def pending(self) -> int:
+        """How many keys wait to be processed."""
+        with self.db.read() as s:
+            return s.execute(select(func.count()).select_from(PendingUpdateRow).where(
+                PendingUpdateRow.status.in_(("pending", "in_flight")))).scalar()
+
+    def items(self, status: str | None = None) -> list[QueueItem]:
+        query = select(PendingUpdateRow)
+        if status:
+            query = query.where(PendingUpdateRow.status == status)
+        with self.db.read() as s:
+            rows = s.execute(query.order_by(PendingUpdateRow.due_at)).scalars().all()
+        return [QueueItem(r.thread_id, r.user_id, r.agent_name, r.status, r.attempts, r.last_error, utc(r.due_at),
+                          utc(r.enqueued_at), len(json.loads(r.messages))) for r in rows]
+
+    def failed(self) -> list[QueueItem]:
+        return self.items("failed")
+
+    def retry(self, thread_id: str | None = None, *, user_id: str | None = None, agent_name: str | None = None) -> int:
+        """Put failed updates back in the queue (all, or one key); return how many."""
+        query = update(PendingUpdateRow).where(PendingUpdateRow.status == "failed")
+        if thread_id is not None:
+            query = query.where(PendingUpdateRow.thread_id == thread_id)
+        if user_id is not None:
+            query = query.where(PendingUpdateRow.user_id == user_id)
+        if agent_name is not None:
+            query = query.where(PendingUpdateRow.agent_name == agent_name)
+        with self.db.write() as s:
+            result = s.execute(query.values(status="pending", attempts=0, due_at=self.clock.now()))
+            count = result.rowcount
+        if count:
+            self.memory.start()
+        return count
+
+    def close(self) -> None:
+        self._stop.set()
+        self.wait()
+        with self._executor_lock:
+            if self._executor is not None:
+                self._executor.shutdown(wait=True)
+                self._executor = None

@@ -1,0 +1,1 @@
+"""Hybrid search over facts, daily logs and MEMORY.md."""

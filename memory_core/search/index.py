@@ -1,0 +1,319 @@
+"""The search index: keyword (SQLite FTS5 trigram, or PostgreSQL full-text) and vectors, fused.
+
+Facts are indexed by triggers in the database itself; daily blocks and MEMORY.md bullets are chunked
+into `chunks` (with their line ranges) whenever a document changes. Dream diaries are never indexed.
+Embeddings are float32 BLOBs keyed by owner and model; a different model re-embeds everything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import threading
+from dataclasses import dataclass
+from datetime import date
+from typing import TYPE_CHECKING, Iterable
+
+import numpy as np
+from sqlalchemy import delete, func, select, text
+
+from ..scope import Scope
+from ..store.models import ChunkRow, EmbeddingRow, FactRow, IndexedDocRow
+from ..text import STOPWORDS
+from ..tiers.core import CORE_PATH
+from ..tiers.daily import split_blocks
+from .embedders import Embedder, cosine_top
+from .fusion import decay, mmr, rrf
+
+if TYPE_CHECKING:
+    from ..clock import Clock
+    from ..documents import DocumentStore
+    from ..store.db import Database
+
+log = logging.getLogger(__name__)
+_DAILY = re.compile(r"memory/(\d{4}-\d{2}-\d{2})\.md")
+_TOKEN = re.compile(r"[\w']+", re.UNICODE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_BULLET = re.compile(r"^\s*[-*]\s+(.*\S)\s*$")
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    kind: str  # fact, daily, core
+    ref: str  # fact id, or path#Lstart-Lend
+    text: str
+    score: float
+    source: str | None = None  # a fact's source (thread/turn), or the document path
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def query_terms(query: str) -> tuple[list[str], list[str]]:
+    """Terms for the trigram index (3+ characters) and short terms (CJK words of 2) that need a scan."""
+    long_terms: list[str] = []
+    short_terms: list[str] = []
+    for token in _TOKEN.findall(query.casefold()):
+        token = token.strip("'")
+        if not token or token in STOPWORDS:
+            continue
+        if _CJK.search(token):
+            if len(token) == 2:
+                short_terms.append(token)
+            elif len(token) >= 3:
+                long_terms.extend(token[i:i + 3] for i in range(len(token) - 2))
+        elif len(token) >= 3:
+            long_terms.append(token)
+    return list(dict.fromkeys(long_terms))[:32], list(dict.fromkeys(short_terms))[:8]
+
+
+def chunk_document(path: str, content: str) -> list[tuple[int, int, str]]:
+    """Daily logs by block; MEMORY.md by bullet (with the heading it sits under)."""
+    if path == CORE_PATH:
+        out, heading = [], ""
+        for n, line in enumerate(content.split("\n"), 1):
+            if line.startswith("#"):
+                heading = line.lstrip("#").strip()
+            elif m := _BULLET.match(line):
+                out.append((n, n, f"{heading}: {m.group(1)}" if heading else m.group(1)))
+        return out
+    return split_blocks(content)
+
+
+class SearchIndex:
+    def __init__(self, db: "Database", documents: "DocumentStore", embedder: Embedder, clock: "Clock") -> None:
+        self.db = db
+        self.documents = documents
+        self.embedder = embedder
+        self.clock = clock
+        self._lock = threading.RLock()
+        self._cache: dict[tuple[Scope, str], tuple[int, np.ndarray, list[str]]] = {}
+        self._generation = 0
+
+    def touch(self, scope: Scope | None = None) -> None:
+        with self._lock:
+            self._generation += 1
+
+    # -- documents -------------------------------------------------------------------------------
+
+    def _document_paths(self, scope: Scope) -> list[str]:
+        paths = [p for p in self.documents.list(scope, "memory") if _DAILY.fullmatch(p)]
+        return paths + [CORE_PATH]
+
+    def sync_documents(self, scope: Scope, paths: Iterable[str] | None = None) -> int:
+        """Re-chunk the documents of `scope` whose content changed; return how many were re-indexed."""
+        changed = 0
+        wanted = list(paths) if paths is not None else self._document_paths(scope)
+        with self.db.read() as s:
+            known = {r.path: r.content_hash for r in s.execute(select(IndexedDocRow).where(
+                IndexedDocRow.user_id == scope.user_id, IndexedDocRow.agent_name == scope.agent_name)).scalars()}
+        for path in wanted:
+            content = self.documents.read(scope, path) or ""
+            digest = _sha(content)
+            if known.get(path) == digest:
+                continue
+            self._reindex(scope, path, content, digest)
+            changed += 1
+        if paths is None:
+            for gone in set(known) - set(wanted):
+                self._reindex(scope, gone, "", None)
+                changed += 1
+        if changed:
+            self.touch(scope)
+        return changed
+
+    def _reindex(self, scope: Scope, path: str, content: str, digest: str | None) -> None:
+        match = _DAILY.fullmatch(path)
+        kind = "core" if path == CORE_PATH else "daily"
+        with self.db.write(lock=f"index:{scope.key}:{path}") as s:
+            old = s.execute(select(ChunkRow.pk).where(ChunkRow.user_id == scope.user_id,
+                                                      ChunkRow.agent_name == scope.agent_name,
+                                                      ChunkRow.path == path)).scalars().all()
+            if old:
+                s.execute(delete(EmbeddingRow).where(EmbeddingRow.owner.in_([f"c:{pk}" for pk in old])))
+                s.execute(delete(ChunkRow).where(ChunkRow.pk.in_(old)))
+            for start, end, chunk in chunk_document(path, content):
+                s.add(ChunkRow(user_id=scope.user_id, agent_name=scope.agent_name, kind=kind, path=path,
+                               start_line=start, end_line=end, text=chunk, day=match.group(1) if match else None))
+            row = s.get(IndexedDocRow, (scope.user_id, scope.agent_name, path))
+            if digest is None:
+                if row is not None:
+                    s.delete(row)
+            elif row is None:
+                s.add(IndexedDocRow(user_id=scope.user_id, agent_name=scope.agent_name, path=path, content_hash=digest))
+            else:
+                row.content_hash = digest
+                s.add(row)
+
+    # -- embeddings ------------------------------------------------------------------------------
+
+    def _items(self, scope: Scope) -> list[tuple[str, str]]:
+        with self.db.read() as s:
+            facts = s.execute(select(FactRow.id, FactRow.content).where(
+                FactRow.user_id == scope.user_id, FactRow.agent_name == scope.agent_name)).all()
+            chunks = s.execute(select(ChunkRow.pk, ChunkRow.text).where(
+                ChunkRow.user_id == scope.user_id, ChunkRow.agent_name == scope.agent_name)).all()
+        return [(f"f:{i}", c) for i, c in facts] + [(f"c:{pk}", t) for pk, t in chunks]
+
+    def ensure_embeddings(self, scope: Scope, batch: int = 512) -> int:
+        """Embed what has no vector for the current model (or whose text changed); drop orphans."""
+        model = self.embedder.model_name
+        items = self._items(scope)
+        with self.db.read() as s:
+            have = dict(s.execute(select(EmbeddingRow.owner, EmbeddingRow.text_hash).where(
+                EmbeddingRow.user_id == scope.user_id, EmbeddingRow.agent_name == scope.agent_name,
+                EmbeddingRow.model == model)).all())
+        todo = [(owner, t) for owner, t in items if have.get(owner) != _sha(t)]
+        orphans = set(have) - {owner for owner, _ in items}
+        for i in range(0, len(todo), batch):
+            part = todo[i:i + batch]
+            vectors = self.embedder.embed([t for _, t in part])
+            with self.db.write(lock=f"embed:{scope.key}") as s:
+                s.execute(delete(EmbeddingRow).where(EmbeddingRow.model == model,
+                                                     EmbeddingRow.owner.in_([o for o, _ in part])))
+                for (owner, t), vector in zip(part, vectors):
+                    s.add(EmbeddingRow(owner=owner, model=model, user_id=scope.user_id, agent_name=scope.agent_name,
+                                       dim=int(vector.shape[0]), text_hash=_sha(t),
+                                       vector=np.asarray(vector, dtype=np.float32).tobytes()))
+        if orphans:
+            with self.db.write(lock=f"embed:{scope.key}") as s:
+                s.execute(delete(EmbeddingRow).where(EmbeddingRow.model == model, EmbeddingRow.owner.in_(orphans)))
+        if todo or orphans:
+            self.touch(scope)
+        return len(todo)
+
+    def _matrix(self, scope: Scope) -> tuple[np.ndarray, list[str]]:
+        model = self.embedder.model_name
+        with self.db.read() as s:
+            count = s.execute(select(func.count()).select_from(EmbeddingRow).where(
+                EmbeddingRow.user_id == scope.user_id, EmbeddingRow.agent_name == scope.agent_name,
+                EmbeddingRow.model == model)).scalar()
+        stamp = hash((self._generation, count))
+        with self._lock:
+            cached = self._cache.get((scope, model))
+            if cached and cached[0] == stamp:
+                return cached[1], cached[2]
+        with self.db.read() as s:
+            rows = s.execute(select(EmbeddingRow.owner, EmbeddingRow.vector).where(
+                EmbeddingRow.user_id == scope.user_id, EmbeddingRow.agent_name == scope.agent_name,
+                EmbeddingRow.model == model)).all()
+        owners = [r[0] for r in rows]
+        matrix = (np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+                  if rows else np.zeros((0, 1), dtype=np.float32))
+        with self._lock:
+            self._cache[(scope, model)] = (stamp, matrix, owners)
+        return matrix, owners
+
+    def backfill(self) -> int:
+        """Embed what is missing in every scope that has facts or chunks (the worker runs this)."""
+        with self.db.read() as s:
+            scopes = {Scope(u, a) for u, a in s.execute(select(FactRow.user_id, FactRow.agent_name).distinct()).all()}
+            scopes |= {Scope(u, a) for u, a in s.execute(select(ChunkRow.user_id, ChunkRow.agent_name).distinct()).all()}
+        return sum(self.ensure_embeddings(scope) for scope in sorted(scopes))
+
+    # -- retrieval -------------------------------------------------------------------------------
+
+    def keyword(self, scope: Scope, query: str, limit: int = 50) -> list[tuple[str, float]]:
+        """Owners ("f:<id>" or "c:<pk>") by keyword relevance, best first."""
+        long_terms, short_terms = query_terms(query)
+        found: dict[str, float] = {}
+        params = {"u": scope.user_id, "a": scope.agent_name, "n": limit}
+        with self.db.read() as s:
+            if long_terms and self.db.dialect == "sqlite" and self.db.has_fts5:
+                match = " OR ".join('"' + t.replace('"', '""') + '"' for t in long_terms)
+                for table, owner, col in (("facts", "'f:' || t.id", "content"), ("chunks", "'c:' || t.pk", "text")):
+                    rows = s.execute(text(
+                        f"SELECT {owner}, bm25({table}_fts) FROM {table}_fts JOIN {table} t ON t.pk = {table}_fts.rowid "
+                        f"WHERE {table}_fts MATCH :q AND t.user_id = :u AND t.agent_name = :a "
+                        f"ORDER BY bm25({table}_fts) LIMIT :n"), {**params, "q": match}).all()
+                    for o, score in rows:
+                        found[o] = -float(score)
+            elif long_terms and self.db.dialect == "postgresql":
+                tsq = " | ".join(re.sub(r"[^\w]", "", t) + ":*" for t in long_terms if re.sub(r"[^\w]", "", t))
+                for table, owner, col in (("facts", "'f:' || t.id", "content"), ("chunks", "'c:' || t.pk", "text")):
+                    rows = s.execute(text(
+                        f"SELECT {owner}, ts_rank(to_tsvector('simple', t.{col}), to_tsquery('simple', :q)) AS r "
+                        f"FROM {table} t WHERE t.user_id = :u AND t.agent_name = :a AND "
+                        f"to_tsvector('simple', t.{col}) @@ to_tsquery('simple', :q) ORDER BY r DESC LIMIT :n"),
+                        {**params, "q": tsq}).all()
+                    for o, score in rows:
+                        found[o] = float(score)
+            elif long_terms:
+                short_terms = short_terms + long_terms
+            for term in short_terms:
+                # Words shorter than a trigram (two-character CJK words) need a substring scan.
+                like = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+                for table, owner, col in (("facts", "'f:' || t.id", "content"), ("chunks", "'c:' || t.pk", "text")):
+                    rows = s.execute(text(
+                        f"SELECT {owner} FROM {table} t WHERE t.user_id = :u AND t.agent_name = :a "
+                        f"AND lower(t.{col}) LIKE :p ESCAPE '\\' LIMIT :n"), {**params, "p": like}).all()
+                    for (o,) in rows:
+                        found[o] = found.get(o, 0.0) + 1.0
+        return sorted(found.items(), key=lambda kv: kv[1], reverse=True)[:limit]
+
+    def vector(self, scope: Scope, query: str, limit: int = 50) -> list[tuple[str, float]]:
+        matrix, owners = self._matrix(scope)
+        if not owners:
+            return []
+        q = self.embedder.embed([query])[0]
+        if q.shape[0] != matrix.shape[1]:
+            return []
+        idx, scores = cosine_top(matrix, q, limit)
+        return [(owners[i], float(sc)) for i, sc in zip(idx, scores)]
+
+    def search(self, scope: Scope, query: str, k: int = 10, *, mode: str = "hybrid", half_life_days: float | None = None,
+               mmr_lambda: float | None = None, keyword_weight: float = 1.0, vector_weight: float = 1.0) -> list[SearchHit]:
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError("query must not be empty")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError("k must be a positive integer")
+        if mode not in ("hybrid", "keyword", "vector"):
+            raise ValueError("mode must be hybrid, keyword or vector")
+        query = query[:2000]
+        self.sync_documents(scope)
+        depth = max(50, k * 5)
+        kw = self.keyword(scope, query, depth) if mode != "vector" else []
+        vec = []
+        if mode != "keyword":
+            self.ensure_embeddings(scope)
+            vec = self.vector(scope, query, depth)
+        if mode == "keyword":
+            fused = {o: s for o, s in kw}
+        elif mode == "vector":
+            fused = {o: s for o, s in vec}
+        else:
+            fused = rrf([[o for o, _ in kw], [o for o, _ in vec]], [keyword_weight, vector_weight])
+        hits = self._hits(scope, fused)
+        if half_life_days:
+            today = self.clock.now().date()
+            hits = {o: (h, sc * (decay((today - date.fromisoformat(h.source[7:17])).days, half_life_days)
+                                 if h.kind == "daily" and h.source and _DAILY.fullmatch(h.source) else 1.0))
+                    for o, (h, sc) in hits.items()}
+        ranked = sorted(hits, key=lambda o: hits[o][1], reverse=True)
+        if mmr_lambda is not None and ranked:
+            pool = ranked[: k * 4]
+            vectors = self.embedder.embed([hits[o][0].text for o in pool])
+            position = {o: i for i, o in enumerate(pool)}
+            top = max(hits[o][1] for o in pool) or 1.0
+            relevance = {o: hits[o][1] / top for o in pool}
+            ranked = mmr(pool, relevance, lambda a, b: float(vectors[position[a]] @ vectors[position[b]]), k, mmr_lambda)
+        return [SearchHit(hits[o][0].kind, hits[o][0].ref, hits[o][0].text, round(hits[o][1], 6), hits[o][0].source)
+                for o in ranked[:k]]
+
+    def _hits(self, scope: Scope, scores: dict[str, float]) -> dict[str, tuple[SearchHit, float]]:
+        fact_ids = [o[2:] for o in scores if o.startswith("f:")]
+        chunk_pks = [int(o[2:]) for o in scores if o.startswith("c:")]
+        out: dict[str, tuple[SearchHit, float]] = {}
+        with self.db.read() as s:
+            if fact_ids:
+                for r in s.execute(select(FactRow).where(FactRow.id.in_(fact_ids), FactRow.user_id == scope.user_id,
+                                                         FactRow.agent_name == scope.agent_name)).scalars():
+                    out[f"f:{r.id}"] = (SearchHit("fact", r.id, r.content, 0.0, r.source), scores[f"f:{r.id}"])
+            if chunk_pks:
+                for r in s.execute(select(ChunkRow).where(ChunkRow.pk.in_(chunk_pks), ChunkRow.user_id == scope.user_id,
+                                                          ChunkRow.agent_name == scope.agent_name)).scalars():
+                    ref = f"{r.path}#L{r.start_line}-L{r.end_line}"
+                    out[f"c:{r.pk}"] = (SearchHit(r.kind, ref, r.text, 0.0, r.path), scores[f"c:{r.pk}"])
+        return out

@@ -1,0 +1,150 @@
+"""Settings: from arguments, or from MEMORY_CORE_* environment variables."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+ENV_PREFIX = "MEMORY_CORE_"
+
+
+def _local_timezone() -> str:
+    tz = os.environ.get("TZ")
+    if tz:
+        return tz
+    try:
+        link = os.path.realpath("/etc/localtime")
+        if "zoneinfo/" in link:
+            return link.split("zoneinfo/", 1)[1]
+    except OSError:
+        pass
+    return "UTC"
+
+
+@dataclass
+class Settings:
+    """Every knob of memory_core. See API.md for the documented ones; the rest have safe defaults."""
+
+    home: Path = Path("./memory_data")
+    database_url: str | None = None
+    enabled: bool = True
+    debounce_seconds: float = 30.0
+    fact_confidence_threshold: float = 0.5
+    max_facts: int = 500
+    max_injection_tokens: int = 2000
+    llm_model: str = "gpt-4o-mini"
+    llm_api_key: str | None = field(default=None, repr=False)
+    llm_base_url: str | None = None
+    llm_timeout_seconds: float = 60.0
+    llm_max_retries: int = 3
+    timezone: str = field(default_factory=_local_timezone)
+    embedding_model: str | None = None  # None: text-embedding-3-small online, wordllama offline
+    # documents: "auto" keeps them in files with SQLite and in the database with PostgreSQL
+    document_store: str = "auto"
+    # queue and worker
+    rate_limit_seconds: float = 0.5
+    update_max_attempts: int = 5
+    retry_backoff_seconds: float = 2.0
+    claim_timeout_seconds: float = 600.0
+    queue_max_depth: int = 10_000
+    # tiers
+    context_budget_tokens: int = 8000
+    context_sessions_max: int = 64
+    daily_retention_days: int = 90
+    dream_max_bullets: int = 50
+    dream_schedule_enabled: bool = True
+    dream_schedule_time: str = "03:00"
+    dream_max_input_tokens: int = 24_000
+    dream_max_block_tokens: int = 2_000
+    dream_daily_cost_cap_tokens: int = 200_000
+    max_fact_chars: int = 2_000
+
+    def __post_init__(self) -> None:
+        self.home = Path(self.home)
+        if self.llm_api_key is None:
+            self.llm_api_key = os.environ.get("OPENAI_API_KEY") or None
+        if self.llm_base_url is None:
+            self.llm_base_url = os.environ.get("OPENAI_BASE_URL") or None
+        if self.database_url is None:
+            self.database_url = f"sqlite:///{self.home / 'memory.db'}"
+        self.database_url = normalise_database_url(self.database_url)
+        if not 0.0 <= float(self.fact_confidence_threshold) <= 1.0:
+            raise ValueError("fact_confidence_threshold must be between 0 and 1")
+        for name in ("max_facts", "max_injection_tokens", "queue_max_depth", "dream_max_bullets"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be at least 1")
+        if self.debounce_seconds < 0 or self.rate_limit_seconds < 0:
+            raise ValueError("debounce_seconds and rate_limit_seconds must not be negative")
+        if self.document_store not in ("auto", "files", "database"):
+            raise ValueError("document_store must be 'auto', 'files' or 'database'")
+        try:
+            ZoneInfo(self.timezone)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"timezone: unknown zone {self.timezone!r}") from exc
+
+    @property
+    def offline(self) -> bool:
+        """True when no LLM is configured: the embedded heuristics serve instead."""
+        return not (self.llm_api_key or self.llm_base_url)
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite")
+
+    @property
+    def documents_in_database(self) -> bool:
+        if self.document_store == "auto":
+            return not self.is_sqlite
+        return self.document_store == "database"
+
+    @property
+    def tz(self) -> ZoneInfo:
+        return ZoneInfo(self.timezone)
+
+    def safe_database_url(self) -> str:
+        """The database URL with any password masked, for display."""
+        from sqlalchemy.engine import make_url
+
+        return make_url(self.database_url).render_as_string(hide_password=True)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
+        """Build settings from MEMORY_CORE_<FIELD> variables; keyword arguments win."""
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            raw = environ.get(ENV_PREFIX + f.name.upper())
+            if raw is not None:
+                values[f.name] = _coerce(f.name, f.type, raw)
+        values.update(overrides)
+        return cls(**values)
+
+
+def _coerce(name: str, annotation: Any, raw: str) -> Any:
+    kind = str(annotation)
+    try:
+        if kind.startswith("bool"):
+            if raw.strip().lower() in ("1", "true", "yes", "on"):
+                return True
+            if raw.strip().lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(raw)
+        if kind.startswith("int"):
+            return int(raw)
+        if kind.startswith("float"):
+            return float(raw)
+    except ValueError:
+        raise ValueError(f"{ENV_PREFIX}{name.upper()}: cannot read {raw!r} as {kind}") from None
+    return raw
+
+
+def normalise_database_url(url: str) -> str:
+    """Accept the URLs people paste (postgres://, postgresql://) and use the psycopg 3 driver."""
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix):]
+    return url

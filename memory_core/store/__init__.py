@@ -1,0 +1,1 @@
+"""The store layer: the only place that opens sessions or writes SQL."""

@@ -1,0 +1,93 @@
+"""Engines, transactions and locks for SQLite (file, WAL) and PostgreSQL (psycopg 3)."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from sqlalchemy import create_engine, event, text
+from sqlalchemy.engine import Engine, make_url
+from sqlmodel import Session
+
+log = logging.getLogger(__name__)
+
+
+def _sqlite_engine(url: str) -> Engine:
+    database = make_url(url).database
+    if database and database != ":memory:":
+        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 60})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn, _record) -> None:  # pragma: no cover - exercised by every test
+        dbapi_conn.isolation_level = None  # let SQLAlchemy's begin event issue BEGIN itself
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA busy_timeout=60000")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn) -> None:
+        # Writers take the lock up front, so that a read-then-write never fails to upgrade.
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("immediate") else "BEGIN")
+
+    return engine
+
+
+def lock_id(key: str) -> int:
+    """A signed 64-bit id for a PostgreSQL advisory lock."""
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
+
+
+class Database:
+    """One engine per Memory. `read()` and `write()` hand out sessions in a transaction."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.is_sqlite = url.startswith("sqlite")
+        if self.is_sqlite:
+            self.engine = _sqlite_engine(url)
+        else:
+            self.engine = create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+        self.dialect = self.engine.dialect.name
+        self.has_fts5 = False
+
+    @contextmanager
+    def read(self) -> Iterator[Session]:
+        with Session(self.engine, expire_on_commit=False) as session:
+            yield session
+
+    @contextmanager
+    def write(self, lock: str | None = None) -> Iterator[Session]:
+        """A write transaction. `lock` serialises writers of one key across processes.
+
+        SQLite serialises every writer with BEGIN IMMEDIATE; PostgreSQL takes a transaction-scoped
+        advisory lock on `lock`.
+        """
+        if self.is_sqlite:
+            with self.engine.connect() as conn:
+                conn = conn.execution_options(immediate=True)
+                with Session(bind=conn, expire_on_commit=False) as session:
+                    try:
+                        yield session
+                        session.commit()
+                    except BaseException:
+                        session.rollback()
+                        raise
+        else:
+            with Session(self.engine, expire_on_commit=False) as session:
+                try:
+                    if lock:
+                        session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock_id(lock)})
+                    yield session
+                    session.commit()
+                except BaseException:
+                    session.rollback()
+                    raise
+
+    def dispose(self) -> None:
+        self.engine.dispose()

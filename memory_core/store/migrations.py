@@ -1,0 +1,91 @@
+"""Versioned schema migrations: an ordered list of small named functions.
+
+Opening a database runs the ones it has not seen, under a lock, so that several processes opening
+the same database at once apply each migration exactly once.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timezone
+from typing import Callable
+
+from sqlalchemy import Connection, text
+from sqlmodel import SQLModel
+
+from . import models
+from .db import Database, lock_id
+
+log = logging.getLogger(__name__)
+
+V1_TABLES = [
+    models.FactRow, models.FactAuditRow, models.SummaryRow, models.DocumentRow, models.CoreVersionRow,
+    models.DreamStateRow, models.DreamRunRow, models.PendingUpdateRow, models.LeaseRow, models.PlanRow,
+    models.ChunkRow, models.IndexedDocRow, models.EmbeddingRow,
+]
+
+
+def m001_initial(conn: Connection, db: Database) -> None:
+    SQLModel.metadata.create_all(conn, tables=[t.__table__ for t in V1_TABLES])
+
+
+def m002_keyword_index(conn: Connection, db: Database) -> None:
+    if db.dialect == "sqlite":
+        for table, column in (("facts", "content"), ("chunks", "text")):
+            conn.exec_driver_sql(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS {table}_fts USING fts5("
+                f"{column}, content='{table}', content_rowid='pk', tokenize='trigram')"
+            )
+            conn.exec_driver_sql(
+                f"CREATE TRIGGER IF NOT EXISTS {table}_fts_ai AFTER INSERT ON {table} BEGIN "
+                f"INSERT INTO {table}_fts(rowid, {column}) VALUES (new.pk, new.{column}); END"
+            )
+            conn.exec_driver_sql(
+                f"CREATE TRIGGER IF NOT EXISTS {table}_fts_ad AFTER DELETE ON {table} BEGIN "
+                f"INSERT INTO {table}_fts({table}_fts, rowid, {column}) VALUES ('delete', old.pk, old.{column}); END"
+            )
+            conn.exec_driver_sql(
+                f"CREATE TRIGGER IF NOT EXISTS {table}_fts_au AFTER UPDATE OF {column} ON {table} BEGIN "
+                f"INSERT INTO {table}_fts({table}_fts, rowid, {column}) VALUES ('delete', old.pk, old.{column}); "
+                f"INSERT INTO {table}_fts(rowid, {column}) VALUES (new.pk, new.{column}); END"
+            )
+    elif db.dialect == "postgresql":
+        conn.execute(text("CREATE INDEX IF NOT EXISTS ix_facts_tsv ON facts USING gin (to_tsvector('simple', content))"))
+        conn.execute(text("CREATE INDEX IF NOT EXISTS ix_chunks_tsv ON chunks USING gin (to_tsvector('simple', text))"))
+
+
+MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_keyword_index]
+
+
+def migrate(db: Database) -> list[str]:
+    """Bring the database to the current schema; return the names of the migrations applied."""
+    applied: list[str] = []
+    with db.engine.connect() as conn:
+        conn = conn.execution_options(immediate=True)
+        with conn.begin():
+            if db.dialect == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock_id("memory_core:migrate")})
+            conn.exec_driver_sql(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (name VARCHAR(128) PRIMARY KEY, applied_at VARCHAR(40) NOT NULL)"
+            )
+            done = {row[0] for row in conn.exec_driver_sql("SELECT name FROM schema_migrations")}
+            for migration in MIGRATIONS:
+                if migration.__name__ in done:
+                    continue
+                log.info("applying migration %s", migration.__name__)
+                migration(conn, db)
+                conn.execute(
+                    text("INSERT INTO schema_migrations (name, applied_at) VALUES (:n, :t)"),
+                    {"n": migration.__name__, "t": datetime.now(timezone.utc).isoformat()},
+                )
+                applied.append(migration.__name__)
+    if db.dialect == "sqlite":
+        with db.engine.connect() as conn:
+            db.has_fts5 = bool(conn.exec_driver_sql(
+                "SELECT 1 FROM sqlite_master WHERE name='facts_fts'").first())
+    return applied
+
+
+def schema_version(db: Database) -> list[str]:
+    with db.engine.connect() as conn:
+        return [r[0] for r in conn.exec_driver_sql("SELECT name FROM schema_migrations ORDER BY name")]

@@ -1,0 +1,189 @@
+"""The tables, as SQLModel classes. Schema changes go through `migrations.py`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Column, DateTime, Index, LargeBinary, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+def _ts() -> Column:
+    return Column(DateTime(timezone=True), nullable=False)
+
+
+class FactRow(SQLModel, table=True):
+    __tablename__ = "facts"
+    __table_args__ = (
+        UniqueConstraint("user_id", "agent_name", "content_key", name="uq_facts_scope_content"),
+        Index("ix_facts_scope_confidence", "user_id", "agent_name", "confidence"),
+    )
+    pk: int | None = Field(default=None, primary_key=True)
+    id: str = Field(max_length=16, unique=True, index=True)
+    user_id: str = Field(max_length=64)
+    agent_name: str = Field(max_length=64)
+    content: str = Field(sa_column=Column(Text, nullable=False))
+    content_key: str = Field(max_length=64)  # sha256 of the casefolded content: the dedup key
+    category: str = Field(max_length=16)
+    confidence: float
+    created_at: datetime = Field(sa_column=_ts())
+    updated_at: datetime = Field(sa_column=_ts())
+    source: str | None = Field(default=None, max_length=256)
+    thread_id: str | None = Field(default=None, max_length=256)
+
+
+class FactAuditRow(SQLModel, table=True):
+    __tablename__ = "fact_audit"
+    __table_args__ = (Index("ix_fact_audit_scope", "user_id", "agent_name", "at"),)
+    pk: int | None = Field(default=None, primary_key=True)
+    fact_id: str = Field(max_length=16, index=True)
+    user_id: str = Field(max_length=64)
+    agent_name: str = Field(max_length=64)
+    action: str = Field(max_length=16)  # added, updated, deleted, evicted, removed
+    old: str | None = Field(default=None, sa_column=Column(Text))  # JSON
+    new: str | None = Field(default=None, sa_column=Column(Text))  # JSON
+    reason: str | None = Field(default=None, sa_column=Column(Text))
+    at: datetime = Field(sa_column=_ts())
+
+
+class SummaryRow(SQLModel, table=True):
+    __tablename__ = "scope_summaries"
+    user_id: str = Field(max_length=64, primary_key=True)
+    agent_name: str = Field(max_length=64, primary_key=True)
+    section: str = Field(max_length=32, primary_key=True)
+    summary: str = Field(sa_column=Column(Text, nullable=False))
+    version: int = 1
+    updated_at: datetime = Field(sa_column=_ts())
+
+
+class DocumentRow(SQLModel, table=True):
+    """Markdown documents when they live in the database (PostgreSQL, or by setting)."""
+
+    __tablename__ = "documents"
+    user_id: str = Field(max_length=64, primary_key=True)
+    agent_name: str = Field(max_length=64, primary_key=True)
+    path: str = Field(max_length=256, primary_key=True)
+    content: str = Field(sa_column=Column(Text, nullable=False))
+    updated_at: datetime = Field(sa_column=_ts())
+
+
+class CoreVersionRow(SQLModel, table=True):
+    """Every version of MEMORY.md ever written, so users can diff and roll back."""
+
+    __tablename__ = "core_versions"
+    __table_args__ = (UniqueConstraint("user_id", "agent_name", "version", name="uq_core_version"),)
+    pk: int | None = Field(default=None, primary_key=True)
+    user_id: str = Field(max_length=64)
+    agent_name: str = Field(max_length=64)
+    version: int
+    content: str = Field(sa_column=Column(Text, nullable=False))
+    reason: str = Field(max_length=256)
+    created_at: datetime = Field(sa_column=_ts())
+
+
+class DreamStateRow(SQLModel, table=True):
+    __tablename__ = "dream_state"
+    user_id: str = Field(max_length=64, primary_key=True)
+    agent_name: str = Field(max_length=64, primary_key=True)
+    last_hash: str | None = Field(default=None, max_length=64)
+    consolidated_through: str | None = Field(default=None, max_length=10)  # YYYY-MM-DD
+    last_status: str | None = Field(default=None, max_length=32)
+    last_reason: str | None = Field(default=None, sa_column=Column(Text))
+    last_run_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))
+
+
+class DreamRunRow(SQLModel, table=True):
+    __tablename__ = "dream_runs"
+    pk: int | None = Field(default=None, primary_key=True)
+    user_id: str = Field(max_length=64, index=True)
+    agent_name: str = Field(max_length=64)
+    status: str = Field(max_length=32)
+    reason: str | None = Field(default=None, sa_column=Column(Text))
+    input_tokens: int = 0
+    output_tokens: int = 0
+    at: datetime = Field(sa_column=_ts())
+
+
+class PendingUpdateRow(SQLModel, table=True):
+    """The persisted update queue: one row per (thread, user, agent) key."""
+
+    __tablename__ = "pending_updates"
+    __table_args__ = (
+        UniqueConstraint("thread_id", "user_id", "agent_name", name="uq_pending_key"),
+        Index("ix_pending_status_due", "status", "due_at"),
+    )
+    pk: int | None = Field(default=None, primary_key=True)
+    thread_id: str = Field(max_length=256)
+    user_id: str = Field(max_length=64)
+    agent_name: str = Field(max_length=64)
+    messages: str = Field(sa_column=Column(Text, nullable=False))  # JSON
+    status: str = Field(max_length=16)  # pending, in_flight, failed
+    generation: int = 1
+    attempts: int = 0
+    last_error: str | None = Field(default=None, sa_column=Column(Text))
+    due_at: datetime = Field(sa_column=_ts())
+    enqueued_at: datetime = Field(sa_column=_ts())
+    claimed_by: str | None = Field(default=None, max_length=128)
+    claimed_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))
+
+
+class LeaseRow(SQLModel, table=True):
+    """A named, expiring lock shared by every process on the database (dream slots)."""
+
+    __tablename__ = "leases"
+    name: str = Field(max_length=256, primary_key=True)
+    holder: str = Field(max_length=128)
+    expires_at: datetime = Field(sa_column=_ts())
+
+
+class PlanRow(SQLModel, table=True):
+    __tablename__ = "plans"
+    __table_args__ = (Index("ix_plans_scope_status", "user_id", "agent_name", "status"),)
+    id: str = Field(max_length=16, primary_key=True)
+    user_id: str = Field(max_length=64)
+    agent_name: str = Field(max_length=64)
+    name: str = Field(sa_column=Column(Text, nullable=False))
+    steps: str = Field(sa_column=Column(Text, nullable=False))  # JSON
+    session_ids: str = Field(sa_column=Column(Text, nullable=False))  # JSON
+    status: str = Field(max_length=16)
+    version: int = 1
+    created_at: datetime = Field(sa_column=_ts())
+    updated_at: datetime = Field(sa_column=_ts())
+
+
+class ChunkRow(SQLModel, table=True):
+    """Searchable pieces of daily logs and MEMORY.md, with their line ranges."""
+
+    __tablename__ = "chunks"
+    __table_args__ = (Index("ix_chunks_doc", "user_id", "agent_name", "path"),)
+    pk: int | None = Field(default=None, primary_key=True)
+    user_id: str = Field(max_length=64)
+    agent_name: str = Field(max_length=64)
+    kind: str = Field(max_length=8)  # daily, core
+    path: str = Field(max_length=256)
+    start_line: int
+    end_line: int
+    text: str = Field(sa_column=Column(Text, nullable=False))
+    day: str | None = Field(default=None, max_length=10)
+
+
+class IndexedDocRow(SQLModel, table=True):
+    """The content hash of each document as last indexed, to re-chunk only what changed."""
+
+    __tablename__ = "indexed_docs"
+    user_id: str = Field(max_length=64, primary_key=True)
+    agent_name: str = Field(max_length=64, primary_key=True)
+    path: str = Field(max_length=256, primary_key=True)
+    content_hash: str = Field(max_length=64)
+
+
+class EmbeddingRow(SQLModel, table=True):
+    __tablename__ = "embeddings"
+    __table_args__ = (Index("ix_embeddings_scope_model", "user_id", "agent_name", "model"),)
+    owner: str = Field(max_length=32, primary_key=True)  # "f:<fact id>" or "c:<chunk pk>"
+    model: str = Field(max_length=128, primary_key=True)
+    user_id: str = Field(max_length=64)
+    agent_name: str = Field(max_length=64)
+    dim: int
+    text_hash: str = Field(max_length=64)
+    vector: bytes = Field(sa_column=Column(LargeBinary, nullable=False))

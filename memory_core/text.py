@@ -1,0 +1,25 @@
+"""Small text helpers shared by the heuristics: words, stop words, light stemming."""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"[\w']+", re.UNICODE)
+
+STOPWORDS = frozenset("""a an and are as at be been but by can could did do does for from had has have he her his
+how i if in into is it its just me my no not of on or our she so than that the their them then there these they
+this to too up us was we were what when where which who why will with would you your yours user users assistant
+about also very really more most some any all much many like get got one two out over after before again now
+""".split())
+
+
+def words(text: str) -> list[str]:
+    return [w.strip("'").casefold() for w in _WORD.findall(text) if w.strip("'")]
+
+
+def stem(word: str) -> str:
+    """A crude, language-agnostic stem: enough to match 'hiking' with 'hikes'."""
+    for suffix in ("ingly", "edly", "ing", "ies", "ied", "ed", "es", "s", "ly"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)][:6]
+    return word[:6]

@@ -1,0 +1,1 @@
+"""The three tiers: context (in memory), daily (Markdown logs), core (MEMORY.md)."""

@@ -1,0 +1,268 @@
+"""The context tier: live sessions in memory (an LRU), trimmed and flushed to the daily tier."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..compression import compress_messages
+from ..scope import Scope
+from ..tokens import count_tokens
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+    from ..plans import Plan
+
+log = logging.getLogger(__name__)
+ROLES = ("user", "assistant", "system", "tool")
+SCHEDULED = "[SCHEDULED]"
+
+
+def strip_scheduled_pairs(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Drop each scheduler-injected user message and the replies that answer it (up to the next user message)."""
+    out: list[dict[str, Any]] = []
+    skipping = False
+    for m in messages:
+        if m.get("role") == "user":
+            skipping = str(m.get("content", "")).lstrip().startswith(SCHEDULED)
+            if skipping:
+                continue
+        elif skipping and m.get("role") in ("assistant", "tool"):
+            continue
+        out.append(m)
+    return out
+
+
+def message_hash(message: dict[str, Any]) -> str:
+    return hashlib.md5(f"{message.get('role')}\x00{message.get('content')}".encode("utf-8")).hexdigest()
+
+
+class FlushedHashes:
+    """The MD5s of messages already flushed, per scope; bounded, oldest forgotten first."""
+
+    def __init__(self, limit: int = 20_000) -> None:
+        self.limit = limit
+        self._seen: OrderedDict[tuple[Scope, str], None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def fresh(self, scope: Scope, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        out = []
+        with self._lock:
+            for m in messages:
+                key = (scope, message_hash(m))
+                if key in self._seen:
+                    self._seen.move_to_end(key)
+                    continue
+                self._seen[key] = None
+                out.append(m)
+            while len(self._seen) > self.limit:
+                self._seen.popitem(last=False)
+        return out
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+
+class ContextSession:
+    """One live conversation: messages, exact token usage, and a running summary."""
+
+    def __init__(self, manager: "ContextManager", session_id: str, scope: Scope, budget: int,
+                 on_flush: Callable[[str], None] | None) -> None:
+        self._manager = manager
+        self.session_id = session_id
+        self.scope = scope
+        self.budget = budget
+        self.on_flush = on_flush
+        self.messages: list[dict[str, Any]] = []
+        self.summary = ""
+        self.tokens = 0
+        self.plan: "Plan | None" = None
+        self.ended = False
+        self._lock = threading.RLock()
+        self._epochs: dict[str, tuple[int, str]] = {}
+        self._epoch_counter = 0
+
+    def add(self, role: str, content: str) -> None:
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {ROLES}; got {role!r}")
+        if not isinstance(content, str):
+            raise ValueError("content must be a string")
+        with self._lock:
+            if self.ended:
+                raise ValueError(f"session {self.session_id} has ended")
+            self.messages.append({"role": role, "content": content})
+            self.tokens += count_tokens(content) + 4
+            over = self.tokens > self.budget
+        if over:
+            self.trim()
+
+    def _recount(self) -> None:
+        self.tokens = sum(count_tokens(str(m.get("content") or "")) + 4 for m in self.messages)
+
+    def trim(self, keep_turns: int = 2) -> str | None:
+        """Summarise and flush the oldest part, never splitting a user message from its reply.
+
+        Returns the daily path the summary goes to, or None when nothing could be trimmed.
+        """
+        with self._lock:
+            compressed = compress_messages(self.messages, protect_turns=keep_turns, purge_errors_after=keep_turns)
+            self.messages = compressed.messages
+            user_at = [i for i, m in enumerate(self.messages) if m["role"] == "user"]
+            if len(user_at) <= keep_turns:
+                # Too few turns to keep whole ones: cut at the latest user message after the first.
+                cut = user_at[-1] if len(user_at) > 1 else 0
+            else:
+                cut = user_at[len(user_at) - keep_turns]
+                half = user_at[len(user_at) // 2] if len(user_at) > 1 else cut
+                cut = max(cut, half) if self.tokens - self._part_tokens(cut) > self.budget else cut
+            if cut <= 0:
+                self._recount()
+                return None
+            part, self.messages = self.messages[:cut], self.messages[cut:]
+            self._recount()
+        return self._manager.flush(self, part, "Trimmed Context")
+
+    def _part_tokens(self, cut: int) -> int:
+        return sum(count_tokens(str(m.get("content") or "")) + 4 for m in self.messages[:cut])
+
+    def end(self) -> str | None:
+        """Flush what is left and close the session."""
+        with self._lock:
+            if self.ended:
+                return None
+            self.ended = True
+            part, self.messages = self.messages, []
+            self.tokens = 0
+        self._manager.forget(self)
+        return self._manager.flush(self, part, "Session End") if part else None
+
+    def _set_summary(self, text: str) -> None:
+        with self._lock:
+            combined = f"{self.summary}\n{text}".strip() if self.summary else text
+            # The running summary stays bounded: the newest lines win.
+            lines = combined.splitlines()
+            while lines and count_tokens("\n".join(lines)) > max(200, self.budget // 4):
+                lines.pop(0)
+            self.summary = "\n".join(lines)
+
+    # -- system context with epochs -------------------------------------------------------------
+
+    def _source(self, name: str, text: str) -> int:
+        current = self._epochs.get(name)
+        if current is None or current[1] != text:
+            self._epoch_counter += 1
+            self._epochs[name] = (self._epoch_counter, text)
+        return self._epochs[name][0]
+
+    def context_sources(self) -> dict[str, dict[str, Any]]:
+        """The typed sources of the system context, each with the epoch at which it last changed."""
+        memory_text = self._manager.memory.format_for_injection(user_id=self.scope.user_id,
+                                                                agent_name=self.scope.agent_name)
+        from ..plans import plan_text
+
+        if self.plan is not None:
+            self.plan = self._manager.memory.plans.get(self.plan.id)
+        texts = {"memory": memory_text,
+                 "plan": plan_text(self.plan) if self.plan and self.plan.status == "active" else "",
+                 "summary": f"Earlier in this session:\n{self.summary}" if self.summary else ""}
+        with self._lock:
+            return {name: {"epoch": self._source(name, text), "text": text} for name, text in texts.items()}
+
+    def system_context(self) -> str:
+        return "\n\n".join(s["text"] for s in self.context_sources().values() if s["text"])
+
+    def changed_since(self, epoch: int) -> dict[str, str]:
+        """The sources whose epoch is newer than `epoch`: what an agent must re-inject."""
+        return {name: s["text"] for name, s in self.context_sources().items() if s["epoch"] > epoch}
+
+    @property
+    def epoch(self) -> int:
+        return self._epoch_counter
+
+
+class ContextManager:
+    def __init__(self, memory: "Memory", max_sessions: int, budget: int) -> None:
+        self.memory = memory
+        self.max_sessions = max_sessions
+        self.budget = budget
+        self.hashes = FlushedHashes()
+        self._sessions: OrderedDict[tuple[Scope, str], ContextSession] = OrderedDict()
+        self._lock = threading.Lock()
+        self._threads: set[threading.Thread] = set()
+        self.errors: list[str] = []
+
+    def session(self, session_id: str, scope: Scope, on_flush: Callable[[str], None] | None = None,
+                budget: int | None = None) -> tuple[ContextSession, bool]:
+        evicted = []
+        with self._lock:
+            key = (scope, session_id)
+            existing = self._sessions.get(key)
+            if existing is not None:
+                self._sessions.move_to_end(key)
+                if on_flush is not None:
+                    existing.on_flush = on_flush
+                return existing, False
+            session = ContextSession(self, session_id, scope, budget or self.budget, on_flush)
+            self._sessions[key] = session
+            while len(self._sessions) > self.max_sessions:
+                evicted.append(self._sessions.popitem(last=False)[1])
+        for old in evicted:
+            log.info("context session %s pushed out of the LRU; flushing it", old.session_id)
+            old.end()
+        return session, True
+
+    def forget(self, session: ContextSession) -> None:
+        with self._lock:
+            self._sessions.pop((session.scope, session.session_id), None)
+
+    def sessions(self) -> list[ContextSession]:
+        with self._lock:
+            return list(self._sessions.values())
+
+    def flush(self, session: ContextSession, part: list[dict[str, Any]], title: str) -> str | None:
+        """Summarise `part` and append it to the daily tier, in a daemon thread."""
+        part = self.hashes.fresh(session.scope, strip_scheduled_pairs(part))
+        part = [m for m in part if m.get("role") in ("user", "assistant") and str(m.get("content") or "").strip()]
+        if not part:
+            return None
+        from .daily import daily_path
+
+        path = daily_path(self.memory.daily.today())
+
+        def run() -> None:
+            try:
+                summary = self.memory.summarizer.summarize(part)
+                if not summary.strip():
+                    return
+                self.memory.daily.append(summary, title=title, user_id=session.scope.user_id,
+                                         agent_name=session.scope.agent_name)
+                session._set_summary(summary)
+                if session.on_flush is not None:
+                    session.on_flush(summary)
+            except Exception as exc:  # a failed flush must not kill the agent; it is recorded
+                log.exception("context flush of session %s failed", session.session_id)
+                self.errors.append(f"{session.session_id}: {exc}")
+            finally:
+                with self._lock:
+                    self._threads.discard(threading.current_thread())
+
+        thread = threading.Thread(target=run, name=f"memory-flush-{session.session_id}", daemon=True)
+        with self._lock:
+            self._threads.add(thread)
+        thread.start()
+        return path
+
+    def wait(self, timeout: float | None = 30.0) -> None:
+        """Wait for the flushes in flight."""
+        with self._lock:
+            threads = list(self._threads)
+        for t in threads:
+            t.join(timeout)
+
+    def close(self) -> None:
+        for session in self.sessions():
+            session.end()
+        self.wait()

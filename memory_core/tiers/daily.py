@@ -1,0 +1,117 @@
+"""The daily tier: `memory/YYYY-MM-DD.md`, created lazily, append-only blocks."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING, Callable
+
+from ..scope import Scope, make_scope
+
+if TYPE_CHECKING:
+    from ..clock import Clock
+    from ..documents import DocumentStore
+    from ..settings import Settings
+
+_DAY_FILE = re.compile(r"memory/(\d{4}-\d{2}-\d{2})\.md")
+_HEADING_LINE = re.compile(r"^(#+)", re.M)
+
+
+def daily_path(day: date) -> str:
+    return f"memory/{day.isoformat()}.md"
+
+
+def daily_header(day: date) -> str:
+    return f"# Daily Memory: {day.isoformat()}\n\n"
+
+
+def format_block(title: str, when: datetime, text: str) -> str:
+    """One block: `## {title} (HH:MM)` and the text; headings inside the text are escaped so that
+    nothing written can forge a block of its own."""
+    title = " ".join(str(title).split()) or "Note"
+    body = _HEADING_LINE.sub(r"\\\1", text.strip("\n"))
+    return f"## {title} ({when.strftime('%H:%M')})\n{body}\n\n"
+
+
+class DailyTier:
+    """`memory.daily`."""
+
+    def __init__(self, store: "DocumentStore", settings: "Settings", clock: "Clock",
+                 on_append: Callable[[Scope, str], None] | None = None) -> None:
+        self.store = store
+        self.settings = settings
+        self.clock = clock
+        self.on_append = on_append
+
+    def append(self, text: str, *, title: str = "Trimmed Context", when: datetime | None = None,
+               user_id: str = "default", agent_name: str = "default") -> str:
+        """Append a block to the day's file (creating it with its header) and return its relative path."""
+        scope = make_scope(user_id, agent_name)
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("text must not be empty")
+        when = when or self.clock.now()
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=self.settings.tz)
+        local = when.astimezone(self.settings.tz)
+        path = daily_path(local.date())
+        self.store.append(scope, path, format_block(title, local, text), daily_header(local.date()))
+        if self.on_append:
+            self.on_append(scope, path)
+        return path
+
+    def read(self, day: date, *, user_id: str = "default", agent_name: str = "default") -> str | None:
+        if isinstance(day, datetime):
+            day = day.date()
+        if not isinstance(day, date):
+            raise ValueError(f"day must be a datetime.date; got {type(day).__name__}")
+        return self.store.read(make_scope(user_id, agent_name), daily_path(day))
+
+    def days(self, *, user_id: str = "default", agent_name: str = "default") -> list[date]:
+        """The days that have a log, oldest first."""
+        found = []
+        for path in self.store.list(make_scope(user_id, agent_name), "memory"):
+            match = _DAY_FILE.fullmatch(path)
+            if match:
+                found.append(date.fromisoformat(match.group(1)))
+        return sorted(found)
+
+    def today(self) -> date:
+        return self.clock.now().astimezone(self.settings.tz).date()
+
+    def recent(self, lookback_days: int, scope: Scope) -> list[tuple[date, str]]:
+        """(day, text) of the last `lookback_days` days that have content, oldest first."""
+        today = self.today()
+        out = []
+        for offset in range(lookback_days - 1, -1, -1):
+            day = today - timedelta(days=offset)
+            text = self.store.read(scope, daily_path(day))
+            if text and text.strip() and text.strip() != daily_header(day).strip():
+                out.append((day, text))
+        return out
+
+    def remove_older_than(self, scope: Scope, keep_days: int, consolidated_through: date | None) -> list[str]:
+        """Delete logs older than `keep_days` that a dream has already consolidated."""
+        if consolidated_through is None:
+            return []
+        cutoff = self.today() - timedelta(days=keep_days)
+        removed = []
+        for day in self.days(user_id=scope.user_id, agent_name=scope.agent_name):
+            if day < cutoff and day <= consolidated_through:
+                self.store.delete(scope, daily_path(day))
+                removed.append(daily_path(day))
+        return removed
+
+
+def split_blocks(text: str) -> list[tuple[int, int, str]]:
+    """The `## ` blocks of a daily file as (first line, last line, text), 1-based lines."""
+    lines = text.split("\n")
+    blocks: list[tuple[int, int, str]] = []
+    start = None
+    for i, line in enumerate(lines, 1):
+        if line.startswith("## "):
+            if start is not None:
+                blocks.append((start, i - 1, "\n".join(lines[start - 1:i - 1]).strip()))
+            start = i
+    if start is not None:
+        blocks.append((start, len(lines), "\n".join(lines[start - 1:]).strip()))
+    return [(a, b, t) for a, b, t in blocks if t]

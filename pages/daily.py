@@ -1,0 +1,34 @@
+"""Daily: the days that have logs, one day rendered and raw, a text filter."""
+
+import pandas as pd
+import plotly.express as px
+import streamlit as st
+
+from memory_core.dashboard import get_memory, scope
+from memory_core.tiers.daily import split_blocks
+
+memory = get_memory()
+st.title("Daily logs")
+days = memory.daily.days(**scope())
+if not days:
+    st.info("No daily logs yet. Ingesting a conversation feeds the context tier, whose trims and session ends land here.")
+    st.stop()
+
+texts = {d: memory.daily.read(d, **scope()) or "" for d in days[-120:]}
+activity = pd.DataFrame([{"day": d, "blocks": len(split_blocks(t))} for d, t in texts.items()])
+st.plotly_chart(px.bar(activity, x="day", y="blocks", title="Blocks per day"), use_container_width=True)
+
+needle = st.text_input("Filter blocks containing", key="daily_filter")
+day = st.selectbox("Day", list(reversed(days)), format_func=lambda d: d.isoformat(), key="daily_day")
+text = memory.daily.read(day, **scope()) or ""
+st.caption(f"memory/{day.isoformat()}.md")
+if needle:
+    blocks = [(a, b, t) for a, b, t in split_blocks(text) if needle.casefold() in t.casefold()]
+    st.write(f"{len(blocks)} matching block(s)")
+    for a, b, block in blocks:
+        st.markdown(block)
+        st.caption(f"lines {a}-{b}")
+else:
+    st.markdown(text)
+with st.expander("Raw Markdown"):
+    st.code(text, language="markdown")

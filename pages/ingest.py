@@ -1,0 +1,68 @@
+"""Ingest: paste or upload a conversation, then queue it or process it now."""
+
+from datetime import datetime
+
+import pandas as pd
+import streamlit as st
+
+from memory_core.dashboard import get_memory, scope
+from memory_core.demo import load_demo
+from memory_core.errors import IngestError, MemoryCoreError
+from memory_core.ingest import parse_conversation
+
+memory = get_memory()
+st.title("Ingest")
+st.caption("A `User:`/`Assistant:` transcript, Markdown, OpenAI-style messages JSON, JSONL, or a LoCoMo sample.")
+
+pasted = st.text_area("Conversation", height=200, key="ingest_text",
+                      placeholder="User: I love hiking in the Alps.\nAssistant: Great!")
+upload = st.file_uploader("…or upload a file", type=["txt", "md", "json", "jsonl"], key="ingest_file")
+thread_id = st.text_input("Thread id", value=f"ingest-{datetime.now():%Y%m%d-%H%M}", key="ingest_thread")
+how = st.radio("How", ["Process now", "Queue (debounced)"], horizontal=True, key="ingest_how")
+
+if st.button("Ingest", type="primary", key="ingest_go"):
+    try:
+        if upload is not None:
+            messages = parse_conversation(upload.getvalue(), upload.name)
+        else:
+            messages = parse_conversation(pasted)
+        if how == "Process now":
+            with st.status(f"Processing {len(messages)} messages…", expanded=True) as status:
+                st.write("Extracting facts" + (" (offline heuristics)" if memory.offline else f" with {memory.settings.llm_model}"))
+                result = memory.update(messages, thread_id=thread_id, **scope())
+                st.write("Feeding the context tier (its trimming reaches the daily log)")
+                session = memory.context(thread_id, **scope())
+                for m in messages:
+                    session.add(m["role"], m["content"])
+                session.end()
+                memory.contexts.wait()
+                status.update(label="Done", state="complete")
+            st.success(f"Added {len(result.added)} facts, skipped {len(result.skipped)}.")
+            if result.added:
+                st.dataframe(pd.DataFrame([{"id": f.id, "content": f.content, "category": f.category,
+                                            "confidence": f.confidence} for f in result.added]), hide_index=True)
+            if result.skipped:
+                st.dataframe(pd.DataFrame(result.skipped, columns=["content", "reason"]), hide_index=True)
+        else:
+            memory.queue.add(messages, thread_id=thread_id, **scope())
+            st.success(f"Queued {len(messages)} messages for thread {thread_id}; processed after "
+                       f"{memory.settings.debounce_seconds:.0f}s of quiet.")
+    except IngestError as exc:
+        st.error(f"Cannot read this conversation: {exc}. Nothing was changed.")
+    except (MemoryCoreError, ValueError) as exc:
+        st.error(f"Nothing was stored: {exc}")
+
+st.divider()
+st.subheader("Demo data")
+st.caption("Fills this scope with a sample conversation written for memory_core (works offline).")
+if st.button("Load demo data", key="load_demo"):
+    with st.spinner("Loading demo data…"):
+        outcome = load_demo(memory, **scope())
+    st.success(f"Demo loaded: {outcome['facts']} facts added.")
+
+failed = memory.queue.failed()
+if failed:
+    st.subheader("Failed updates")
+    st.dataframe(pd.DataFrame([vars(i) for i in failed]), hide_index=True)
+    if st.button("Retry failed updates"):
+        st.info(f"{memory.queue.retry()} update(s) queued again.")

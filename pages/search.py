@@ -1,0 +1,24 @@
+"""Search: hybrid keyword + vector search over facts, daily logs and MEMORY.md."""
+
+import pandas as pd
+import streamlit as st
+
+from memory_core.dashboard import get_memory, scope
+
+memory = get_memory()
+st.title("Search")
+c1, c2, c3 = st.columns([4, 1, 1])
+query = c1.text_input("Query", key="search_q", placeholder="What does the user do on weekends?")
+k = c2.number_input("Results", 1, 50, 10, key="search_k")
+mode = c3.selectbox("Mode", ["hybrid", "keyword", "vector"], key="search_mode")
+if query.strip():
+    hits = memory.search(query, k=int(k), mode=mode, **scope())
+    if not hits:
+        st.info("Nothing found.")
+    st.dataframe(pd.DataFrame([{"score": h.score, "kind": h.kind, "ref": h.ref, "text": h.text, "source": h.source}
+                               for h in hits]), hide_index=True, use_container_width=True)
+    for h in hits[:5]:
+        with st.expander(f"{h.kind} · {h.ref} · {h.score:.4f}"):
+            st.markdown(h.text)
+            if h.kind != "fact" and h.source:
+                st.caption(f"Open it on the Daily or Dream page: {h.source}")

@@ -28,7 +28,8 @@ class Leases:
                     s.add(LeaseRow(name=name, holder=self.holder, expires_at=until))
                     return True
                 result = s.execute(update(LeaseRow).where(LeaseRow.name == name, LeaseRow.expires_at < now)
-                                   .values(holder=self.holder, expires_at=until))
+                                   .values(holder=self.holder, expires_at=until)
+                                   .execution_options(synchronize_session=False))
                 return result.rowcount == 1
         except IntegrityError:
             return False

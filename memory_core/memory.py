@@ -110,15 +110,16 @@ class Memory:
                 _register_exit(self)
         return self
 
-    def close(self) -> None:
-        """Flush what is pending, stop the background threads, and release the database."""
+    def close(self, flush: bool = True) -> None:
+        """Flush what is pending (unless `flush=False`: it then stays queued in the database for any
+        process to pick up), stop the background threads, and release the database."""
         if self._closed:
             return
         self._closed = True
         self.worker.stop()
         try:
             self.contexts.close()
-            if self.settings.enabled:
+            if flush and self.settings.enabled:
                 self.queue.flush()
         except Exception:
             log.exception("flushing pending memory updates on close failed; they stay queued in the database")

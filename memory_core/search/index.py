@@ -56,7 +56,7 @@ def query_terms(query: str) -> tuple[list[str], list[str]]:
     long_terms: list[str] = []
     short_terms: list[str] = []
     for token in _TOKEN.findall(query.casefold()):
-        token = token.strip("'")
+        token = re.sub(r"'s$", "", token).strip("'")
         if not token or token in STOPWORDS:
             continue
         if _CJK.search(token):
@@ -231,8 +231,13 @@ class SearchIndex:
                     for o, score in rows:
                         found[o] = -float(score)
             elif long_terms and self.db.dialect == "postgresql":
-                tsq = " | ".join(re.sub(r"[^\w]", "", t) + ":*" for t in long_terms if re.sub(r"[^\w]", "", t))
+                # The 'simple' parser keeps a CJK run as one word: CJK pieces are matched as substrings.
+                short_terms = short_terms + [t for t in long_terms if _CJK.search(t)]
+                words = [w for t in long_terms if not _CJK.search(t) and (w := re.sub(r"[^\w]", "", t))]
+                tsq = " | ".join(w + ":*" for w in words)
                 for table, owner, col in (("facts", "'f:' || t.id", "content"), ("chunks", "'c:' || t.pk", "text")):
+                    if not tsq:
+                        break
                     rows = s.execute(text(
                         f"SELECT {owner}, ts_rank(to_tsvector('simple', t.{col}), to_tsquery('simple', :q)) AS r "
                         f"FROM {table} t WHERE t.user_id = :u AND t.agent_name = :a AND "

@@ -103,15 +103,13 @@ class DailyTier:
 
 
 def split_blocks(text: str) -> list[tuple[int, int, str]]:
-    """The `## ` blocks of a daily file as (first line, last line, text), 1-based lines."""
+    """The `## ` blocks of a daily file as (first line, last non-blank line, text), 1-based."""
     lines = text.split("\n")
+    starts = [i for i, line in enumerate(lines, 1) if line.startswith("## ")]
     blocks: list[tuple[int, int, str]] = []
-    start = None
-    for i, line in enumerate(lines, 1):
-        if line.startswith("## "):
-            if start is not None:
-                blocks.append((start, i - 1, "\n".join(lines[start - 1:i - 1]).strip()))
-            start = i
-    if start is not None:
-        blocks.append((start, len(lines), "\n".join(lines[start - 1:]).strip()))
-    return [(a, b, t) for a, b, t in blocks if t]
+    for n, start in enumerate(starts):
+        end = starts[n + 1] - 1 if n + 1 < len(starts) else len(lines)
+        while end > start and not lines[end - 1].strip():
+            end -= 1
+        blocks.append((start, end, "\n".join(lines[start - 1:end]).strip()))
+    return blocks

@@ -1,0 +1,136 @@
+"""Hybrid search contracts: facts, daily and core hits, CJK, scopes, re-embedding, sync."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from memory_core.search.embedders import HashingEmbedder, WordLlamaEmbedder, cosine_top
+from memory_core.search.fusion import decay, rrf, weighted
+from memory_core.search.index import query_terms
+from tests.conftest import make_memory
+
+WHEN = datetime(2026, 11, 22, 14, 30, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def searchable(tmp_path, database_url, clock):
+    clock.set(WHEN)
+    m = make_memory(tmp_path, database_url, clock=clock)
+    m.facts.add("User loves surfing at Carcavelos", "preference", 0.9, source="D1:3")
+    m.facts.add("User works at Northwind as a backend engineer", "context", 0.9)
+    m.daily.append("- User asked about a FastAPI routing example\n- Assistant explained dependency injection")
+    m.write_core("## Health\n- User is allergic to peanuts\n")
+    yield m
+    m.close()
+
+
+def test_fact_daily_and_core_hits_with_provenance(searchable):
+    fact = searchable.search("surfing", k=3)[0]
+    assert (fact.kind, fact.source) == ("fact", "D1:3") and fact.ref.startswith("fact_")
+    daily = [h for h in searchable.search("FastAPI routing", k=5) if h.kind == "daily"][0]
+    assert daily.ref == "memory/2026-11-22.md#L3-L5" and "FastAPI" in daily.text
+    core = [h for h in searchable.search("peanuts allergy", k=5) if h.kind == "core"][0]
+    assert core.ref == "MEMORY.md#L2-L2" and "peanuts" in core.text
+    scores = [h.score for h in searchable.search("User", k=10)]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_keyword_mode_ranks_exact_terms_first(searchable):
+    hits = searchable.search("Northwind", k=2, mode="keyword")
+    assert hits and "Northwind" in hits[0].text
+
+
+def test_dream_diaries_never_indexed(searchable):
+    searchable.deep_dream(1, force=True)
+    assert searchable.read_document(searchable.dream_diaries()[0])
+    assert all("dreams/" not in h.ref for h in searchable.search("Dream Guards bullets tokens", k=20))
+
+
+def test_index_follows_add_update_delete_and_rollback(searchable):
+    fact = searchable.facts.add("User collects vinyl records", "preference", 0.8)
+    assert searchable.search("vinyl", k=1, mode="keyword")[0].ref == fact.id
+    searchable.facts.update(fact.id, content="User collects cassette tapes")
+    assert not searchable.search("vinyl", k=5, mode="keyword")
+    assert searchable.search("cassette", k=1, mode="keyword")[0].ref == fact.id
+    searchable.facts.delete(fact.id)
+    assert not searchable.search("cassette", k=5, mode="keyword")
+    searchable.write_core("## Health\n- User is allergic to shellfish\n")
+    assert not [h for h in searchable.search("peanuts", k=5, mode="keyword") if h.kind == "core"]
+    searchable.rollback_core(1)
+    assert [h for h in searchable.search("peanuts", k=5, mode="keyword") if h.kind == "core"]
+
+
+def test_eviction_keeps_index_in_sync(tmp_path):
+    with make_memory(tmp_path, max_facts=1) as m:
+        m.facts.add("User plays the banjo", "preference", 0.6)
+        m.facts.add("User plays the cello", "preference", 0.9)
+        assert not m.search("banjo", k=5, mode="keyword")
+        assert all("banjo" not in h.text for h in m.search("banjo", k=5, mode="vector"))
+
+
+def test_cjk_including_two_character_words(tmp_path, database_url):
+    with make_memory(tmp_path, database_url) as m:
+        m.facts.add("用户喜欢吃寿司和拉面", "preference", 0.9)
+        m.facts.add("ユーザーは東京に住んでいる", "context", 0.9)
+        m.facts.add("User likes pizza", "preference", 0.9)
+        assert "寿司" in m.search("寿司", k=1, mode="keyword")[0].text  # two characters: below a trigram
+        assert "東京" in m.search("東京", k=1, mode="keyword")[0].text
+        assert "拉面" in m.search("喜欢吃拉面", k=1, mode="keyword")[0].text
+
+
+def test_scope_isolation(tmp_path, database_url):
+    with make_memory(tmp_path, database_url) as m:
+        m.facts.add("User secret hobby is falconry", "preference", 0.9, user_id="alice")
+        m.daily.append("- falconry lesson", user_id="alice")
+        assert m.search("falconry", k=10) == []
+        assert len(m.search("falconry", k=10, user_id="alice")) == 2
+
+
+def test_embedder_swap_triggers_reembedding(tmp_path):
+    from memory_core.scope import DEFAULT_SCOPE
+
+    with make_memory(tmp_path, embedder=HashingEmbedder(32)) as m:
+        m.facts.add("User loves surfing", "preference", 0.9)
+        assert m.index.ensure_embeddings(DEFAULT_SCOPE) == 1
+        assert m.index.ensure_embeddings(DEFAULT_SCOPE) == 0  # nothing changed: nothing embedded
+    with make_memory(tmp_path, embedder=HashingEmbedder(48, model_name="other")) as m:
+        assert m.index.ensure_embeddings(DEFAULT_SCOPE) == 1  # a new model: embedded again
+        assert m.search("surfing", k=1, mode="vector")[0].text == "User loves surfing"
+
+
+def test_wordllama_offline_embedder_is_semantic():
+    e = WordLlamaEmbedder()
+    v = e.embed(["I love cats", "My favourite pet is a cat", "The stock market fell"])
+    assert v.shape == (3, 256) and abs(float(v[0] @ v[0]) - 1) < 1e-4
+    assert float(v[0] @ v[1]) > float(v[0] @ v[2])
+
+
+def test_bad_queries(searchable):
+    for bad in ("", "   "):
+        with pytest.raises(ValueError):
+            searchable.search(bad)
+    with pytest.raises(ValueError):
+        searchable.search("x", k=0)
+    assert isinstance(searchable.search("\"'*) OR ( NEAR", k=3), list)  # FTS syntax is quoted away
+
+
+@pytest.mark.parametrize("query,long_terms,short_terms", [
+    ("What is Caroline's favorite book?", ["caroline", "favorite", "book"], []),
+    ("寿司", [], ["寿司"]), ("喜欢吃", ["喜欢吃"], []), ("a an the", [], []),
+])
+def test_query_terms(query, long_terms, short_terms):
+    assert query_terms(query) == (long_terms, short_terms)
+
+
+def test_fusion_and_maths():
+    assert list(rrf([["a", "b"], ["b", "c"]]).keys())[:1] in (["a"], ["b"])
+    fused = rrf([["a", "b"], ["b", "c"]])
+    assert max(fused, key=fused.get) == "b"
+    assert weighted([{"a": 1.0, "b": 0.0}], [1.0]) == {"a": 1.0, "b": 0.0}
+    assert decay(0, 7) == 1.0 and abs(decay(7, 7) - 0.5) < 1e-9
+    import numpy as np
+
+    idx, scores = cosine_top(np.eye(3, dtype=np.float32), np.array([0, 1, 0], dtype=np.float32), 2)
+    assert idx[0] == 1 and scores[0] == 1.0

@@ -86,3 +86,20 @@ def status_fragment(memory: Memory) -> None:
         st.caption(f"Next dream: {status.next_dream:%Y-%m-%d %H:%M %Z}")
     if status.last_error:
         st.caption(f"Last error: {status.last_error[:200]}")
+
+
+def ensure_entrypoint() -> None:
+    """Make a deep link on a freshly started server go through streamlit_app.py.
+
+    Until the entrypoint has called st.navigation once in the process, Streamlit treats `pages/` as a
+    legacy multipage folder and runs a requested page (say /facts) on its own, without the entrypoint's
+    navigation and sidebar. Each page calls this first: it switches Streamlit to st.navigation and reruns,
+    which lands on the same page through the entrypoint.
+    """
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # pragma: no cover - a Streamlit without the legacy mode
+        return
+    if getattr(PagesManager, "uses_pages_directory", False):
+        PagesManager.uses_pages_directory = False
+        st.rerun()

@@ -5,8 +5,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from memory_core import build_injection, count_tokens
-from memory_core.dashboard import get_memory, scope
+from memory_core.dashboard import ensure_entrypoint, get_memory, scope
 
+ensure_entrypoint()
 memory = get_memory()
 st.title("Context Preview")
 
@@ -36,7 +37,7 @@ for section, tokens in report.section_tokens.items():
     fig.add_trace(go.Bar(name=section, x=[tokens], y=["tokens"], orientation="h"))
 fig.add_vline(x=budget, line_dash="dash", line_color="red", annotation_text="budget")
 fig.update_layout(barmode="stack", height=180, margin=dict(l=10, r=10, t=30, b=10), title="Tokens per section")
-st.plotly_chart(fig, use_container_width=True)
+st.plotly_chart(fig, width="stretch")
 
 st.subheader("Injected text")
 st.code(report.text or "(empty)", language="markdown")

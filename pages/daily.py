@@ -4,9 +4,10 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from memory_core.dashboard import get_memory, scope
+from memory_core.dashboard import ensure_entrypoint, get_memory, scope
 from memory_core.tiers.daily import split_blocks
 
+ensure_entrypoint()
 memory = get_memory()
 st.title("Daily logs")
 days = memory.daily.days(**scope())
@@ -16,7 +17,7 @@ if not days:
 
 texts = {d: memory.daily.read(d, **scope()) or "" for d in days[-120:]}
 activity = pd.DataFrame([{"day": d, "blocks": len(split_blocks(t))} for d, t in texts.items()])
-st.plotly_chart(px.bar(activity, x="day", y="blocks", title="Blocks per day"), use_container_width=True)
+st.plotly_chart(px.bar(activity, x="day", y="blocks", title="Blocks per day"), width="stretch")
 
 needle = st.text_input("Filter blocks containing", key="daily_filter")
 day = st.selectbox("Day", list(reversed(days)), format_func=lambda d: d.isoformat(), key="daily_day")

@@ -2,10 +2,11 @@
 
 import streamlit as st
 
-from memory_core.dashboard import get_memory, scope
+from memory_core.dashboard import ensure_entrypoint, get_memory, scope
 from memory_core.scope import make_scope
 from memory_core.tiers.core import CoreTier
 
+ensure_entrypoint()
 memory = get_memory()
 st.title("Deep Dream")
 

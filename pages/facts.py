@@ -7,8 +7,9 @@ import plotly.express as px
 import streamlit as st
 
 from memory_core import CATEGORIES
-from memory_core.dashboard import get_memory, scope
+from memory_core.dashboard import ensure_entrypoint, get_memory, scope
 
+ensure_entrypoint()
 memory = get_memory()
 st.title("Facts")
 facts = memory.facts.list(**scope())
@@ -25,7 +26,7 @@ frame = pd.DataFrame([{"delete": False, "id": f.id, "content": f.content, "categ
                        "confidence": f.confidence, "created": f.created_at, "source": f.source or ""} for f in shown],
                      columns=["delete", "id", "content", "category", "confidence", "created", "source"])
 edited = st.data_editor(
-    frame, key="facts_editor", hide_index=True, use_container_width=True, disabled=["id", "created", "source"],
+    frame, key="facts_editor", hide_index=True, width="stretch", disabled=["id", "created", "source"],
     column_config={
         "delete": st.column_config.CheckboxColumn("Delete?", width="small"),
         "content": st.column_config.TextColumn("Content", required=True, max_chars=memory.settings.max_fact_chars),
@@ -89,17 +90,17 @@ with tab_hist:
     entries = memory.facts.history(None if chosen == "(whole scope)" else chosen, **scope(), limit=200)
     st.dataframe(pd.DataFrame([{"when": e.at, "fact": e.fact_id, "action": e.action, "old": json.dumps(e.old) if e.old else "",
                                 "new": json.dumps(e.new) if e.new else "", "reason": e.reason or ""} for e in entries]),
-                 hide_index=True, use_container_width=True)
+                 hide_index=True, width="stretch")
 with tab_charts:
     if facts:
         df = pd.DataFrame([{"confidence": f.confidence, "category": f.category, "created": f.created_at} for f in facts])
         a, b = st.columns(2)
-        a.plotly_chart(px.histogram(df, x="confidence", nbins=20, title="Confidence"), use_container_width=True)
+        a.plotly_chart(px.histogram(df, x="confidence", nbins=20, title="Confidence"), width="stretch")
         b.plotly_chart(px.bar(df.groupby("category").size().reset_index(name="facts"), x="category", y="facts",
-                              title="Facts by category"), use_container_width=True)
+                              title="Facts by category"), width="stretch")
         per_day = df.assign(day=df["created"].dt.date).groupby("day").size().cumsum().reset_index(name="facts")
         st.plotly_chart(px.line(per_day, x="day", y="facts", title="Facts over time", markers=True),
-                        use_container_width=True)
+                        width="stretch")
     else:
         st.info("No facts yet: ingest a conversation or load the demo data.")
 with tab_export:

@@ -5,11 +5,12 @@ from datetime import datetime
 import pandas as pd
 import streamlit as st
 
-from memory_core.dashboard import get_memory, scope
+from memory_core.dashboard import ensure_entrypoint, get_memory, scope
 from memory_core.demo import load_demo
 from memory_core.errors import IngestError, MemoryCoreError
 from memory_core.ingest import parse_conversation
 
+ensure_entrypoint()
 memory = get_memory()
 st.title("Ingest")
 st.caption("A `User:`/`Assistant:` transcript, Markdown, OpenAI-style messages JSON, JSONL, or a LoCoMo sample.")

@@ -3,8 +3,9 @@
 import pandas as pd
 import streamlit as st
 
-from memory_core.dashboard import get_memory, scope
+from memory_core.dashboard import ensure_entrypoint, get_memory, scope
 
+ensure_entrypoint()
 memory = get_memory()
 st.title("Search")
 c1, c2, c3 = st.columns([4, 1, 1])
@@ -16,7 +17,7 @@ if query.strip():
     if not hits:
         st.info("Nothing found.")
     st.dataframe(pd.DataFrame([{"score": h.score, "kind": h.kind, "ref": h.ref, "text": h.text, "source": h.source}
-                               for h in hits]), hide_index=True, use_container_width=True)
+                               for h in hits]), hide_index=True, width="stretch")
     for h in hits[:5]:
         with st.expander(f"{h.kind} · {h.ref} · {h.score:.4f}"):
             st.markdown(h.text)

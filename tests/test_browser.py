@@ -1,0 +1,200 @@
+"""The real app in a real browser: `streamlit run` driven by Playwright in Debian's chromium.
+
+Marked `browser` (slow); CI runs them. The browser is never downloaded: /usr/bin/chromium is used.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from memory_core import Memory, Settings
+from memory_core.search.embedders import HashingEmbedder
+
+pytestmark = pytest.mark.browser
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("MEMORY_CORE_CHROMIUM", "/usr/bin/chromium")
+PAGES = {"facts": "Facts", "": "Ingest", "daily": "Daily logs", "dream": "Deep Dream",
+         "context_preview": "Context Preview", "search": "Search"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    home = tmp_path_factory.mktemp("browser") / "home"
+    port = free_port()
+    env = {**os.environ, "MEMORY_CORE_HOME": str(home), "MEMORY_CORE_TIMEZONE": "UTC"}
+    env.pop("OPENAI_API_KEY", None)
+    env.pop("OPENAI_BASE_URL", None)
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"),
+                             "--server.port", str(port), "--server.headless", "true"], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                break
+        except OSError:
+            pass
+        assert time.monotonic() < deadline and proc.poll() is None, "streamlit did not start"
+        time.sleep(0.3)
+    yield url, home
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+def open_page(page, url, path):
+    page.goto(f"{url}/{path}")
+    page.get_by_role("heading", name=PAGES[path]).first.wait_for(timeout=60_000)
+    page.wait_for_load_state("networkidle")
+    assert page.locator("[data-testid=stException]").count() == 0
+
+
+def store(home):
+    return Memory(Settings(home=home, timezone="UTC"), embedder=HashingEmbedder())
+
+
+def wait_until(predicate, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+
+
+def test_every_page_renders_without_exception(app, page):
+    url, _home = app
+    for path in PAGES:  # the first is a deep link on a freshly started server
+        open_page(page, url, path)
+        sidebar = page.locator("[data-testid=stSidebar]")
+        sidebar.get_by_text("Scope").wait_for(timeout=30_000)  # the entrypoint ran: its sidebar is there
+        assert sidebar.get_by_role("link", name="Context Preview").count() == 1
+        assert sidebar.get_by_text("Offline mode").count() == 1
+
+
+def test_ingest_transcript_and_see_the_facts(app, page):
+    url, home = app
+    open_page(page, url, "")
+    page.get_by_label("Conversation").fill("User: I love sailing in Greece. I work at Initech as a pilot.\n"
+                                           "Assistant: Sounds fun!")
+    page.get_by_role("button", name="Ingest", exact=True).click()
+    page.get_by_text(re.compile(r"Added 2 facts")).wait_for(timeout=60_000)
+    open_page(page, url, "facts")
+    page.get_by_text(re.compile(r"\d+ of \d+ facts")).wait_for()
+    with store(home) as m:
+        assert {"User loves sailing in Greece", "User works at Initech as a pilot"} <= {f.content for f in m.facts.list()}
+
+
+def _first_cell(page):
+    grid = page.locator("[data-testid=stDataFrameResizable]").first
+    grid.wait_for(timeout=30_000)
+    box = grid.bounding_box()
+    return box["x"] + 20, box["y"] + 36 + 17  # the Delete? cell of the first row, under the header
+
+
+def test_edit_confidence_in_the_editor(app, page):
+    url, home = app
+    with store(home) as m:
+        fact = m.facts.add("User edits this fact in the browser", "knowledge", 0.99)
+    open_page(page, url, "facts")
+    page.get_by_label("Text contains").fill("edits this fact")
+    page.get_by_label("Text contains").press("Enter")
+    page.get_by_text("1 of").wait_for()
+    x, y = _first_cell(page)
+    page.mouse.click(x + 60, y)  # a cell of the first row
+    page.keyboard.press("Home")
+    for _ in range(4):  # Delete?, id, Content, Category, Confidence
+        page.keyboard.press("ArrowRight")
+    page.wait_for_timeout(300)
+    page.keyboard.press("Enter")  # open the cell editor, then replace its text
+    page.locator(".gdg-input").first.wait_for(timeout=10_000)
+    page.keyboard.press("Control+a")
+    page.keyboard.type("0.42", delay=50)
+    page.keyboard.press("Enter")
+    page.get_by_role("button", name=re.compile(r"Save 1 change")).click()
+    page.get_by_text("Saved.").wait_for(timeout=30_000)
+    with store(home) as m:
+        assert m.facts.get(fact.id).confidence == pytest.approx(0.42)
+
+
+def test_delete_a_fact(app, page):
+    url, home = app
+    with store(home) as m:
+        fact = m.facts.add("User deletes this one in the browser", "knowledge", 0.9)
+    open_page(page, url, "facts")
+    page.get_by_label("Text contains").fill("deletes this one")
+    page.get_by_label("Text contains").press("Enter")
+    page.get_by_text("1 of").wait_for()
+    x, y = _first_cell(page)
+    page.mouse.click(x + 60, y)
+    page.keyboard.press("Home")
+    page.wait_for_timeout(300)
+    page.keyboard.press(" ")
+    page.get_by_text(re.compile(r"Yes, delete 1 fact")).click()
+    page.get_by_role("button", name="Delete selected").click()
+    page.get_by_text(re.compile(r"Deleted 1 fact")).wait_for(timeout=30_000)
+    with store(home) as m:
+        with pytest.raises(KeyError):
+            m.facts.get(fact.id)
+
+
+def test_run_a_dream(app, page):
+    url, home = app
+    with store(home) as m:
+        m.daily.append("- User is learning to play the cello")
+    open_page(page, url, "dream")
+    page.get_by_role("button", name="Run Deep Dream").click()
+    page.get_by_role("heading", name="MEMORY.md").wait_for()
+    wait_until(lambda: "cello" in (store(home).read_core() or ""))
+    page.get_by_text("learning to play the cello").first.wait_for(timeout=30_000)
+
+
+def test_budget_slider_changes_the_token_counter(app, page):
+    url, home = app
+    with store(home) as m:
+        for i in range(60):
+            m.facts.add(f"User budget fact {i} with a few more words", "knowledge", 0.5 + i / 200)
+    open_page(page, url, "context_preview")
+    metric = page.locator("[data-testid=stMetricValue]").first
+    before = metric.inner_text()
+    slider = page.get_by_role("slider").first
+    slider.focus()
+    for _ in range(36):
+        page.keyboard.press("ArrowLeft")
+    wait_until(lambda: metric.inner_text() != before)
+    used, budget = metric.inner_text().split(" / ")
+    assert int(budget) < 2000 and int(used) <= int(budget)
+    assert page.locator("[data-testid=stException]").count() == 0

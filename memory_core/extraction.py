@@ -242,8 +242,18 @@ _RULES: list[tuple[re.Pattern[str], str, float]] = [
     (re.compile(r"^my\s+(?P<rest>(?:wife|husband|partner|son|daughter|kids?|children|dog|cat|job|team|company|boss|sister|brother|mom|mother|dad|father)\b.+)$", re.I), "context", 0.8),
 ]
 _HEDGE = re.compile(r"\b(maybe|perhaps|probably|i think|i guess|might|kind of|sort of|not sure)\b", re.I)
-_SENT = re.compile(r"(?<=[.!?])\s+|\n+")
+# Sentences, and first-person clauses inside them ("..., and I love X", "...; so I train at 7").
+_SENT = re.compile(r"(?<=[.!?])\s+|\n+|\s*[;,]?\s+(?:and|but|so|because)\s+(?=I\b)|\s*;\s+(?=I\b)")
 _LEAD = re.compile(r"^(?:(?:oh|well|so|hey|hi|yeah|yes|also|and|but|btw|by the way|honestly|anyway),?\s+)+", re.I)
+
+
+def conjugate(verb: str) -> str:
+    """Third person singular of a regular English verb: review -> reviews, watch -> watches, try -> tries."""
+    if re.search(r"(s|sh|ch|x|z|o)$", verb):
+        return verb + "es"
+    if re.search(r"[^aeiou]y$", verb):
+        return verb[:-1] + "ies"
+    return verb + "s"
 
 
 def _third_person(clause: str) -> str:
@@ -258,7 +268,7 @@ def _third_person(clause: str) -> str:
     if match:
         adverb = (match.group(1) or "").lower()
         verb = match.group(2).lower()
-        clause = f"User {adverb}{_THIRD.get(verb, verb)}" + clause[match.end():]
+        clause = f"User {adverb}{_THIRD.get(verb) or conjugate(verb)}" + clause[match.end():]
     clause = re.sub(r"\bmy\b", "their", clause, flags=re.I)
     clause = re.sub(r"\bI(?:'m| am)\b", "they are", clause)
     clause = re.sub(r"\bme\b", "them", clause)

@@ -120,3 +120,14 @@ def test_hedged_statements_get_lower_confidence():
     sure = heuristic_facts("I want to learn Rust.")[0].confidence
     hedged = heuristic_facts("I think I might want to learn Rust.")[0].confidence
     assert hedged < sure
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("I usually review pull requests in the morning", ["User usually reviews pull requests in the morning"]),
+    ("I live in Lisbon and I love surfing on weekends", ["User lives in Lisbon", "User loves surfing on weekends"]),
+    ("I don't like running in the heat, so I always train early", ["User does not like running in the heat",
+                                                                   "User always trains early"]),
+    ("I always watch films on Fridays", ["User always watches films on Fridays"]),
+])
+def test_heuristic_clauses_and_conjugation(text, expected):
+    assert [f.content for f in heuristic_facts(text)] == expected

@@ -12,6 +12,8 @@ from memory_core.dashboard import ensure_entrypoint, get_memory, scope
 ensure_entrypoint()
 memory = get_memory()
 st.title("Facts")
+if flash := st.session_state.pop("facts_flash", None):
+    st.success(flash)
 facts = memory.facts.list(**scope())
 
 c1, c2, c3 = st.columns([2, 2, 3])
@@ -54,7 +56,7 @@ if changes and b1.button(f"Save {len(changes)} change(s)", type="primary", key="
     for e in errors:
         st.error(e)
     if not errors:
-        st.success("Saved.")
+        st.session_state["facts_flash"] = f"Saved {len(changes)} change(s)."
         st.rerun()
 if to_delete:
     confirm = b2.checkbox(f"Yes, delete {len(to_delete)} fact(s)", key="facts_confirm")
@@ -64,7 +66,7 @@ if to_delete:
                 memory.facts.delete(fact_id)
             except KeyError:
                 pass
-        st.success(f"Deleted {len(to_delete)} fact(s).")
+        st.session_state["facts_flash"] = f"Deleted {len(to_delete)} fact(s)."
         st.rerun()
 
 with st.expander("Add a fact"):
@@ -76,7 +78,7 @@ with st.expander("Add a fact"):
             try:
                 fact, reason = memory.facts.add_with_reason(content, category, confidence, **scope(), source="dashboard")
                 if fact:
-                    st.success(f"Added {fact.id}.")
+                    st.session_state["facts_flash"] = f"Added {fact.id}."
                     st.rerun()
                 else:
                     st.warning(f"Not added: {reason.replace('_', ' ')}.")

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from memory_core import dashboard
 from memory_core.dashboard import get_memory
 
 APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
@@ -18,6 +19,10 @@ TRANSCRIPT = "User: I love hiking in the Alps. I work at Acme as a nurse.\nAssis
 def app_env(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMORY_CORE_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("MEMORY_CORE_TIMEZONE", "UTC")
+    # AppTest resets Streamlit's legacy pages/ flag before every run, so the cold-start guard would rerun
+    # (and swallow the simulated click) each time; a real server takes that path once. The browser tests
+    # cover the guard against a real `streamlit run`.
+    monkeypatch.setattr(dashboard, "ensure_entrypoint", lambda: None)
     get_memory.clear()
     yield tmp_path
     get_memory().close()

@@ -145,9 +145,13 @@ def test_edit_confidence_in_the_editor(app, page):
     page.keyboard.type("0.42", delay=50)
     page.keyboard.press("Enter")
     page.get_by_role("button", name=re.compile(r"Save 1 change")).click()
-    page.get_by_text("Saved.").wait_for(timeout=30_000)
-    with store(home) as m:
-        assert m.facts.get(fact.id).confidence == pytest.approx(0.42)
+    page.get_by_text("Saved 1 change(s).").wait_for(timeout=30_000)
+
+    def saved():
+        with store(home) as m:
+            return m.facts.get(fact.id).confidence == pytest.approx(0.42)
+
+    wait_until(saved)
 
 
 def test_delete_a_fact(app, page):

@@ -24,7 +24,7 @@ from ..text import STOPWORDS
 from ..tiers.core import CORE_PATH
 from ..tiers.daily import split_blocks
 from .embedders import Embedder, cosine_top
-from .fusion import decay, mmr, rrf
+from .fusion import decay, mmr, rrf, weighted
 
 if TYPE_CHECKING:
     from ..clock import Clock
@@ -36,6 +36,10 @@ _DAILY = re.compile(r"memory/(\d{4}-\d{2}-\d{2})\.md")
 _TOKEN = re.compile(r"[\w']+", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _BULLET = re.compile(r"^\s*[-*]\s+(.*\S)\s*$")
+# Hybrid fusion: min-max normalised keyword and cosine scores, weighted. Chosen by measurement on LoCoMo
+# (bench/search_locomo.py): it beat reciprocal-rank fusion at every weight tried, because RRF lets weak
+# vector neighbours displace strong keyword matches; 0.3 was the best vector weight.
+VECTOR_WEIGHT = 0.3
 
 
 @dataclass(frozen=True)
@@ -216,47 +220,70 @@ class SearchIndex:
     # -- retrieval -------------------------------------------------------------------------------
 
     def keyword(self, scope: Scope, query: str, limit: int = 50) -> list[tuple[str, float]]:
-        """Owners ("f:<id>" or "c:<pk>") by keyword relevance, best first."""
+        """Owners ("f:<id>" or "c:<pk>") by keyword relevance, best first.
+
+        SQLite: BM25 over words (Porter-stemmed) and over trigrams, min-max normalised and summed with
+        weights 1 and 0.5; PostgreSQL: ts_rank. Words shorter than a trigram (two-character CJK words)
+        are found by a substring scan.
+        """
         long_terms, short_terms = query_terms(query)
-        found: dict[str, float] = {}
         params = {"u": scope.user_id, "a": scope.agent_name, "n": limit}
+        lists: list[dict[str, float]] = []
+        weights: list[float] = []
         with self.db.read() as s:
             if long_terms and self.db.dialect == "sqlite" and self.db.has_fts5:
-                match = " OR ".join('"' + t.replace('"', '""') + '"' for t in long_terms)
-                for table, owner, col in (("facts", "'f:' || t.id", "content"), ("chunks", "'c:' || t.pk", "text")):
-                    rows = s.execute(text(
-                        f"SELECT {owner}, bm25({table}_fts) FROM {table}_fts JOIN {table} t ON t.pk = {table}_fts.rowid "
-                        f"WHERE {table}_fts MATCH :q AND t.user_id = :u AND t.agent_name = :a "
-                        f"ORDER BY bm25({table}_fts) LIMIT :n"), {**params, "q": match}).all()
-                    for o, score in rows:
-                        found[o] = -float(score)
+                words = [t for t in long_terms if not _CJK.search(t)]
+                for index, terms, weight in (("words", words, 1.0), ("fts", long_terms, 0.5)):
+                    if terms:
+                        lists.append(self._bm25(s, index, " OR ".join('"' + t.replace('"', '""') + '"' for t in terms), params))
+                        weights.append(weight)
             elif long_terms and self.db.dialect == "postgresql":
                 # The 'simple' parser keeps a CJK run as one word: CJK pieces are matched as substrings.
                 short_terms = short_terms + [t for t in long_terms if _CJK.search(t)]
                 words = [w for t in long_terms if not _CJK.search(t) and (w := re.sub(r"[^\w]", "", t))]
-                tsq = " | ".join(w + ":*" for w in words)
-                for table, owner, col in (("facts", "'f:' || t.id", "content"), ("chunks", "'c:' || t.pk", "text")):
-                    if not tsq:
-                        break
-                    rows = s.execute(text(
-                        f"SELECT {owner}, ts_rank(to_tsvector('simple', t.{col}), to_tsquery('simple', :q)) AS r "
-                        f"FROM {table} t WHERE t.user_id = :u AND t.agent_name = :a AND "
-                        f"to_tsvector('simple', t.{col}) @@ to_tsquery('simple', :q) ORDER BY r DESC LIMIT :n"),
-                        {**params, "q": tsq}).all()
-                    for o, score in rows:
-                        found[o] = float(score)
+                if words:
+                    lists.append(self._ts_rank(s, " | ".join(w + ":*" for w in words), params))
+                    weights.append(1.0)
             elif long_terms:
                 short_terms = short_terms + long_terms
-            for term in short_terms:
-                # Words shorter than a trigram (two-character CJK words) need a substring scan.
-                like = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-                for table, owner, col in (("facts", "'f:' || t.id", "content"), ("chunks", "'c:' || t.pk", "text")):
-                    rows = s.execute(text(
-                        f"SELECT {owner} FROM {table} t WHERE t.user_id = :u AND t.agent_name = :a "
-                        f"AND lower(t.{col}) LIKE :p ESCAPE '\\' LIMIT :n"), {**params, "p": like}).all()
-                    for (o,) in rows:
-                        found[o] = found.get(o, 0.0) + 1.0
+            if short_terms:
+                lists.append(self._substring(s, short_terms, params))
+                weights.append(1.0)
+        found = weighted(lists, weights) if len(lists) > 1 else (lists[0] if lists else {})
         return sorted(found.items(), key=lambda kv: kv[1], reverse=True)[:limit]
+
+    def _bm25(self, s, index: str, match: str, params: dict) -> dict[str, float]:
+        found: dict[str, float] = {}
+        for table, owner in (("facts", "'f:' || t.id"), ("chunks", "'c:' || t.pk")):
+            rows = s.execute(text(
+                f"SELECT {owner}, bm25({table}_{index}) FROM {table}_{index} JOIN {table} t ON t.pk = {table}_{index}.rowid "
+                f"WHERE {table}_{index} MATCH :q AND t.user_id = :u AND t.agent_name = :a "
+                f"ORDER BY bm25({table}_{index}) LIMIT :n"), {**params, "q": match}).all()
+            found.update((o, -float(score)) for o, score in rows)
+        return found
+
+    def _ts_rank(self, s, tsquery: str, params: dict) -> dict[str, float]:
+        found: dict[str, float] = {}
+        for table, owner, col in (("facts", "'f:' || t.id", "content"), ("chunks", "'c:' || t.pk", "text")):
+            rows = s.execute(text(
+                f"SELECT {owner}, ts_rank(to_tsvector('simple', t.{col}), to_tsquery('simple', :q)) AS r "
+                f"FROM {table} t WHERE t.user_id = :u AND t.agent_name = :a AND "
+                f"to_tsvector('simple', t.{col}) @@ to_tsquery('simple', :q) ORDER BY r DESC LIMIT :n"),
+                {**params, "q": tsquery}).all()
+            found.update((o, float(score)) for o, score in rows)
+        return found
+
+    def _substring(self, s, terms: list[str], params: dict) -> dict[str, float]:
+        found: dict[str, float] = {}
+        for term in terms:
+            like = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            for table, owner, col in (("facts", "'f:' || t.id", "content"), ("chunks", "'c:' || t.pk", "text")):
+                rows = s.execute(text(
+                    f"SELECT {owner} FROM {table} t WHERE t.user_id = :u AND t.agent_name = :a "
+                    f"AND lower(t.{col}) LIKE :p ESCAPE '\\' LIMIT :n"), {**params, "p": like}).all()
+                for (o,) in rows:
+                    found[o] = found.get(o, 0.0) + 1.0
+        return found
 
     def vector(self, scope: Scope, query: str, limit: int = 50) -> list[tuple[str, float]]:
         matrix, owners = self._matrix(scope)
@@ -269,7 +296,8 @@ class SearchIndex:
         return [(owners[i], float(sc)) for i, sc in zip(idx, scores)]
 
     def search(self, scope: Scope, query: str, k: int = 10, *, mode: str = "hybrid", half_life_days: float | None = None,
-               mmr_lambda: float | None = None, keyword_weight: float = 1.0, vector_weight: float = 1.0) -> list[SearchHit]:
+               mmr_lambda: float | None = None, keyword_weight: float = 1.0, vector_weight: float = VECTOR_WEIGHT,
+               fusion: str = "weighted") -> list[SearchHit]:
         if not isinstance(query, str) or not query.strip():
             raise ValueError("query must not be empty")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -288,8 +316,10 @@ class SearchIndex:
             fused = {o: s for o, s in kw}
         elif mode == "vector":
             fused = {o: s for o, s in vec}
-        else:
+        elif fusion == "rrf":
             fused = rrf([[o for o, _ in kw], [o for o, _ in vec]], [keyword_weight, vector_weight])
+        else:
+            fused = weighted([dict(kw), dict(vec)], [keyword_weight, vector_weight])
         hits = self._hits(scope, fused)
         if half_life_days:
             today = self.clock.now().date()

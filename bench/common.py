@@ -1,0 +1,33 @@
+"""Helpers shared by the benchmarks."""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+from memory_core import Memory, Settings
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev.json"
+
+
+def timed(fn: Callable[[], object], repeat: int = 5) -> float:
+    """Median seconds of `repeat` calls."""
+    samples = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t)
+    return statistics.median(samples)
+
+
+def fresh_memory(**settings) -> Memory:
+    home = Path(tempfile.mkdtemp(prefix="mc-bench-"))
+    settings.setdefault("timezone", "UTC")
+    return Memory(Settings(home=home, llm_api_key=None, llm_base_url=None, **settings), llm=settings.pop("llm", None))
+
+
+def row(label: str, *values: object) -> None:
+    print(f"  {label:<58}" + "  ".join(f"{v}" for v in values))

@@ -26,7 +26,9 @@ def timed(fn: Callable[[], object], repeat: int = 5) -> float:
 def fresh_memory(**settings) -> Memory:
     home = Path(tempfile.mkdtemp(prefix="mc-bench-"))
     settings.setdefault("timezone", "UTC")
-    return Memory(Settings(home=home, llm_api_key=None, llm_base_url=None, **settings), llm=settings.pop("llm", None))
+    llm = settings.pop("llm", None)
+    clock = settings.pop("clock", None)
+    return Memory(Settings(home=home, llm_api_key=None, llm_base_url=None, **settings), llm=llm, clock=clock)
 
 
 def row(label: str, *values: object) -> None:

@@ -22,10 +22,14 @@ character level and "\\n..." appended, the marker included in the budget.
 from __future__ import annotations
 
 import re
+from itertools import accumulate
+from operator import itemgetter
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
-from .tokens import count_tokens, encoding_name_for, get_encoding
+import numpy as np
+
+from .tokens import count_tokens, encoding_name_for, get_encoding, token_byte_lengths
 
 TRUNCATION_MARKER = "\n..."
 USER_FIELDS = (("workContext", "Work"), ("personalContext", "Personal"), ("topOfMind", "Top of mind"))
@@ -49,7 +53,10 @@ class InjectionReport:
 
 def one_line(text: object) -> str:
     """Fold all white space (newlines included) to single spaces, so content can never forge a section."""
-    return _WS.sub(" ", str(text)).strip()
+    text = text if isinstance(text, str) else str(text)
+    if text.isprintable() and "  " not in text:  # the common case: nothing to fold
+        return text.strip()
+    return _WS.sub(" ", text).strip()
 
 
 def _summary(part: Any) -> str:
@@ -65,10 +72,10 @@ def _section(title: str, group: Any, fields: tuple[tuple[str, str], ...]) -> str
     return f"{title}:\n" + "\n".join(lines) if lines else ""
 
 
-def _fact_confidence(fact: Mapping[str, Any]) -> float:
+def _fact_confidence(fact: Any) -> float:
     try:
         return float(fact.get("confidence", 0.0))
-    except (TypeError, ValueError):
+    except (AttributeError, TypeError, ValueError):
         return 0.0
 
 
@@ -76,67 +83,128 @@ def fact_line(fact: Mapping[str, Any]) -> str:
     return f"- [{one_line(fact.get('category', ''))} | {_fact_confidence(fact):.2f}] {one_line(fact.get('content', ''))}"
 
 
-def _sorted_facts(facts: Any) -> list[Mapping[str, Any]]:
-    if not isinstance(facts, list):
-        return []
-    usable = [f for f in facts if isinstance(f, Mapping) and one_line(f.get("content", ""))]
-    # Stable sort: among equal confidences the given order (oldest first from the store) stands.
-    return sorted(usable, key=_fact_confidence, reverse=True)
+def _confidences(facts: list[Any]) -> np.ndarray:
+    try:
+        return np.fromiter(map(itemgetter("confidence"), facts), dtype=np.float64, count=len(facts))
+    except (KeyError, TypeError, ValueError):
+        return np.fromiter((_fact_confidence(f) for f in facts), dtype=np.float64, count=len(facts))
 
 
-def build_injection(memory_data: Mapping[str, Any] | None, max_tokens: int = 2000, *, model: str | None = None) -> InjectionReport:
-    """Format memory and report what was kept, what was dropped and the tokens of each section."""
+def _stable_desc(indices: np.ndarray, confidences: np.ndarray) -> list[int]:
+    """`indices` by confidence, highest first; ties in their given order (oldest first from the store)."""
+    return indices[np.lexsort((indices, -confidences[indices]))].tolist()
+
+
+def _order(facts: list[Any], likely: int) -> Iterator[int]:
+    """Indices of `facts` by confidence, highest first, ties in the given order.
+
+    Only the `likely` best are ordered up front (a partial selection is O(n), a sort O(n log n)); the
+    rest are ordered only if the budget reaches past them.
+    """
+    n = len(facts)
+    if n == 0:
+        return
+    confidences = _confidences(facts)
+    if n <= likely * 2:
+        yield from _stable_desc(np.arange(n), confidences)
+        return
+    threshold = np.partition(confidences, n - likely)[n - likely]
+    head = np.flatnonzero(confidences >= threshold)  # ties at the threshold all come along, in order
+    yield from _stable_desc(head, confidences)
+    tail = np.flatnonzero(confidences < threshold)
+    yield from _stable_desc(tail, confidences)
+
+
+def _fit(memory_data: Any, max_tokens: int, model: str | None) -> tuple[str, int, str, str, list[Any], list[int], bool]:
+    """The budgeted text. Returns (text, tokens, user part, history part, facts, kept indices, truncated).
+
+    Facts are taken in confidence order as far as a character estimate of the budget reaches, and the
+    candidate text is encoded once. Every fact line starts with "- ", which begins a pre-token in both
+    encodings (their patterns have no look-behind), so the exact token count of the text cut after line
+    k is the number of tokens ending at or before line k's start plus the tokens of line k on its own.
+    A binary search over k then finds the cut without encoding the whole text again.
+    """
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 0:
         raise ValueError(f"max_tokens must be a non-negative integer; got {max_tokens!r}")
     memory_data = memory_data if isinstance(memory_data, Mapping) else {}
     enc = get_encoding(model)
-
-    def n(text: str) -> int:
-        return len(enc.encode(text, disallowed_special=())) if text else 0
-
+    encode = enc.encode_ordinary
     user_part = _section("User Context", memory_data.get("user"), USER_FIELDS)
     history_part = _section("History", memory_data.get("history"), HISTORY_FIELDS)
-    head_parts = [p for p in (user_part, history_part) if p]
-    head = "\n\n".join(head_parts)
-    facts = _sorted_facts(memory_data.get("facts"))
+    head = "\n\n".join(p for p in (user_part, history_part) if p)
+    prefix = f"{head}\n\nFacts:\n" if head else "Facts:\n"
+    facts = memory_data.get("facts")
+    facts = facts if isinstance(facts, list) else []
+    # A fact line is at least 9 tokens ("- [goal | 0.90] x"), so no more than this many can fit.
+    order = _order(facts, max_tokens // 9 + 1)
+    lines: list[str] = []
+    kept: list[int] = []
+    exhausted, chars, char_budget = False, 0, max_tokens * 5 + 64
 
-    def render(k: int) -> str:
-        if k == 0:
-            return head
-        body = "Facts:\n" + "\n".join(fact_line(f) for f in facts[:k])
-        return f"{head}\n\n{body}" if head else body
-
-    # Count each fact line once, in confidence order, only as far as the budget reaches; the sum of
-    # the parts is close to (but not exactly) the count of the joined text, so the joined text is
-    # then counted exactly and facts dropped until it fits.
-    base = n(head) + (n("\n\nFacts:") if head else n("Facts:"))
-    used, k = base, 0
-    for fact in facts:
-        cost = n("\n" + fact_line(fact))
-        if used + cost > max_tokens + 8:
+    while True:
+        while chars <= char_budget:
+            index = next(order, None)
+            if index is None:
+                exhausted = True
+                break
+            fact = facts[index]
+            if isinstance(fact, dict) and one_line(fact.get("content", "")):
+                line = fact_line(fact)
+                lines.append(line)
+                kept.append(index)
+                chars += len(line) + 1
+        if not lines:
+            text, tokens, k = head, len(encode(head)), 0
             break
-        used += cost
-        k += 1
-    text = render(k)
-    tokens = n(text)
-    while k > 0 and tokens > max_tokens:
-        k -= 1
-        text = render(k)
-        tokens = n(text)
+        full = prefix + "\n".join(lines)
+        ids = encode(full)
+        if len(ids) <= max_tokens:
+            if not exhausted:
+                char_budget *= 2  # everything so far fits and more facts wait: take more
+                continue
+            text, tokens, k = full, len(ids), len(lines)
+            break
+        token_ends = np.cumsum(token_byte_lengths(model)[np.asarray(ids)])
+        starts = list(accumulate((len(line.encode("utf-8")) + 1 for line in lines[:-1]),
+                                 initial=len(prefix.encode("utf-8"))))
 
-    truncated = False
-    if tokens > max_tokens:
-        truncated = True
+        def tokens_through(k: int) -> int:
+            if k == 0:
+                return len(encode(head))
+            return int(np.searchsorted(token_ends, starts[k - 1], side="right")) + len(encode(lines[k - 1]))
+
+        lo, hi = 0, len(lines) - 1  # the largest k with tokens_through(k) <= max_tokens
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if tokens_through(mid) <= max_tokens:
+                lo = mid
+            else:
+                hi = mid - 1
+        k = lo
+        tokens = tokens_through(k)
+        text = prefix + "\n".join(lines[:k]) if k else head
+        break
+
+    truncated = tokens > max_tokens
+    if truncated:
         text, tokens = _truncate(text, max_tokens, enc)
+    return text, tokens, user_part, history_part, facts, kept[:k], truncated
 
-    facts_text = "Facts:\n" + "\n".join(fact_line(f) for f in facts[:k]) if k else ""
-    report = InjectionReport(
+
+def build_injection(memory_data: Mapping[str, Any] | None, max_tokens: int = 2000, *, model: str | None = None) -> InjectionReport:
+    """Format memory and report what was kept, what was dropped and the tokens of each section."""
+    text, tokens, user_part, history_part, facts, kept, truncated = _fit(memory_data, max_tokens, model)
+    encode = get_encoding(model).encode_ordinary
+    kept_set = set(kept)
+    facts_text = "Facts:\n" + "\n".join(fact_line(facts[i]) for i in kept) if kept else ""
+    return InjectionReport(
         text=text, tokens=tokens, max_tokens=max_tokens, encoding=encoding_name_for(model), truncated=truncated,
-        kept_fact_ids=[str(f.get("id", "")) for f in facts[:k]],
-        dropped_fact_ids=[str(f.get("id", "")) for f in facts[k:]],
+        section_tokens={"User Context": len(encode(user_part)), "History": len(encode(history_part)),
+                        "Facts": len(encode(facts_text))},
+        kept_fact_ids=[str(facts[i].get("id", "")) for i in kept],
+        dropped_fact_ids=[str(facts[i].get("id", "")) for i in _order(facts, len(facts))  # most confident first
+                          if i not in kept_set and isinstance(facts[i], dict) and one_line(facts[i].get("content", ""))],
     )
-    report.section_tokens = {"User Context": n(user_part), "History": n(history_part), "Facts": n(facts_text)}
-    return report
 
 
 def _truncate(text: str, max_tokens: int, enc) -> tuple[str, int]:
@@ -157,7 +225,7 @@ def _truncate(text: str, max_tokens: int, enc) -> tuple[str, int]:
 
 def format_memory_for_injection(memory_data: Mapping[str, Any] | None, max_tokens: int = 2000, *, model: str | None = None) -> str:
     """The memory text for a system prompt, at most `max_tokens` tokens in `model`'s encoding."""
-    return build_injection(memory_data, max_tokens, model=model).text
+    return _fit(memory_data, max_tokens, model)[0]
 
 
 __all__ = ["format_memory_for_injection", "build_injection", "InjectionReport", "count_tokens", "fact_line"]

@@ -54,11 +54,34 @@ def get_encoding(model: str | None = None) -> tiktoken.Encoding:
         return _encoding(name)
 
 
+@functools.cache
+def _token_lengths(name: str):
+    """Byte length of every token id of an encoding (0 for unused ids), for offsets without decoding."""
+    import numpy as np
+
+    enc = _encoding(name)
+    lengths = np.zeros(enc.max_token_value + 1, dtype=np.int64)
+    for rank in range(enc.max_token_value + 1):
+        try:
+            lengths[rank] = len(enc.decode_single_token_bytes(rank))
+        except KeyError:
+            pass
+    return lengths
+
+
+def token_byte_lengths(model: str | None = None):
+    """A numpy array: byte length of each token id of `model`'s encoding."""
+    name = encoding_name_for(model)
+    with _lock:
+        _encoding(name)
+    return _token_lengths(name)
+
+
 def count_tokens(text: str, model: str | None = None) -> int:
     """Exact number of tokens of `text` for `model`'s encoding (o200k_base when None). No network, ever."""
     if not text:
         return 0
-    return len(get_encoding(model).encode(text, disallowed_special=()))
+    return len(get_encoding(model).encode_ordinary(text))
 
 
 def truncate_to_tokens(text: str, max_tokens: int, model: str | None = None) -> str:

@@ -84,3 +84,26 @@ def test_facade_injection_uses_budget(sqlite_memory):
     text = sqlite_memory.format_for_injection(max_tokens=120)
     assert count_tokens(text) <= 120 and "User detail 99" not in text
     assert "[knowledge | 0.99]" in text
+
+
+@pytest.mark.parametrize("model", [None, "gpt-4"])
+@pytest.mark.parametrize("seed", range(12))
+def test_reported_tokens_are_exact_on_awkward_text(model, seed):
+    import random
+
+    rnd = random.Random(seed)
+    pieces = ["tea.", "Zoë", "東京に", "  spaced  ", "end!", "-dash", "'s", "123456", "x" * 40, "<|endoftext|>",
+              "emoji 🚀", "tab\there", "new\nline", "a/b", "...", "\u2028sep"]
+    facts = [{"id": f"f{i}", "content": " ".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 12))),
+              "category": rnd.choice(["goal", "knowledge"]), "confidence": rnd.random()} for i in range(300)]
+    data = {"user": {"workContext": {"summary": rnd.choice(pieces) * 3}}, "facts": facts}
+    for budget in (0, 7, 40, 333, 1000, 5000):
+        report = build_injection(data, budget, model=model)
+        assert report.tokens == count_tokens(report.text, model) <= budget
+        if report.dropped_fact_ids and not report.truncated:
+            # the next fact would not have fitted
+            dropped = {f["id"]: f for f in facts}[report.dropped_fact_ids[0]]
+            kept = {f["id"]: f for f in facts}
+            bigger = format_memory_for_injection({**data, "facts": [kept[i] for i in report.kept_fact_ids] + [dropped]},
+                                                 10**6, model=model)
+            assert count_tokens(bigger, model) > budget or len(report.kept_fact_ids) == 0

@@ -60,6 +60,8 @@ def add_scaling() -> None:
                     s.add(FactRow(id=f"fact_{i:08x}", user_id="default", agent_name="default", content=content,
                                   content_key=content_key(content), category="knowledge", confidence=0.7,
                                   created_at=now, updated_at=now))
+        for i in range(20):  # warm-up, not timed
+            memory.facts.add(f"warm-up fact {i} {secrets.token_hex(4)}", "knowledge", 0.8)
         start = time.perf_counter()
         for i in range(200):
             memory.facts.add(f"new fact {i} {secrets.token_hex(4)}", "knowledge", 0.8)

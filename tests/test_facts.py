@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 import pytest
 
 from memory_core import CATEGORIES, Settings
+from memory_core.scope import DEFAULT_SCOPE
 from tests.conftest import make_memory
 
 
@@ -181,3 +182,13 @@ def test_sqlite_uses_wal_and_migrations_are_versioned(sqlite_memory):
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
     assert schema_version(sqlite_memory.db) == sorted(m.__name__ for m in MIGRATIONS)
     assert migrate(sqlite_memory.db) == []
+
+
+def test_fact_counts_follow_every_write_path(memory):
+    a = memory.facts.add("one", "goal", 0.9)
+    memory.facts.add("two", "goal", 0.9)
+    memory.facts.add("three", "goal", 0.9, user_id="other")
+    assert memory.facts.count() == 2 and memory.facts.count(user_id="other") == 1
+    memory.facts.delete(a.id)
+    memory._store.remove_in_scope(DEFAULT_SCOPE, [f.id for f in memory.facts.list()], "test")
+    assert memory.facts.count() == 0 and memory.facts.count(user_id="other") == 1

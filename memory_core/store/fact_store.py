@@ -7,7 +7,7 @@ import secrets
 from datetime import datetime
 from typing import Any, Iterable
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import select, text
 from sqlalchemy.exc import IntegrityError
 
 from ..clock import Clock, iso_utc, utc
@@ -67,8 +67,7 @@ class FactStore:
                         FactRow.user_id == scope.user_id, FactRow.agent_name == scope.agent_name,
                         FactRow.content_key == key)).first():
                     return None
-                count = s.execute(select(func.count()).select_from(FactRow).where(
-                    FactRow.user_id == scope.user_id, FactRow.agent_name == scope.agent_name)).one()[0]
+                count = self._count(s, scope)
                 if count >= max_facts:
                     victims = s.execute(select(FactRow).where(
                         FactRow.user_id == scope.user_id, FactRow.agent_name == scope.agent_name,
@@ -107,10 +106,15 @@ class FactStore:
         with self.db.read() as s:
             return [_to_fact(r) for r in s.execute(query).scalars().all()]
 
+    @staticmethod
+    def _count(session, scope: Scope) -> int:
+        """Facts in the scope, from the trigger-kept `fact_counts` (O(1) at any store size)."""
+        return session.execute(text("SELECT n FROM fact_counts WHERE user_id = :u AND agent_name = :a"),
+                               {"u": scope.user_id, "a": scope.agent_name}).scalar() or 0
+
     def count(self, scope: Scope) -> int:
         with self.db.read() as s:
-            return s.execute(select(func.count()).select_from(FactRow).where(
-                FactRow.user_id == scope.user_id, FactRow.agent_name == scope.agent_name)).one()[0]
+            return self._count(s, scope)
 
     def _scope_of(self, fact_id: str) -> Scope:
         fact = self.get(fact_id)

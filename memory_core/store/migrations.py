@@ -80,7 +80,38 @@ def m003_word_index(conn: Connection, db: Database) -> None:
         )
 
 
-MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_keyword_index, m003_word_index]
+def m004_fact_counts(conn: Connection, db: Database) -> None:
+    """Facts per scope, kept by triggers, so that the max_facts check costs the same at any store size."""
+    conn.exec_driver_sql("CREATE TABLE IF NOT EXISTS fact_counts (user_id VARCHAR(64) NOT NULL, "
+                         "agent_name VARCHAR(64) NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (user_id, agent_name))")
+    conn.exec_driver_sql("INSERT INTO fact_counts (user_id, agent_name, n) "
+                         "SELECT user_id, agent_name, count(*) FROM facts GROUP BY user_id, agent_name")
+    if db.dialect == "sqlite":
+        conn.exec_driver_sql(
+            "CREATE TRIGGER IF NOT EXISTS facts_count_ai AFTER INSERT ON facts BEGIN "
+            "INSERT INTO fact_counts (user_id, agent_name, n) VALUES (new.user_id, new.agent_name, 1) "
+            "ON CONFLICT (user_id, agent_name) DO UPDATE SET n = n + 1; END")
+        conn.exec_driver_sql(
+            "CREATE TRIGGER IF NOT EXISTS facts_count_ad AFTER DELETE ON facts BEGIN "
+            "UPDATE fact_counts SET n = n - 1 WHERE user_id = old.user_id AND agent_name = old.agent_name; END")
+    elif db.dialect == "postgresql":
+        conn.exec_driver_sql("""
+            CREATE OR REPLACE FUNCTION memory_core_fact_count() RETURNS trigger AS $$
+            BEGIN
+                IF TG_OP = 'INSERT' THEN
+                    INSERT INTO fact_counts (user_id, agent_name, n) VALUES (NEW.user_id, NEW.agent_name, 1)
+                    ON CONFLICT (user_id, agent_name) DO UPDATE SET n = fact_counts.n + 1;
+                    RETURN NEW;
+                END IF;
+                UPDATE fact_counts SET n = n - 1 WHERE user_id = OLD.user_id AND agent_name = OLD.agent_name;
+                RETURN OLD;
+            END $$ LANGUAGE plpgsql""")
+        conn.exec_driver_sql("CREATE TRIGGER facts_count AFTER INSERT OR DELETE ON facts "
+                             "FOR EACH ROW EXECUTE FUNCTION memory_core_fact_count()")
+
+
+MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_keyword_index, m003_word_index,
+                                                            m004_fact_counts]
 
 
 def migrate(db: Database) -> list[str]:

@@ -95,10 +95,23 @@ class SearchIndex:
         self._lock = threading.RLock()
         self._cache: dict[tuple[Scope, str], tuple[int, np.ndarray, list[str]]] = {}
         self._generation = 0
+        self._embedded: dict[Scope, int] = {}  # scopes known fully embedded, with their item count then
 
     def touch(self, scope: Scope | None = None) -> None:
         with self._lock:
             self._generation += 1
+            if scope is None:
+                self._embedded.clear()
+            else:
+                self._embedded.pop(scope, None)
+
+    def _item_count(self, scope: Scope) -> int:
+        with self.db.read() as s:
+            facts = s.execute(text("SELECT n FROM fact_counts WHERE user_id = :u AND agent_name = :a"),
+                              {"u": scope.user_id, "a": scope.agent_name}).scalar() or 0
+            chunks = s.execute(select(func.count()).select_from(ChunkRow).where(
+                ChunkRow.user_id == scope.user_id, ChunkRow.agent_name == scope.agent_name)).scalar()
+        return facts + chunks
 
     # -- documents -------------------------------------------------------------------------------
 
@@ -161,9 +174,17 @@ class SearchIndex:
                 ChunkRow.user_id == scope.user_id, ChunkRow.agent_name == scope.agent_name)).all()
         return [(f"f:{i}", c) for i, c in facts] + [(f"c:{pk}", t) for pk, t in chunks]
 
-    def ensure_embeddings(self, scope: Scope, batch: int = 512) -> int:
-        """Embed what has no vector for the current model (or whose text changed); drop orphans."""
+    def ensure_embeddings(self, scope: Scope, batch: int = 512, force: bool = False) -> int:
+        """Embed what has no vector for the current model (or whose text changed); drop orphans.
+
+        Skipped when this process has changed nothing in the scope and its item count is what it was
+        at the last full check; `force` (the worker's periodic back-fill) always checks every item,
+        which also catches edits made by other processes.
+        """
         model = self.embedder.model_name
+        count = self._item_count(scope)
+        if not force and self._embedded.get(scope) == count:
+            return 0
         items = self._items(scope)
         with self.db.read() as s:
             have = dict(s.execute(select(EmbeddingRow.owner, EmbeddingRow.text_hash).where(
@@ -186,6 +207,8 @@ class SearchIndex:
                 s.execute(delete(EmbeddingRow).where(EmbeddingRow.model == model, EmbeddingRow.owner.in_(orphans)))
         if todo or orphans:
             self.touch(scope)
+        with self._lock:
+            self._embedded[scope] = count
         return len(todo)
 
     def _matrix(self, scope: Scope) -> tuple[np.ndarray, list[str]]:
@@ -215,7 +238,7 @@ class SearchIndex:
         with self.db.read() as s:
             scopes = {Scope(u, a) for u, a in s.execute(select(FactRow.user_id, FactRow.agent_name).distinct()).all()}
             scopes |= {Scope(u, a) for u, a in s.execute(select(ChunkRow.user_id, ChunkRow.agent_name).distinct()).all()}
-        return sum(self.ensure_embeddings(scope) for scope in sorted(scopes))
+        return sum(self.ensure_embeddings(scope, force=True) for scope in sorted(scopes))
 
     # -- retrieval -------------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -55,6 +56,10 @@ class Database:
             self.engine = create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
         self.dialect = self.engine.dialect.name
         self.has_fts5 = False
+        # SQLite has one writer at a time. Threads of this process take turns on a lock instead of
+        # meeting in SQLite's busy handler, which sleeps in steps of up to 100 ms; other processes
+        # still wait through busy_timeout.
+        self._sqlite_writer = threading.RLock()
 
     @contextmanager
     def read(self) -> Iterator[Session]:
@@ -69,7 +74,7 @@ class Database:
         advisory lock on `lock`.
         """
         if self.is_sqlite:
-            with self.engine.connect() as conn:
+            with self._sqlite_writer, self.engine.connect() as conn:
                 conn = conn.execution_options(immediate=True)
                 with Session(bind=conn, expire_on_commit=False) as session:
                     try:

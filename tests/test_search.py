@@ -134,3 +134,17 @@ def test_fusion_and_maths():
 
     idx, scores = cosine_top(np.eye(3, dtype=np.float32), np.array([0, 1, 0], dtype=np.float32), 2)
     assert idx[0] == 1 and scores[0] == 1.0
+
+
+def test_optional_e5_embedder_is_semantic_and_asymmetric(tmp_path):
+    from memory_core.search.embedders import E5Embedder
+
+    e5 = E5Embedder()
+    passages = e5.embed(["The user adopted a golden retriever puppy", "Quarterly tax filing deadline"])
+    query = e5.embed_query("what pet does the user have")
+    assert passages.shape == (2, 384) and query.shape == (384,)
+    assert float(passages[0] @ query) > float(passages[1] @ query)
+    with make_memory(tmp_path, embedder=e5) as m:
+        m.facts.add("The user adopted a golden retriever puppy", "context", 0.9)
+        m.facts.add("Quarterly tax filing deadline is in April", "context", 0.9)
+        assert "retriever" in m.search("what pet does the user have", k=1, mode="vector")[0].text

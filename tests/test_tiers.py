@@ -309,3 +309,39 @@ def test_sigkill_leaves_whole_blocks_and_old_or_new_memory(tmp_path, mode):
             text = (home / "MEMORY.md").read_text()
             lines = text.splitlines()
             assert len(lines) == 5000 and len(set(lines)) == 1
+
+
+APPENDER = textwrap.dedent("""
+    import sys, threading
+    from datetime import datetime, timezone
+    from memory_core import Memory, Settings
+    from memory_core.search.embedders import HashingEmbedder
+    m = Memory(Settings(home=sys.argv[1], timezone="UTC", document_store=sys.argv[3]), embedder=HashingEmbedder())
+    when = datetime(2026, 2, 2, 9, 0, tzinfo=timezone.utc)
+    def work(t):
+        for i in range(25):
+            m.daily.append(("%s-%d-%d " % (sys.argv[2], t, i)) * 300 + "END", title="Block", when=when)
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    [t.start() for t in threads]; [t.join() for t in threads]
+    m.close()
+""")
+
+
+@pytest.mark.parametrize("store", ["files", "database"])
+def test_concurrent_appends_from_threads_and_processes_never_interleave(tmp_path, store):
+    home = tmp_path / "home"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    with make_memory(tmp_path, document_store=store):
+        pass  # create the database first, so the processes only race on appends
+    procs = [subprocess.Popen([sys.executable, "-c", APPENDER, str(home), name, store], env=env) for name in "ab"]
+    for p in procs:
+        assert p.wait(timeout=120) == 0
+    with make_memory(tmp_path, document_store=store) as m:
+        text = m.daily.read(date(2026, 2, 2))
+    assert text.count("# Daily Memory: 2026-02-02") == 1
+    blocks = text.split("## Block (09:00)\n")[1:]
+    assert len(blocks) == 2 * 4 * 25
+    for block in blocks:
+        body = block.strip()
+        words = body[:-len("END")].split()
+        assert body.endswith("END") and len(words) == 300 and len(set(words)) == 1

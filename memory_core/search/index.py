@@ -312,7 +312,8 @@ class SearchIndex:
         matrix, owners = self._matrix(scope)
         if not owners:
             return []
-        q = self.embedder.embed([query])[0]
+        embed_query = getattr(self.embedder, "embed_query", None)  # asymmetric models (e5) prefix queries
+        q = embed_query(query) if embed_query else self.embedder.embed([query])[0]
         if q.shape[0] != matrix.shape[1]:
             return []
         idx, scores = cosine_top(matrix, q, limit)

@@ -39,6 +39,21 @@ class ManualClock:
             self._now = when
 
 
+class UTCClock:
+    """Adapts whatever clock a user passes (an object with now(), or a callable; naive or aware) to UTC."""
+
+    def __init__(self, clock: object) -> None:
+        self._now = clock.now if hasattr(clock, "now") else clock
+        if not callable(self._now):
+            raise ValueError("clock must have a now() method or be callable")
+
+    def now(self) -> datetime:
+        value = self._now()
+        if isinstance(value, (int, float)):
+            return datetime.fromtimestamp(value, timezone.utc)
+        return utc(value)
+
+
 def utc(dt: datetime) -> datetime:
     """Attach UTC to a naive datetime read back from a database that drops the zone (SQLite)."""
     return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .clock import Clock, SystemClock
+from .clock import Clock, SystemClock, UTCClock
 from .documents import DatabaseDocumentStore, LocalDocumentStore, export_documents
 from .extraction import HeuristicExtractor, LLMExtractor
 from .facts import Fact, Facts
@@ -56,7 +56,7 @@ class Memory:
     def __init__(self, settings: Settings | None = None, *, llm: ChatModel | None = None,
                  embedder: Embedder | None = None, clock: Clock | None = None) -> None:
         self.settings = settings or Settings()
-        self.clock = clock or SystemClock()
+        self.clock = UTCClock(clock) if clock is not None else SystemClock()
         self.db = Database(self.settings.database_url)
         migrate(self.db)
         if llm is None and not self.settings.offline:

@@ -52,7 +52,7 @@ class SWRCache:
         self.fetches = 0
 
     def _now(self) -> float:
-        now = self.clock.now()
+        now = self.clock.now() if hasattr(self.clock, "now") else self.clock()
         return now.timestamp() if hasattr(now, "timestamp") else float(now)
 
     def get(self, tool: str, params: Any, fetch: Callable[[], Any]) -> Any:

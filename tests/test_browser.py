@@ -118,24 +118,25 @@ def test_ingest_transcript_and_see_the_facts(app, page):
         assert {"User loves sailing in Greece", "User works at Initech as a pilot"} <= {f.content for f in m.facts.list()}
 
 
-def _first_cell(page):
+def facts_filtered_to(page, url, needle):
+    """Open the Facts page filtered to one fact; select the first row's Delete? cell (the grid is a canvas)."""
+    open_page(page, url, "facts")
+    page.get_by_label("Text contains").fill(needle)
+    page.get_by_label("Text contains").press("Enter")
+    page.get_by_text("1 of").wait_for()
     grid = page.locator("[data-testid=stDataFrameResizable]").first
     grid.wait_for(timeout=30_000)
     box = grid.bounding_box()
-    return box["x"] + 20, box["y"] + 36 + 17  # the Delete? cell of the first row, under the header
+    page.mouse.click(box["x"] + 80, box["y"] + 36 + 17)  # a cell of the first row, under the header
+    page.keyboard.press("Home")
+    page.wait_for_timeout(300)
 
 
 def test_edit_confidence_in_the_editor(app, page):
     url, home = app
     with store(home) as m:
         fact = m.facts.add("User edits this fact in the browser", "knowledge", 0.99)
-    open_page(page, url, "facts")
-    page.get_by_label("Text contains").fill("edits this fact")
-    page.get_by_label("Text contains").press("Enter")
-    page.get_by_text("1 of").wait_for()
-    x, y = _first_cell(page)
-    page.mouse.click(x + 60, y)  # a cell of the first row
-    page.keyboard.press("Home")
+    facts_filtered_to(page, url, "edits this fact")
     for _ in range(4):  # Delete?, id, Content, Category, Confidence
         page.keyboard.press("ArrowRight")
     page.wait_for_timeout(300)
@@ -158,14 +159,7 @@ def test_delete_a_fact(app, page):
     url, home = app
     with store(home) as m:
         fact = m.facts.add("User deletes this one in the browser", "knowledge", 0.9)
-    open_page(page, url, "facts")
-    page.get_by_label("Text contains").fill("deletes this one")
-    page.get_by_label("Text contains").press("Enter")
-    page.get_by_text("1 of").wait_for()
-    x, y = _first_cell(page)
-    page.mouse.click(x + 60, y)
-    page.keyboard.press("Home")
-    page.wait_for_timeout(300)
+    facts_filtered_to(page, url, "deletes this one")
     page.keyboard.press(" ")
     page.get_by_text(re.compile(r"Yes, delete 1 fact")).click()
     page.get_by_role("button", name="Delete selected").click()

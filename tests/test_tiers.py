@@ -345,3 +345,16 @@ def test_concurrent_appends_from_threads_and_processes_never_interleave(tmp_path
         body = block.strip()
         words = body[:-len("END")].split()
         assert body.endswith("END") and len(words) == 300 and len(set(words)) == 1
+
+
+def test_context_tokens_are_exact_and_any_clock_shape_works(tmp_path):
+    from datetime import datetime as dt
+
+    from memory_core import count_tokens
+
+    with make_memory(tmp_path, clock=lambda: dt(2026, 5, 1, 10, 0)) as m:  # a callable giving naive times
+        s = m.context("exact")
+        s.add("user", "Hello there, how are you?")
+        s.add("assistant", "Fine, thanks!")
+        assert s.tokens == count_tokens("Hello there, how are you?") + count_tokens("Fine, thanks!")
+        assert m.daily.append("x") == "memory/2026-05-01.md"

@@ -67,7 +67,8 @@ class FlushedHashes:
 
 
 class ContextSession:
-    """One live conversation: messages, exact token usage, and a running summary."""
+    """One live conversation: messages, exact token usage (the sum of the contents' tokens in o200k_base),
+    and a running summary."""
 
     def __init__(self, manager: "ContextManager", session_id: str, scope: Scope, budget: int,
                  on_flush: Callable[[str], None] | None) -> None:
@@ -94,13 +95,13 @@ class ContextSession:
             if self.ended:
                 raise ValueError(f"session {self.session_id} has ended")
             self.messages.append({"role": role, "content": content})
-            self.tokens += count_tokens(content) + 4
+            self.tokens += count_tokens(content)
             over = self.tokens > self.budget
         if over:
             self.trim()
 
     def _recount(self) -> None:
-        self.tokens = sum(count_tokens(str(m.get("content") or "")) + 4 for m in self.messages)
+        self.tokens = sum(count_tokens(str(m.get("content") or "")) for m in self.messages)
 
     def trim(self, keep_turns: int = 2) -> str | None:
         """Summarise and flush the oldest part, never splitting a user message from its reply.
@@ -126,7 +127,7 @@ class ContextSession:
         return self._manager.flush(self, part, "Trimmed Context")
 
     def _part_tokens(self, cut: int) -> int:
-        return sum(count_tokens(str(m.get("content") or "")) + 4 for m in self.messages[:cut])
+        return sum(count_tokens(str(m.get("content") or "")) for m in self.messages[:cut])
 
     def end(self) -> str | None:
         """Flush what is left and close the session."""

@@ -20,7 +20,10 @@ activity = pd.DataFrame([{"day": d, "blocks": len(split_blocks(t))} for d, t in 
 st.plotly_chart(px.bar(activity, x="day", y="blocks", title="Blocks per day"), width="stretch")
 
 needle = st.text_input("Filter blocks containing", key="daily_filter")
-day = st.selectbox("Day", list(reversed(days)), format_func=lambda d: d.isoformat(), key="daily_day")
+choices = list(reversed(days))
+wanted = st.query_params.get("day")  # set by the Search page's links
+start = next((i for i, d in enumerate(choices) if d.isoformat() == wanted), 0)
+day = st.selectbox("Day", choices, index=start, format_func=lambda d: d.isoformat(), key="daily_day")
 text = memory.daily.read(day, **scope()) or ""
 st.caption(f"memory/{day.isoformat()}.md")
 if needle:

@@ -19,7 +19,7 @@ facts = memory.facts.list(**scope())
 c1, c2, c3 = st.columns([2, 2, 3])
 categories = c1.multiselect("Category", CATEGORIES, key="facts_cat")
 low, high = c2.slider("Confidence", 0.0, 1.0, (0.0, 1.0), 0.05, key="facts_conf")
-needle = c3.text_input("Text contains", key="facts_text")
+needle = c3.text_input("Text contains", value=st.query_params.get("q", ""), key="facts_text")
 shown = [f for f in facts if (not categories or f.category in categories) and low <= f.confidence <= high
          and needle.casefold() in f.content.casefold()]
 st.caption(f"{len(shown)} of {len(facts)} facts in {scope()['user_id']}/{scope()['agent_name']}")

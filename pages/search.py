@@ -21,5 +21,11 @@ if query.strip():
     for h in hits[:5]:
         with st.expander(f"{h.kind} · {h.ref} · {h.score:.4f}"):
             st.markdown(h.text)
-            if h.kind != "fact" and h.source:
-                st.caption(f"Open it on the Daily or Dream page: {h.source}")
+            if h.kind == "daily" and h.source:
+                st.page_link("pages/daily.py", label=f"Open {h.ref} on the Daily page", icon=":material/open_in_new:",
+                             query_params={"day": h.source[len("memory/"):-len(".md")]})
+            elif h.kind == "core":
+                st.page_link("pages/dream.py", label=f"Open {h.ref} on the Dream page", icon=":material/open_in_new:")
+            elif h.kind == "fact":
+                st.page_link("pages/facts.py", label=f"Open the Facts page ({h.ref}, source {h.source or '-'})",
+                             icon=":material/open_in_new:", query_params={"q": h.text[:80]})

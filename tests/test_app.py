@@ -123,3 +123,19 @@ def test_search_page_finds(app_env):
     at = page("search")
     at.text_input(key="search_q").input("surfing").run()
     assert not at.exception and "surfing" in at.dataframe[0].value["text"].iloc[0]
+
+
+def test_search_hits_link_to_their_source_pages(app_env):
+    memory = get_memory()
+    memory.daily.append("- User asked about surfing lessons")
+    at = page("search")
+    at.text_input(key="search_q").input("surfing lessons").run()
+    assert not at.exception
+    links = [(el.proto.page, el.proto.query_string) for el in at.get("page_link")]
+    day = memory.daily.days()[0].isoformat()
+    assert ("daily", f"day={day}") in links
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["day"] = memory.daily.days()[0].isoformat()
+    at.run()
+    at.switch_page("pages/daily.py").run()
+    assert not at.exception and at.selectbox(key="daily_day").value == memory.daily.days()[0]

@@ -25,6 +25,8 @@ model_label = c1.selectbox("Model / encoding", list(MODELS), key="cp_model")
 budget = c2.slider("Token budget", 0, 8000, memory.settings.max_injection_tokens, 50, key="cp_budget")
 data = memory_data(**scope())
 report = build_injection(data, budget, model=MODELS[model_label])
+if not report.text:
+    st.info("This scope has no memory yet: ingest a conversation, or press **Load demo data** on the Ingest page.")
 
 m1, m2, m3 = st.columns(3)
 m1.metric("Tokens used / budget", f"{report.tokens} / {budget}")

@@ -148,3 +148,15 @@ def test_optional_e5_embedder_is_semantic_and_asymmetric(tmp_path):
         m.facts.add("The user adopted a golden retriever puppy", "context", 0.9)
         m.facts.add("Quarterly tax filing deadline is in April", "context", 0.9)
         assert "retriever" in m.search("what pet does the user have", k=1, mode="vector")[0].text
+
+
+def test_pg_trgm_indexes_where_available(tmp_path, pg_url):
+    from sqlalchemy import text
+
+    with make_memory(tmp_path, pg_url) as m:
+        with m.db.read() as s:
+            available = s.execute(text("SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm'")).first()
+            indexes = {r[0] for r in s.execute(text("SELECT indexname FROM pg_indexes WHERE tablename = 'facts'"))}
+        assert bool(available) == ("ix_facts_trgm" in indexes)
+        m.facts.add("用户喜欢吃寿司", "preference", 0.9)
+        assert "寿司" in m.search("寿司", k=1, mode="keyword")[0].text

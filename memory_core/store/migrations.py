@@ -110,8 +110,23 @@ def m004_fact_counts(conn: Connection, db: Database) -> None:
                              "FOR EACH ROW EXECUTE FUNCTION memory_core_fact_count()")
 
 
+def m005_pg_trgm(conn: Connection, db: Database) -> None:
+    """On PostgreSQL, trigram indexes (pg_trgm) for the substring matching of CJK and short words, where the
+    extension can be had; without it those searches scan, which is correct, only slower."""
+    if db.dialect != "postgresql":
+        return
+    try:
+        with conn.begin_nested():
+            conn.exec_driver_sql("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+        with conn.begin_nested():
+            conn.exec_driver_sql("CREATE INDEX IF NOT EXISTS ix_facts_trgm ON facts USING gin (lower(content) gin_trgm_ops)")
+            conn.exec_driver_sql("CREATE INDEX IF NOT EXISTS ix_chunks_trgm ON chunks USING gin (lower(text) gin_trgm_ops)")
+    except Exception as exc:  # no permission, or the extension lives in a schema not on the search path
+        log.info("pg_trgm not available (%s); substring search will scan", type(exc).__name__)
+
+
 MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_keyword_index, m003_word_index,
-                                                            m004_fact_counts]
+                                                            m004_fact_counts, m005_pg_trgm]
 
 
 def migrate(db: Database) -> list[str]:

@@ -28,7 +28,6 @@ from .search.index import SearchHit, SearchIndex
 from .settings import Settings
 from .store.db import Database
 from .store.fact_store import FactStore
-from .store.migrations import migrate
 from .tiers.context import ContextManager, ContextSession, strip_scheduled_pairs
 from .tiers.core import CoreTier
 from .tiers.daily import DailyTier
@@ -57,8 +56,7 @@ class Memory:
                  embedder: Embedder | None = None, clock: Clock | None = None) -> None:
         self.settings = settings or Settings()
         self.clock = UTCClock(clock) if clock is not None else SystemClock()
-        self.db = Database(self.settings.database_url)
-        migrate(self.db)
+        self.db = Database(self.settings.database_url)  # opened, and migrated, on first use
         if llm is None and not self.settings.offline:
             from .llm.openai_chat import OpenAIChatModel
 

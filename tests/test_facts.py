@@ -178,6 +178,7 @@ def test_settings_from_env(monkeypatch, tmp_path):
 def test_sqlite_uses_wal_and_migrations_are_versioned(sqlite_memory):
     from memory_core.store.migrations import MIGRATIONS, migrate, schema_version
 
+    sqlite_memory.db.ensure_ready()
     with sqlite_memory.db.engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
     assert schema_version(sqlite_memory.db) == sorted(m.__name__ for m in MIGRATIONS)
@@ -192,3 +193,11 @@ def test_fact_counts_follow_every_write_path(memory):
     memory.facts.delete(a.id)
     memory._store.remove_in_scope(DEFAULT_SCOPE, [f.id for f in memory.facts.list()], "test")
     assert memory.facts.count() == 0 and memory.facts.count(user_id="other") == 1
+
+
+def test_constructing_memory_does_no_io(tmp_path):
+    home = tmp_path / "not-yet"
+    with make_memory(home) as m:
+        assert not home.exists() and not m.worker.running  # nothing on disk, no thread, until first use
+        m.facts.add("User likes tea", "preference", 0.9)
+        assert (home / "home" / "memory.db").exists()

@@ -17,9 +17,6 @@ log = logging.getLogger(__name__)
 
 
 def _sqlite_engine(url: str) -> Engine:
-    database = make_url(url).database
-    if database and database != ":memory:":
-        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 60})
 
     @event.listens_for(engine, "connect")
@@ -60,9 +57,29 @@ class Database:
         # meeting in SQLite's busy handler, which sleeps in steps of up to 100 ms; other processes
         # still wait through busy_timeout.
         self._sqlite_writer = threading.RLock()
+        self._ready = False
+        self._ready_lock = threading.Lock()
+
+    def ensure_ready(self) -> None:
+        """Create the SQLite file's folder and bring the schema up to date, once, on first use
+        (constructors do no I/O)."""
+        if self._ready:
+            return
+        with self._ready_lock:
+            if self._ready:
+                return
+            if self.is_sqlite:
+                database = make_url(self.url).database
+                if database and database != ":memory:":
+                    Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            from .migrations import migrate
+
+            migrate(self)
+            self._ready = True
 
     @contextmanager
     def read(self) -> Iterator[Session]:
+        self.ensure_ready()
         with Session(self.engine, expire_on_commit=False) as session:
             yield session
 
@@ -73,6 +90,7 @@ class Database:
         SQLite serialises every writer with BEGIN IMMEDIATE; PostgreSQL takes a transaction-scoped
         advisory lock on `lock`.
         """
+        self.ensure_ready()
         if self.is_sqlite:
             with self._sqlite_writer, self.engine.connect() as conn:
                 conn = conn.execution_options(immediate=True)

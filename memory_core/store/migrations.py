@@ -159,5 +159,6 @@ def migrate(db: Database) -> list[str]:
 
 
 def schema_version(db: Database) -> list[str]:
+    db.ensure_ready()
     with db.engine.connect() as conn:
         return [r[0] for r in conn.exec_driver_sql("SELECT name FROM schema_migrations ORDER BY name")]

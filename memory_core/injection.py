@@ -29,7 +29,7 @@ from typing import Any, Iterator, Mapping
 
 import numpy as np
 
-from .tokens import count_tokens, encoding_name_for, get_encoding, token_byte_lengths
+from .tokens import count_tokens, encoding_name_for, get_encoding, token_byte_lengths, truncate_to_tokens
 
 TRUNCATION_MARKER = "\n..."
 USER_FIELDS = (("workContext", "Work"), ("personalContext", "Personal"), ("topOfMind", "Top of mind"))
@@ -187,7 +187,7 @@ def _fit(memory_data: Any, max_tokens: int, model: str | None) -> tuple[str, int
 
     truncated = tokens > max_tokens
     if truncated:
-        text, tokens = _truncate(text, max_tokens, enc)
+        text, tokens = _truncate(text, max_tokens, model)
     return text, tokens, user_part, history_part, facts, kept[:k], truncated
 
 
@@ -207,19 +207,18 @@ def build_injection(memory_data: Mapping[str, Any] | None, max_tokens: int = 200
     )
 
 
-def _truncate(text: str, max_tokens: int, enc) -> tuple[str, int]:
-    marker_tokens = len(enc.encode(TRUNCATION_MARKER))
+def _truncate(text: str, max_tokens: int, model: str | None) -> tuple[str, int]:
+    """Cut `text` at character level so that it, plus the truncation marker, fits in `max_tokens`."""
+    marker_tokens = count_tokens(TRUNCATION_MARKER, model)
     if max_tokens < marker_tokens:
         return "", 0
-    ids = enc.encode(text, disallowed_special=())
-    keep = max_tokens - marker_tokens
-    prefix = enc.decode(ids[:keep]).rstrip("\ufffd")
+    prefix = truncate_to_tokens(text, max_tokens - marker_tokens, model)
     out = prefix + TRUNCATION_MARKER
-    tokens = len(enc.encode(out, disallowed_special=()))
-    while tokens > max_tokens and prefix:
+    tokens = count_tokens(out, model)
+    while tokens > max_tokens and prefix:  # the marker can merge with the prefix's last characters
         prefix = prefix[:-max(1, len(prefix) // 50)]
         out = prefix + TRUNCATION_MARKER
-        tokens = len(enc.encode(out, disallowed_special=()))
+        tokens = count_tokens(out, model)
     return out, tokens
 
 

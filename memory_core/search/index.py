@@ -21,7 +21,7 @@ from sqlalchemy import delete, func, select, text
 from ..scope import Scope
 from ..store.models import ChunkRow, EmbeddingRow, FactRow, IndexedDocRow
 from ..text import STOPWORDS
-from ..tiers.core import CORE_PATH
+from ..tiers.core import BULLET, CORE_PATH
 from ..tiers.daily import split_blocks
 from .embedders import Embedder, cosine_top
 from .fusion import decay, mmr, rrf, weighted
@@ -35,7 +35,6 @@ log = logging.getLogger(__name__)
 _DAILY = re.compile(r"memory/(\d{4}-\d{2}-\d{2})\.md")
 _TOKEN = re.compile(r"[\w']+", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-_BULLET = re.compile(r"^\s*[-*]\s+(.*\S)\s*$")
 # Hybrid fusion: min-max normalised keyword and cosine scores, weighted. Chosen by measurement on LoCoMo
 # (bench/search_locomo.py): it beat reciprocal-rank fusion at every weight tried, because RRF lets weak
 # vector neighbours displace strong keyword matches; 0.3 was the best vector weight.
@@ -80,7 +79,7 @@ def chunk_document(path: str, content: str) -> list[tuple[int, int, str]]:
         for n, line in enumerate(content.split("\n"), 1):
             if line.startswith("#"):
                 heading = line.lstrip("#").strip()
-            elif m := _BULLET.match(line):
+            elif m := BULLET.match(line):
                 out.append((n, n, f"{heading}: {m.group(1)}" if heading else m.group(1)))
         return out
     return split_blocks(content)

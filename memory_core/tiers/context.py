@@ -100,8 +100,12 @@ class ContextSession:
         if over:
             self.trim()
 
+    @staticmethod
+    def _tokens_of(messages: list[dict[str, Any]]) -> int:
+        return sum(count_tokens(str(m.get("content") or "")) for m in messages)
+
     def _recount(self) -> None:
-        self.tokens = sum(count_tokens(str(m.get("content") or "")) for m in self.messages)
+        self.tokens = self._tokens_of(self.messages)
 
     def trim(self, keep_turns: int = 2) -> str | None:
         """Summarise and flush the oldest part, never splitting a user message from its reply.
@@ -118,16 +122,13 @@ class ContextSession:
             else:
                 cut = user_at[len(user_at) - keep_turns]
                 half = user_at[len(user_at) // 2] if len(user_at) > 1 else cut
-                cut = max(cut, half) if self.tokens - self._part_tokens(cut) > self.budget else cut
+                cut = max(cut, half) if self.tokens - self._tokens_of(self.messages[:cut]) > self.budget else cut
             if cut <= 0:
                 self._recount()
                 return None
             part, self.messages = self.messages[:cut], self.messages[cut:]
             self._recount()
         return self._manager.flush(self, part, "Trimmed Context")
-
-    def _part_tokens(self, cut: int) -> int:
-        return sum(count_tokens(str(m.get("content") or "")) for m in self.messages[:cut])
 
     def end(self) -> str | None:
         """Flush what is left and close the session."""

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..store.db import Database
 
 CORE_PATH = "MEMORY.md"
-_BULLET = re.compile(r"^\s*[-*]\s+(.*\S)\s*$")
+BULLET = re.compile(r"^\s*[-*]\s+(.*\S)\s*$")  # a Markdown "- " item; group 1 is its text
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ def bullets(markdown: str | None) -> list[str]:
     """The `- ` items of a Markdown document."""
     if not markdown:
         return []
-    return [m.group(1) for line in markdown.splitlines() if (m := _BULLET.match(line))]
+    return [m.group(1) for line in markdown.splitlines() if (m := BULLET.match(line))]
 
 
 class CoreTier:

@@ -28,7 +28,7 @@ from ..scope import Scope
 from ..store.models import DreamRunRow, DreamStateRow
 from ..text import STOPWORDS, stem, words
 from ..tokens import count_tokens, truncate_to_tokens
-from .core import bullets
+from .core import BULLET, bullets
 from .daily import split_blocks
 
 if TYPE_CHECKING:
@@ -157,7 +157,7 @@ def kept_fraction(previous: list[str], new: list[str]) -> float:
 def remove_bullets(markdown: str, unsupported: set[str]) -> str:
     out = []
     for line in markdown.splitlines():
-        match = re.match(r"^\s*[-*]\s+(.*\S)\s*$", line)
+        match = BULLET.match(line)
         if match and match.group(1) in unsupported:
             continue
         out.append(line)

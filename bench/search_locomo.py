@@ -37,8 +37,10 @@ def build(samples, memory):
 
 
 def evaluate(memory, questions, **options):
+    """Mean recall@5 and @10, median latency (ms), and recall@10 per conversation."""
     recall = {5: [], 10: []}
     latencies = []
+    per_user: dict[str, list[float]] = {}
     for user, question, evidence in questions:
         t = time.perf_counter()
         hits = memory.search(question, k=10, user_id=user, **options)
@@ -46,7 +48,9 @@ def evaluate(memory, questions, **options):
         sources = [h.source for h in hits]
         for k in recall:
             recall[k].append(len(evidence & set(sources[:k])) / len(evidence))
-    return (statistics.mean(recall[5]), statistics.mean(recall[10]), statistics.median(latencies) * 1000)
+        per_user.setdefault(user, []).append(recall[10][-1])
+    return (statistics.mean(recall[5]), statistics.mean(recall[10]), statistics.median(latencies) * 1000,
+            {user: statistics.mean(values) for user, values in per_user.items()})
 
 
 def main() -> None:
@@ -64,16 +68,19 @@ def main() -> None:
           f"embedder {memory.embedder.model_name})")
     row("mode", "recall@5", "recall@10", "median ms")
     configs = [("keyword (FTS5 BM25: Porter words + trigrams)", {"mode": "keyword"}), ("vector", {"mode": "vector"}),
-               ("hybrid (default: weighted min-max, vector 0.3)", {}),
+               ("hybrid (default: weighted min-max, vector 0.5)", {}),
                ("hybrid weighted, vector 0.15", {"vector_weight": 0.15}),
-               ("hybrid weighted, vector 0.5", {"vector_weight": 0.5}),
+               ("hybrid weighted, vector 0.3", {"vector_weight": 0.3}),
+               ("hybrid weighted, vector 0.7", {"vector_weight": 0.7}),
                ("hybrid RRF 1:1", {"fusion": "rrf", "vector_weight": 1.0}),
-               ("hybrid RRF keyword 1 : vector 0.3", {"fusion": "rrf"})]
+               ("hybrid RRF keyword 1 : vector 0.5", {"fusion": "rrf"})]
     if "--all" not in sys.argv:
         configs = configs[:3]
-    for label, options in configs:
-        r5, r10, ms = evaluate(memory, questions, **options)
+    for n, (label, options) in enumerate(configs):
+        r5, r10, ms, per_user = evaluate(memory, questions, **options)
         row(label, f"{r5:.3f}", f"{r10:.3f}", f"{ms:.1f}")
+        if n == 2:
+            row("  default hybrid, recall@10 per conversation", " ".join(f"{per_user[u]:.3f}" for u in sorted(per_user)))
     memory.close()
 
 

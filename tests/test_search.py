@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+import numpy as np
 import pytest
 
 from memory_core.search.embedders import HashingEmbedder, WordLlamaEmbedder, cosine_top
 from memory_core.search.fusion import decay, rrf, weighted
-from memory_core.search.index import query_terms
+from memory_core.search.index import drifted, idf, query_terms
+from memory_core.scope import DEFAULT_SCOPE, make_scope
 from tests.conftest import make_memory
 
 WHEN = datetime(2026, 11, 22, 14, 30, tzinfo=timezone.utc)
@@ -89,8 +91,6 @@ def test_scope_isolation(tmp_path, database_url):
 
 
 def test_embedder_swap_triggers_reembedding(tmp_path):
-    from memory_core.scope import DEFAULT_SCOPE
-
     with make_memory(tmp_path, embedder=HashingEmbedder(32)) as m:
         m.facts.add("User loves surfing", "preference", 0.9)
         assert m.index.ensure_embeddings(DEFAULT_SCOPE) == 1
@@ -105,6 +105,73 @@ def test_wordllama_offline_embedder_is_semantic():
     v = e.embed(["I love cats", "My favourite pet is a cat", "The stock market fell"])
     assert v.shape == (3, 256) and abs(float(v[0] @ v[0]) - 1) < 1e-4
     assert float(v[0] @ v[1]) > float(v[0] @ v[2])
+
+
+def test_wordllama_pools_tokens_with_weights():
+    e = WordLlamaEmbedder()
+    texts = ["Note from the weekly sync meeting: the team adopted a puppy", "", "cats"]
+    plain = e.embed(texts)
+    assert plain.shape == (3, 256) and not plain[1].any()  # an empty text is the zero vector, not an error
+    ids = e.token_ids(texts)
+    weights = np.ones(e.vocab_size, dtype=np.float32)
+    assert np.allclose(e.embed(texts, weights=weights), plain, atol=1e-6)  # uniform weights: the plain mean
+    weights[ids[0][:-3]] = 0.0  # silence all but the last three tokens ("a puppy")
+    assert np.allclose(e.embed(texts[:1], weights=weights)[0], e.embed([e_text(e, ids[0][-3:])])[0], atol=1e-5)
+
+
+def e_text(embedder, ids):
+    """The text of some token ids, decoded by the embedder's own tokenizer."""
+    from memory_core.search.embedders import _wordllama
+
+    return _wordllama(embedder.dim)[0].decode(ids)
+
+
+def test_idf_of_tokens():
+    df = np.array([10, 5, 0])
+    weights = idf(df, 10)
+    assert weights[0] < weights[1] < weights[2] and weights[0] > 0  # in every item: low, never zero
+    assert drifted(100, 204) and drifted(100, 48) and not drifted(100, 150) and not drifted(0, 3)
+
+
+def test_idf_weighting_silences_what_every_item_shares(tmp_path, database_url):
+    """Items that all open the same way ("Caroline: ...") must be told apart by what follows."""
+    topics = ["adopted a puppy from the shelter", "bought a red sports car", "started learning the violin",
+              "moved to a flat near the sea", "ran her first marathon", "planted tomatoes in the garden",
+              "broke her wrist skiing", "read a novel about dragons", "sings", "cooks", "paints", "knits"]
+    with make_memory(tmp_path, database_url, embedder=WordLlamaEmbedder()) as m:
+        for topic in topics:
+            m.facts.add(f"Caroline said during our long weekly conversation that she {topic}", "context", 0.9)
+        scope = make_scope("default", "default")
+        version, weights = m.index._weighting(scope, None)
+        shared = m.embedder.token_ids(["Caroline said during our long weekly conversation"])[0]
+        assert version and float(weights[shared].max()) < float(np.median(weights))
+        # A plain mean answers "cooks" to the last: in a short item the shared opening is nearly everything.
+        for query, want in (("pet dog", "puppy"), ("automobile", "car"), ("Caroline's vegetables", "tomatoes")):
+            assert want in m.search(query, k=1, mode="vector")[0].text
+
+
+def test_idf_snapshot_is_renewed_as_the_scope_grows(tmp_path, database_url):
+    from memory_core.store.models import TokenStatsRow
+
+    with make_memory(tmp_path, database_url, embedder=WordLlamaEmbedder()) as m:
+        for n in range(3):
+            m.facts.add(f"User fact number {n} about gardening", "context", 0.9)
+        assert m.index.ensure_embeddings(DEFAULT_SCOPE) == 3
+        first, _ = m.index._weighting(DEFAULT_SCOPE, None)
+        assert m.index.ensure_embeddings(DEFAULT_SCOPE, force=True) == 0  # no drift: nothing to redo
+        for n in range(3, 12):
+            m.facts.add(f"User fact number {n} about cooking", "context", 0.9)
+        assert m.index.ensure_embeddings(DEFAULT_SCOPE, force=True) == 12  # the scope quadrupled: all re-pooled
+        second, _ = m.index._weighting(DEFAULT_SCOPE, None)
+        assert second != first
+        with m.db.read() as s:
+            row = s.get(TokenStatsRow, ("default", "default", m.embedder.model_name))
+            assert row.items == 12 and row.version == second
+        hit = m.search("User fact number 7 about cooking", k=1, mode="vector")[0]
+        assert hit.text == "User fact number 7 about cooking" and hit.score > 0.99  # query pooled like the items
+    with make_memory(tmp_path, database_url, embedder=WordLlamaEmbedder()) as m:  # another process: same snapshot
+        assert m.index._weighting(DEFAULT_SCOPE, None)[0] == second
+        assert m.index.ensure_embeddings(DEFAULT_SCOPE) == 0
 
 
 def test_bad_queries(searchable):
@@ -130,8 +197,6 @@ def test_fusion_and_maths():
     assert max(fused, key=fused.get) == "b"
     assert weighted([{"a": 1.0, "b": 0.0}], [1.0]) == {"a": 1.0, "b": 0.0}
     assert decay(0, 7) == 1.0 and abs(decay(7, 7) - 0.5) < 1e-9
-    import numpy as np
-
     idx, scores = cosine_top(np.eye(3, dtype=np.float32), np.array([0, 1, 0], dtype=np.float32), 2)
     assert idx[0] == 1 and scores[0] == 1.0
 

@@ -114,8 +114,13 @@ def m005_pg_trgm(conn: Connection, db: Database) -> None:
         log.info("pg_trgm not available (%s); substring search will scan", type(exc).__name__)
 
 
+def m006_token_stats(conn: Connection, db: Database) -> None:
+    """Per-scope token document frequencies, for the IDF-weighted pooling of static embedders."""
+    SQLModel.metadata.create_all(conn, tables=[models.TokenStatsRow.__table__])
+
+
 MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_keyword_index, m003_word_index,
-                                                            m004_fact_counts, m005_pg_trgm]
+                                                            m004_fact_counts, m005_pg_trgm, m006_token_stats]
 
 
 def migrate(db: Database) -> list[str]:

@@ -187,3 +187,16 @@ class EmbeddingRow(SQLModel, table=True):
     dim: int
     text_hash: str = Field(max_length=64)
     vector: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+
+
+class TokenStatsRow(SQLModel, table=True):
+    """How many of a scope's items hold each token of an embedder's vocabulary, at one moment: the inverse
+    document frequencies that token-weighted embedders pool with. `version` changes with every snapshot."""
+
+    __tablename__ = "token_stats"
+    user_id: str = Field(max_length=64, primary_key=True)
+    agent_name: str = Field(max_length=64, primary_key=True)
+    model: str = Field(max_length=128, primary_key=True)
+    items: int
+    version: str = Field(max_length=64)
+    df: bytes = Field(sa_column=Column(LargeBinary, nullable=False))  # int32, one per vocabulary entry

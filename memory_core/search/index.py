@@ -42,8 +42,9 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-
 VECTOR_WEIGHT = 0.5
 # Token-weighted embedders pool with the scope's inverse document frequencies, from a snapshot that is
 # taken again once the scope has doubled or halved; a new snapshot re-embeds the scope. Above this many
-# items, a search leaves that to the worker's back-fill rather than wait for it.
-REFRESH_ON_REQUEST = 20_000
+# items (re-pooled in under a second here), a search leaves that to the worker's back-fill rather than
+# wait. An older snapshot still weighs well: on LoCoMo, one taken at a tenth of a conversation lost nothing.
+REFRESH_ON_REQUEST = 5_000
 
 
 @dataclass(frozen=True)

@@ -123,6 +123,7 @@ def test_search_page_finds(app_env):
     at = page("search")
     at.text_input(key="search_q").input("surfing").run()
     assert not at.exception and "surfing" in at.dataframe[0].value["text"].iloc[0]
+    assert any("token frequencies (snapshot of 1 item)" in c.value for c in at.caption)
 
 
 def test_search_hits_link_to_their_source_pages(app_env):

@@ -258,6 +258,20 @@ class SearchIndex:
                 self._weights[(scope, model)] = cached
         return cached
 
+    def describe(self, scope: Scope) -> str:
+        """One line on how the scope's vectors are made, for people (the Search page shows it)."""
+        model = self.embedder.model_name
+        if not hasattr(self.embedder, "token_ids"):
+            return f"Vectors: {model}."
+        with self.db.read() as s:
+            items = s.execute(select(TokenStatsRow.items).where(
+                TokenStatsRow.user_id == scope.user_id, TokenStatsRow.agent_name == scope.agent_name,
+                TokenStatsRow.model == model)).scalar()
+        if items is None:
+            return f"Vectors: {model}, weighted by this scope's token frequencies once it is first searched."
+        return (f"Vectors: {model}, weighted by this scope's token frequencies "
+                f"(snapshot of {items:,} item{'s' if items != 1 else ''}).")
+
     def _snapshot(self, scope: Scope, model: str) -> tuple[str, np.ndarray]:
         texts = [t for _, t in self._items(scope)]
         df = np.zeros(self.embedder.vocab_size, dtype=np.int32)

@@ -206,7 +206,8 @@ class SearchIndex:
             have = dict(s.execute(select(EmbeddingRow.owner, EmbeddingRow.text_hash).where(
                 EmbeddingRow.user_id == scope.user_id, EmbeddingRow.agent_name == scope.agent_name,
                 EmbeddingRow.model == model)).all())
-        todo = [(owner, t, h) for owner, t in items if have.get(owner) != (h := _sha(f"{version}\0{t}" if version else t))]
+        todo = [(owner, t, digest) for owner, t in items
+                if have.get(owner) != (digest := _sha(f"{version}\0{t}" if version else t))]
         orphans = set(have) - {owner for owner, _ in items}
         for i in range(0, len(todo), batch):
             part = todo[i:i + batch]

@@ -312,6 +312,10 @@ class Memory:
                **options: Any) -> list[SearchHit]:
         return self.index.search(make_scope(user_id, agent_name), query, k, **options)
 
+    def search_info(self, *, user_id: str = "default", agent_name: str = "default") -> str:
+        """One line on how the scope's search vectors are made (model, token-frequency snapshot)."""
+        return self.index.describe(make_scope(user_id, agent_name))
+
 
 _live: "weakref.WeakSet[Memory]" = weakref.WeakSet()
 _exit_lock = threading.Lock()

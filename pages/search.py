@@ -4,7 +4,6 @@ import pandas as pd
 import streamlit as st
 
 from memory_core.dashboard import ensure_entrypoint, get_memory, scope
-from memory_core.scope import make_scope
 
 ensure_entrypoint()
 memory = get_memory()
@@ -19,7 +18,7 @@ if query.strip():
         st.info("Nothing found.")
     st.dataframe(pd.DataFrame([{"score": h.score, "kind": h.kind, "ref": h.ref, "text": h.text, "source": h.source}
                                for h in hits]), hide_index=True, width="stretch")
-    st.caption(memory.index.describe(make_scope(**scope())))
+    st.caption(memory.search_info(**scope()))
     for h in hits[:5]:
         with st.expander(f"{h.kind} · {h.ref} · {h.score:.4f}"):
             st.markdown(h.text)

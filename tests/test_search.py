@@ -167,6 +167,7 @@ def test_idf_snapshot_is_renewed_as_the_scope_grows(tmp_path, database_url):
         with m.db.read() as s:
             row = s.get(TokenStatsRow, ("default", "default", m.embedder.model_name))
             assert row.items == 12 and row.version == second
+        assert "snapshot of 12 items" in m.search_info()
         hit = m.search("User fact number 7 about cooking", k=1, mode="vector")[0]
         assert hit.text == "User fact number 7 about cooking" and hit.score > 0.99  # query pooled like the items
     with make_memory(tmp_path, database_url, embedder=WordLlamaEmbedder()) as m:  # another process: same snapshot

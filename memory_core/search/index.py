@@ -200,8 +200,8 @@ class SearchIndex:
         count = self._item_count(scope)
         if not force and self._embedded.get(scope) == count:
             return 0
-        version, weights = self._weighting(scope, count if force or count <= REFRESH_ON_REQUEST else None)
         items = self._items(scope)
+        version, weights = self._weighting(scope, count if force or count <= REFRESH_ON_REQUEST else None, items)
         with self.db.read() as s:
             have = dict(s.execute(select(EmbeddingRow.owner, EmbeddingRow.text_hash).where(
                 EmbeddingRow.user_id == scope.user_id, EmbeddingRow.agent_name == scope.agent_name,
@@ -231,22 +231,28 @@ class SearchIndex:
     def _embed(self, texts: list[str], weights: np.ndarray | None) -> np.ndarray:
         return self.embedder.embed(texts) if weights is None else self.embedder.embed(texts, weights=weights)
 
-    def _weighting(self, scope: Scope, count: int | None) -> tuple[str, np.ndarray | None]:
+    def _stats_of(self, scope: Scope) -> tuple:
+        """The WHERE clause of the scope's `token_stats` row for the current embedder."""
+        return (TokenStatsRow.user_id == scope.user_id, TokenStatsRow.agent_name == scope.agent_name,
+                TokenStatsRow.model == self.embedder.model_name)
+
+    def _weighting(self, scope: Scope, count: int | None,
+                   items: list[tuple[str, str]] | None = None) -> tuple[str, np.ndarray | None]:
         """The scope's IDF snapshot for a token-weighted embedder: (version, weights), or ("", None).
 
         A snapshot is taken when there is none, or, given the scope's item `count`, when the scope has
-        doubled or halved since the last one. Its version goes into every vector's text hash, so a new
-        snapshot re-embeds the scope and a query is always pooled like the items it is compared with.
+        doubled or halved since the last one (from `items` when the caller has read them already). Its
+        version goes into every vector's text hash, so a new snapshot re-embeds the scope and a query is
+        always pooled like the items it is compared with.
         """
         if not hasattr(self.embedder, "token_ids"):
             return "", None
         model = self.embedder.model_name
-        where = (TokenStatsRow.user_id == scope.user_id, TokenStatsRow.agent_name == scope.agent_name,
-                 TokenStatsRow.model == model)
+        where = self._stats_of(scope)
         with self.db.read() as s:
             row = s.execute(select(TokenStatsRow.version, TokenStatsRow.items).where(*where)).first()
         if row is None or (count is not None and drifted(row.items, count)):
-            return self._snapshot(scope, model)
+            return self._snapshot(scope, items if items is not None else self._items(scope))
         with self._lock:
             cached = self._weights.get((scope, model))
         if cached is None or cached[0] != row.version:
@@ -265,16 +271,15 @@ class SearchIndex:
         if not hasattr(self.embedder, "token_ids"):
             return f"Vectors: {model}."
         with self.db.read() as s:
-            items = s.execute(select(TokenStatsRow.items).where(
-                TokenStatsRow.user_id == scope.user_id, TokenStatsRow.agent_name == scope.agent_name,
-                TokenStatsRow.model == model)).scalar()
+            items = s.execute(select(TokenStatsRow.items).where(*self._stats_of(scope))).scalar()
         if items is None:
             return f"Vectors: {model}, weighted by this scope's token frequencies once it is first searched."
         return (f"Vectors: {model}, weighted by this scope's token frequencies "
                 f"(snapshot of {items:,} item{'s' if items != 1 else ''}).")
 
-    def _snapshot(self, scope: Scope, model: str) -> tuple[str, np.ndarray]:
-        texts = [t for _, t in self._items(scope)]
+    def _snapshot(self, scope: Scope, items: list[tuple[str, str]]) -> tuple[str, np.ndarray]:
+        model = self.embedder.model_name
+        texts = [t for _, t in items]
         df = np.zeros(self.embedder.vocab_size, dtype=np.int32)
         ids = [np.unique(np.asarray(t, dtype=np.int64)) for t in self.embedder.token_ids(texts)]
         if ids:

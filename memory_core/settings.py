@@ -62,6 +62,8 @@ class Settings:
     dream_max_block_tokens: int = 2_000
     dream_daily_cost_cap_tokens: int = 200_000
     max_fact_chars: int = 2_000
+    # limits: one daily append, a MEMORY.md write, a summary or a plan larger than this is refused
+    max_document_chars: int = 200_000
 
     def __post_init__(self) -> None:
         self.home = Path(self.home)
@@ -74,7 +76,7 @@ class Settings:
         self.database_url = normalise_database_url(self.database_url)
         if not 0.0 <= float(self.fact_confidence_threshold) <= 1.0:
             raise ValueError("fact_confidence_threshold must be between 0 and 1")
-        for name in ("max_facts", "max_injection_tokens", "queue_max_depth", "dream_max_bullets"):
+        for name in ("max_facts", "max_injection_tokens", "queue_max_depth", "dream_max_bullets", "max_document_chars"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be at least 1")
         if self.debounce_seconds < 0 or self.rate_limit_seconds < 0:

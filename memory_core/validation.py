@@ -1,0 +1,28 @@
+"""Checks on text that enters memory: the same refusals on every database, before anything is written."""
+
+from __future__ import annotations
+
+import re
+
+# A lone surrogate cannot be encoded as UTF-8: SQLite would store it mangled and PostgreSQL refuses it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_text(value: object, field: str, max_chars: int | None = None, *, allow_empty: bool = True) -> str:
+    """Return `value` if it is storable text, else raise ValueError naming `field`.
+
+    Refused everywhere alike: a non-string, NUL characters (PostgreSQL cannot store them), lone
+    surrogates (not UTF-8), and more than `max_chars` characters.
+    """
+    if not isinstance(value, str):
+        raise ValueError(f"{field} must be a string; got {type(value).__name__}")
+    if max_chars is not None and len(value) > max_chars:
+        raise ValueError(f"{field} is {len(value):,} characters; the limit is {max_chars:,} (max_document_chars)"
+                         if max_chars >= 10_000 else f"{field} is {len(value):,} characters; the limit is {max_chars:,}")
+    if "\x00" in value:
+        raise ValueError(f"{field} contains a NUL character, which cannot be stored")
+    if _SURROGATE.search(value):
+        raise ValueError(f"{field} contains a lone surrogate (not valid Unicode text)")
+    if not allow_empty and not value.strip():
+        raise ValueError(f"{field} must not be empty")
+    return value

@@ -23,3 +23,10 @@ class QueueFullError(MemoryCoreError):
 
 class IngestError(MemoryCoreError):
     """An uploaded or pasted conversation cannot be parsed."""
+
+
+class InvalidIdError(KeyError, ValueError, MemoryCoreError):
+    """An id that is not even well formed (not a string, say): unknown, and a bad argument, at once."""
+
+    def __str__(self) -> str:  # KeyError's str() would quote the message
+        return str(self.args[0]) if self.args else ""

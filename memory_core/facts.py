@@ -5,14 +5,19 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
-from .clock import iso_utc
-from .scope import make_scope
+from .clock import iso_utc, utc
+from .errors import InvalidIdError
+from .scope import Scope, make_scope
+from .validation import check_text
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from .settings import Settings
     from .store.fact_store import FactStore
 
@@ -33,6 +38,18 @@ class Fact:
     agent_name: str
     source: str | None = None
     thread_id: str | None = None
+    valid_from: datetime | None = None  # always set on facts read from the store
+    invalid_at: datetime | None = None
+    superseded_by: str | None = None
+    invalid_reason: str | None = None
+
+    @property
+    def valid(self) -> bool:
+        return self.invalid_at is None
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.user_id, self.agent_name)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -43,6 +60,9 @@ class Fact:
             "createdAt": iso_utc(self.created_at),
             "updatedAt": iso_utc(self.updated_at),
             "source": self.source,
+            "validFrom": iso_utc(self.valid_from or self.created_at),
+            "invalidAt": iso_utc(self.invalid_at) if self.invalid_at else None,
+            "supersededBy": self.superseded_by,
         }
 
 
@@ -56,17 +76,24 @@ class AuditEntry:
     at: datetime
     user_id: str
     agent_name: str
+    actor: str | None = None
+
+
+def normalise_for_key(content: str) -> str:
+    """What two facts must share to be duplicates: NFKC (fullwidth letters, ligatures, composed accents),
+    without invisible format characters (zero-width spaces, BOM, soft hyphens), white space folded, casefolded."""
+    text = unicodedata.normalize("NFKC", content)
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    return unicodedata.normalize("NFKC", " ".join(text.split()).casefold())
 
 
 def content_key(content: str) -> str:
-    """The dedup key: casefolded content with runs of white space folded, hashed to a fixed width."""
-    return hashlib.sha256(" ".join(content.split()).casefold().encode("utf-8")).hexdigest()
+    """The dedup key: the normalised content, hashed to a fixed width."""
+    return hashlib.sha256(normalise_for_key(content).encode("utf-8")).hexdigest()
 
 
 def validate_content(content: object, max_chars: int = 2000) -> str:
-    if not isinstance(content, str):
-        raise ValueError(f"content must be a string; got {type(content).__name__}")
-    content = content.strip()
+    content = check_text(content, "content").strip()
     if not content:
         raise ValueError("content must not be empty")
     if len(content) > max_chars:
@@ -89,12 +116,41 @@ def validate_confidence(confidence: object) -> float:
     return value
 
 
-class Facts:
-    """`memory.facts`: CRUD with dedup, threshold and max_facts eviction."""
+def validate_fact_id(fact_id: object) -> str:
+    """A fact id is a string; anything else is an unknown id and a bad argument at once (InvalidIdError)."""
+    if not isinstance(fact_id, str):
+        raise InvalidIdError(f"a fact id is a string like 'fact_0a1b2c3d'; got {type(fact_id).__name__}")
+    return fact_id
 
-    def __init__(self, store: "FactStore", settings: "Settings") -> None:
+
+def validate_reason(reason: object) -> str | None:
+    if reason is None:
+        return None
+    return check_text(reason, "reason", 1000).strip() or None
+
+
+def validate_source(source: object) -> str | None:
+    if source is None:
+        return None
+    return check_text(source, "source", 256)
+
+
+def validate_as_of(as_of: object) -> datetime | None:
+    if as_of is None:
+        return None
+    if not isinstance(as_of, datetime):
+        raise ValueError(f"as_of must be a datetime; got {type(as_of).__name__}")
+    return utc(as_of)
+
+
+class Facts:
+    """`memory.facts`: CRUD with dedup, threshold, max_facts eviction, validity and merging."""
+
+    def __init__(self, store: "FactStore", settings: "Settings",
+                 embed: Callable[[list[str]], "np.ndarray"] | None = None) -> None:
         self._store = store
         self._settings = settings
+        self._embed = embed
 
     def add(
         self,
@@ -117,30 +173,30 @@ class Facts:
         self, content: str, category: str, confidence: float, *, user_id: str = "default",
         agent_name: str = "default", source: str | None = None, thread_id: str | None = None,
     ) -> tuple[Fact | None, str | None]:
+        """`add()`, also saying why nothing was stored: (fact, None) or (None, "duplicate"|"low_confidence")."""
         scope = make_scope(user_id, agent_name)
         content = validate_content(content, self._settings.max_fact_chars)
         category = validate_category(category)
         confidence = validate_confidence(confidence)
-        if source is not None and (not isinstance(source, str) or len(source) > 256):
-            raise ValueError("source must be a string of at most 256 characters")
-        threshold = self._settings.fact_confidence_threshold
-        if confidence < threshold:
-            log.info("skipped low-confidence fact (%.2f < %.2f) in %s: %.80s", confidence, threshold, scope.key, content)
-            return None, "low_confidence"
-        fact = self._store.add(scope, content, category, confidence, source, thread_id, self._settings.max_facts)
-        if fact is None:
-            log.info("skipped duplicate fact in %s: %.80s", scope.key, content)
-            return None, "duplicate"
-        return fact, None
+        source = validate_source(source)
+        if thread_id is not None:
+            check_text(thread_id, "thread_id", 256)
+        with self._store.transaction(scope) as tx:
+            return tx.add(content, category, confidence, source=source, thread_id=thread_id,
+                          threshold=self._settings.fact_confidence_threshold, max_facts=self._settings.max_facts)
 
     def get(self, fact_id: str) -> Fact:
-        return self._store.get(fact_id)
+        """Any fact by id, valid or not. KeyError if unknown."""
+        return self._store.get(validate_fact_id(fact_id))
 
-    def list(self, *, user_id: str = "default", agent_name: str = "default", category: str | None = None) -> list[Fact]:
+    def list(self, *, user_id: str = "default", agent_name: str = "default", category: str | None = None,
+             include_invalid: bool = False, as_of: datetime | None = None) -> list[Fact]:
+        """The scope's valid facts, confidence descending; all of them with `include_invalid`, or those
+        that were valid at `as_of` ("what did we believe on that day")."""
         scope = make_scope(user_id, agent_name)
         if category is not None:
             validate_category(category)
-        return self._store.list(scope, category)
+        return self._store.list(scope, category, include_invalid=bool(include_invalid), as_of=validate_as_of(as_of))
 
     def update(
         self, fact_id: str, *, content: str | None = None, category: str | None = None, confidence: float | None = None
@@ -152,16 +208,74 @@ class Facts:
             changes["category"] = validate_category(category)
         if confidence is not None:
             changes["confidence"] = validate_confidence(confidence)
-        return self._store.update(fact_id, changes)
+        return self._store.update(validate_fact_id(fact_id), changes)
 
     def delete(self, fact_id: str) -> None:
-        self._store.delete(fact_id)
+        """Remove a fact for good (audited). To record that it stopped being true, `invalidate` it instead."""
+        self._store.delete(validate_fact_id(fact_id))
+
+    def supersede(self, fact_id: str, content: str, *, category: str | None = None, confidence: float | None = None,
+                  reason: str | None = None) -> Fact:
+        """Replace a valid fact by a new one: the new fact is added (category and confidence default to the
+        old one's) and the old one is invalid from now on, pointing at it. If the new text is already a valid
+        fact of the scope, that fact is the replacement. Returns the new (or existing) fact."""
+        fact_id = validate_fact_id(fact_id)
+        content = validate_content(content, self._settings.max_fact_chars)
+        if category is not None:
+            validate_category(category)
+        if confidence is not None:
+            validate_confidence(confidence)
+        reason = validate_reason(reason)
+        old = self._store.get(fact_id)
+        with self._store.transaction(old.scope) as tx:
+            fact, _new = tx.supersede(fact_id, content, category=category, confidence=confidence, reason=reason,
+                                      threshold=self._settings.fact_confidence_threshold,
+                                      max_facts=self._settings.max_facts)
+        return fact
+
+    def invalidate(self, fact_id: str, *, reason: str | None = None) -> Fact:
+        """Mark a fact as no longer true from now on. It is kept (and audited), but no longer listed,
+        injected, searched or deduplicated against. Invalidating an invalid fact changes nothing."""
+        fact_id = validate_fact_id(fact_id)
+        reason = validate_reason(reason)
+        old = self._store.get(fact_id)
+        with self._store.transaction(old.scope) as tx:
+            return tx.invalidate(fact_id, reason=reason)
+
+    def merge(self, keep_id: str, drop_id: str) -> Fact:
+        """Merge two valid facts of one scope: `drop_id` is superseded by `keep_id`, which keeps the higher
+        confidence of the two. Returns the kept fact."""
+        keep_id, drop_id = validate_fact_id(keep_id), validate_fact_id(drop_id)
+        if keep_id == drop_id:
+            raise ValueError("cannot merge a fact with itself")
+        keep = self._store.get(keep_id)
+        if self._store.get(drop_id).scope != keep.scope:
+            raise KeyError(drop_id)  # another scope's id is unknown here
+        with self._store.transaction(keep.scope) as tx:
+            return tx.merge(keep_id, drop_id)
+
+    def near_duplicates(self, *, user_id: str = "default", agent_name: str = "default",
+                        threshold: float = 0.9) -> list[tuple[Fact, Fact, float]]:
+        """Pairs of valid facts of the scope that say the same thing (embedding similarity plus lexical
+        overlap, negations and different values vetoed), most similar first."""
+        from .duplicates import find_near_duplicates
+
+        threshold = validate_confidence(threshold)
+        facts = self.list(user_id=user_id, agent_name=agent_name)
+        if len(facts) < 2 or self._embed is None:
+            return []
+        vectors = self._embed([f.content for f in facts])
+        return [(facts[i], facts[j], score) for i, j, score in find_near_duplicates(
+            [f.content for f in facts], vectors, threshold)]
 
     def count(self, *, user_id: str = "default", agent_name: str = "default") -> int:
+        """Valid facts in the scope."""
         return self._store.count(make_scope(user_id, agent_name))
 
     def history(self, fact_id: str | None = None, *, user_id: str = "default", agent_name: str = "default",
                 limit: int = 500) -> list[AuditEntry]:
         """The audit log of one fact (any scope), or of a whole scope, newest first."""
+        if fact_id is not None:
+            validate_fact_id(fact_id)
         scope = None if fact_id else make_scope(user_id, agent_name)
         return self._store.audit(fact_id=fact_id, scope=scope, limit=limit)

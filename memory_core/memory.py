@@ -11,29 +11,37 @@ import threading
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+from .access import Access
+from .actors import acting_as, current_actor
 from .clock import Clock, SystemClock, UTCClock
 from .documents import DatabaseDocumentStore, LocalDocumentStore, export_documents
-from .extraction import HeuristicExtractor, LLMExtractor
-from .facts import Fact, Facts
+from .extraction import ExtractionReply, HeuristicExtractor, LLMExtractor
+from .facts import Fact, Facts, content_key, validate_category, validate_confidence, validate_content
 from .injection import InjectionReport, build_injection
 from .leases import Leases
 from .llm.base import ChatModel
 from .plans import Plans
-from .queue import UpdateQueue, validate_messages
+from .messages import strip_scheduled_pairs, validate_messages
+from .queue import UpdateQueue, validate_thread_id
 from .scope import DEFAULT_SCOPE, Scope, make_scope
 from .search.embedders import Embedder, OpenAIEmbedder, WordLlamaEmbedder
 from .search.index import SearchHit, SearchIndex
 from .settings import Settings
 from .store.db import Database
-from .store.fact_store import FactStore
-from .tiers.context import ContextManager, ContextSession, strip_scheduled_pairs
+from .store.fact_store import FactStore, FactTransaction
+from .tiers.context import ContextManager, ContextSession
 from .tiers.core import CoreTier
 from .tiers.daily import DailyTier
 from .tiers.dream import DeepDream, DeterministicConsolidator, DreamResult, LLMConsolidator
 from .tiers.summarizer import ExtractiveSummarizer, LLMSummarizer
+from .validation import check_text
 from .worker import Worker, WorkerStatus
+
+if TYPE_CHECKING:
+    from .scoped import ScopedMemory
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +50,8 @@ log = logging.getLogger(__name__)
 class UpdateResult:
     added: list[Fact] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (content, duplicate|low_confidence|invalid)
-    removed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)  # ids invalidated (factsToRemove)
+    superseded: list[tuple[str, str]] = field(default_factory=list)  # (old id, new id)
     summaries_updated: list[str] = field(default_factory=list)
     offline: bool = False
     input_tokens: int = 0
@@ -81,7 +90,7 @@ class Memory:
         self.embedder = embedder
 
         self._store = FactStore(self.db, self.clock)
-        self.facts = Facts(self._store, self.settings)
+        self.facts = Facts(self._store, self.settings, embed=self._embed_plain)
         if self.settings.documents_in_database:
             self.documents = DatabaseDocumentStore(self.db, self.clock)
         else:
@@ -92,9 +101,10 @@ class Memory:
         self.core = CoreTier(self.documents, self.db, self.clock)
         consolidator = LLMConsolidator(llm) if llm else DeterministicConsolidator()
         self.dreamer = DeepDream(self.settings, self.db, self.clock, self.daily, self.core, consolidator)
-        self.plans = Plans(self.db, self.clock)
+        self.plans = Plans(self.db, self.clock, max_chars=self.settings.max_document_chars)
+        self.access = Access(self.db, self.clock, self.settings)
         self.contexts = ContextManager(self, self.settings.context_sessions_max, self.settings.context_budget_tokens)
-        self.queue = UpdateQueue(self)
+        self.queue = UpdateQueue(self.settings, self.db, self.clock, apply=self._apply_queued, on_enqueue=self.start)
         self.leases = Leases(self.db, self.clock, self.queue.worker_id)
         self.worker = Worker(self)
         self._closed = False
@@ -137,6 +147,20 @@ class Memory:
 
     def status(self) -> WorkerStatus:
         return self.worker.status()
+
+    def acting_as(self, actor: str | None) -> AbstractContextManager[None]:
+        """`with memory.acting_as("dashboard:ana@acme.com"):` records that actor with every change made inside
+        the block, in this thread (audit entries, MEMORY.md versions, queued updates)."""
+        return acting_as(actor)
+
+    def scoped(self, *, user_id: str = "default", agent_name: str = "default", role: str = "admin",
+               actor: str | None = None) -> "ScopedMemory":
+        """The memory of one scope, with no way to reach another. `role` (viewer, editor, admin) limits what
+        the view may change (a write it lacks the right for raises PermissionError); `actor`, when given, is
+        recorded with every change made through the view."""
+        from .scoped import ScopedMemory
+
+        return ScopedMemory(self, make_scope(user_id, agent_name), role, actor)
 
     # -- scopes and workspaces -------------------------------------------------------------------
 
@@ -188,42 +212,131 @@ class Memory:
                agent_name: str = "default") -> UpdateResult:
         """Extract facts from a conversation with the LLM (or offline heuristics) and persist them.
 
-        Raises LLMError when the LLM fails and LLMReplyError when its reply is unusable; in both cases
-        nothing stored changes.
+        Applied whole or not at all: invalidations, new facts, supersessions and summaries go in one
+        transaction. Raises ValueError for bad input (before any LLM call), LLMError when the LLM fails and
+        LLMReplyError when its reply is unusable; in every case nothing stored changes.
         """
         scope = make_scope(user_id, agent_name)
-        if not isinstance(thread_id, str) or not thread_id:
-            raise ValueError("thread_id must be a non-empty string")
-        messages = strip_scheduled_pairs(validate_messages(messages))
+        thread_id = validate_thread_id(thread_id)
+        messages = strip_scheduled_pairs(validate_messages(messages, self.settings.max_conversation_chars))
         current = self.memory_data(user_id=scope.user_id, agent_name=scope.agent_name)
         reply = self.extractor.extract(messages, current)  # may raise: nothing written yet
         result = UpdateResult(offline=self.offline, input_tokens=reply.input_tokens, output_tokens=reply.output_tokens)
         result.skipped.extend((content, "invalid") for content, _why in reply.invalid)
         for content, why in reply.invalid:
             log.info("skipped invalid extracted fact (%s): %.80s", why, content)
-        result.removed = self._store.remove_in_scope(scope, reply.remove_ids, f"contradicted in thread {thread_id}")
-        for candidate in reply.facts:
+        with self._store.transaction(scope) as tx:
+            self._apply_reply(tx, reply, thread_id, result)
+        return result
+
+    def _apply_reply(self, tx: FactTransaction, reply: ExtractionReply, thread_id: str, result: UpdateResult) -> None:
+        """The writes of one update, inside its transaction."""
+        settings = self.settings
+        source = f"thread:{thread_id}"[:256]
+        for fact_id in reply.remove_ids:
             try:
-                fact, reason = self.facts.add_with_reason(
-                    candidate.content, candidate.category, candidate.confidence, user_id=scope.user_id,
-                    agent_name=scope.agent_name, source=f"thread:{thread_id}"[:256], thread_id=thread_id)
+                if tx.row(fact_id).invalid_at is None:
+                    tx.invalidate(fact_id, reason=f"contradicted in thread {thread_id}"[:1000])
+                    result.removed.append(fact_id)
+            except KeyError:
+                continue  # another scope's id, or made up: ignored
+        stored: dict[int, str] = {}  # candidate index -> the id of the fact that now says it
+        for index, candidate in enumerate(reply.facts):
+            try:
+                content = validate_content(candidate.content, settings.max_fact_chars)
+                category = validate_category(candidate.category)
+                confidence = validate_confidence(candidate.confidence)
             except ValueError:
-                result.skipped.append((candidate.content, "invalid"))
+                result.skipped.append((str(candidate.content)[:200], "invalid"))
                 continue
+            if confidence < settings.fact_confidence_threshold:
+                log.info("skipped low-confidence fact (%.2f) in %s: %.80s", confidence, tx.scope.key, content)
+                result.skipped.append((content, "low_confidence"))
+                continue
+            targets = self._valid_targets(tx, getattr(candidate, "supersedes", ()), stored)
+            if targets:
+                first, rest = targets[0], targets[1:]
+                try:
+                    new, created = tx.supersede(first, content, category=category, confidence=confidence,
+                                                reason=f"corrected in thread {thread_id}"[:1000], source=source,
+                                                thread_id=thread_id, max_facts=settings.max_facts)
+                except ValueError:  # the same text as the fact it would replace: nothing to change
+                    result.skipped.append((content, "duplicate"))
+                    stored[index] = first
+                    continue
+                result.superseded.append((first, new.id))
+                for other in rest:
+                    tx._end(tx.row(other), "superseded", f"corrected in thread {thread_id}"[:1000], superseded_by=new.id)
+                    result.superseded.append((other, new.id))
+                if created:
+                    result.added.append(new)
+                stored[index] = new.id
+                continue
+            fact, reason = tx.add(content, category, confidence, source=source, thread_id=thread_id,
+                                  max_facts=settings.max_facts)
             if fact is not None:
                 result.added.append(fact)
+                stored[index] = fact.id
             else:
-                result.skipped.append((candidate.content, reason or "duplicate"))
-        if reply.summaries:
-            self._store.set_summaries(scope, reply.summaries)
-            result.summaries_updated = sorted(reply.summaries)
+                result.skipped.append((content, reason or "duplicate"))
+                existing = tx.valid_with_key(content_key(content))
+                if existing is not None:
+                    stored[index] = existing.id
+        summaries = {}
+        for key, text in reply.summaries.items():
+            try:
+                summaries[key] = check_text(text, f"summary {key}", settings.max_document_chars)
+            except ValueError as exc:
+                log.info("skipped an unusable extracted summary: %s", exc)
+        if summaries:
+            tx.set_summaries(summaries)
+            result.summaries_updated = sorted(summaries)
+
+    @staticmethod
+    def _valid_targets(tx: FactTransaction, supersedes: Iterable[str], stored: dict[int, str]) -> list[str]:
+        """The ids a candidate supersedes that are valid facts of the scope ("#n": the n-th candidate)."""
+        targets: list[str] = []
+        for ref in supersedes or ():
+            if isinstance(ref, str) and ref.startswith("#") and ref[1:].isdigit():
+                ref = stored.get(int(ref[1:]), "")
+            if not isinstance(ref, str) or not ref or ref in targets:
+                continue
+            try:
+                if tx.row(ref).invalid_at is None:
+                    targets.append(ref)
+            except KeyError:
+                continue
+        return targets
+
+    def _apply_queued(self, messages: list[dict[str, str]], *, thread_id: str, user_id: str, agent_name: str,
+                      options: dict[str, Any]) -> UpdateResult:
+        """What the queue runs for one key: the update, and for imported conversations a daily block dated
+        when the conversation happened."""
+        result = self.update(messages, thread_id=thread_id, user_id=user_id, agent_name=agent_name)
+        when = options.get("when")
+        if when:
+            from datetime import datetime
+
+            summary = self.summarizer.summarize([m for m in messages if m["role"] in ("user", "assistant")])
+            if summary.strip():
+                self.daily.append(summary, title=str(options.get("title") or "Imported conversation")[:120],
+                                  when=datetime.fromisoformat(when), user_id=user_id, agent_name=agent_name)
         return result
+
+    def _embed_plain(self, texts: list[str]):
+        """Vectors for comparing texts with each other (near-duplicates): the embedder's plain pooling."""
+        return self.embedder.embed(texts)
 
     async def aupdate(self, messages: list[dict[str, str]], *, thread_id: str, user_id: str = "default",
                       agent_name: str = "default") -> UpdateResult:
         """`update()` for async agents: runs in the queue's thread pool, never blocking the event loop."""
-        return await asyncio.get_running_loop().run_in_executor(
-            self.queue.executor, lambda: self.update(messages, thread_id=thread_id, user_id=user_id, agent_name=agent_name))
+        actor = current_actor()
+
+        def run() -> UpdateResult:
+            with acting_as(actor):
+                return self.update(messages, thread_id=thread_id, user_id=user_id, agent_name=agent_name)
+
+        return await asyncio.get_running_loop().run_in_executor(self.queue.executor, run)
 
     def set_summaries(self, summaries: dict[str, str], *, user_id: str = "default", agent_name: str = "default") -> None:
         """Set user-context/history summaries by hand (workContext, personalContext, topOfMind, ...)."""
@@ -233,7 +346,9 @@ class Memory:
         unknown = set(summaries) - allowed
         if unknown:
             raise ValueError(f"unknown summary sections {sorted(unknown)}; allowed: {sorted(allowed)}")
-        self._store.set_summaries(make_scope(user_id, agent_name), {k: str(v).strip() for k, v in summaries.items()})
+        limit = self.settings.max_document_chars
+        checked = {k: check_text(v, f"summary {k}", limit).strip() for k, v in summaries.items()}
+        self._store.set_summaries(make_scope(user_id, agent_name), checked)
 
     def memory_data(self, *, user_id: str = "default", agent_name: str = "default") -> dict[str, Any]:
         scope = make_scope(user_id, agent_name)
@@ -291,14 +406,20 @@ class Memory:
         return self.documents.read(make_scope(user_id, agent_name), path)
 
     def apply_retention(self) -> list[str]:
-        """Remove daily logs older than daily_retention_days that a dream has consolidated."""
-        from datetime import date
+        """Remove daily logs older than daily_retention_days that a dream has consolidated, and invalid facts
+        older than invalid_fact_retention_days (0 keeps them forever)."""
+        from datetime import date, timedelta
 
         removed = []
         for scope in self.active_scopes():
             state = self.dreamer.state(scope)
             through = date.fromisoformat(state.consolidated_through) if state and state.consolidated_through else None
             removed += self.daily.remove_older_than(scope, self.settings.daily_retention_days, through)
+        days = self.settings.invalid_fact_retention_days
+        if days:
+            purged = self._store.purge_invalid(self.clock.now() - timedelta(days=days))
+            if purged:
+                removed.append(f"{purged} invalid fact(s) older than {days} days")
         return removed
 
     def export_documents(self, target: Path | str, *, user_id: str = "default", agent_name: str = "default") -> list[str]:

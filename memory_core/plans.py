@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select
 
 from .clock import utc
+from .errors import InvalidIdError
 from .scope import Scope, make_scope
 from .store.models import PlanRow
+from .validation import check_text
 
 if TYPE_CHECKING:
     from .clock import Clock
@@ -53,20 +55,23 @@ def _to_plan(row: PlanRow) -> Plan:
 class Plans:
     """`memory.plans`."""
 
-    def __init__(self, db: "Database", clock: "Clock") -> None:
+    def __init__(self, db: "Database", clock: "Clock", max_chars: int = 200_000) -> None:
         self.db = db
         self.clock = clock
+        self.max_chars = max_chars
 
     def start(self, name: str, steps: list[str], *, session_id: str, user_id: str = "default",
               agent_name: str = "default") -> Plan:
         """Start a plan; an active plan of the scope, if any, is finished first (one active plan per scope)."""
         scope = make_scope(user_id, agent_name)
-        if not isinstance(name, str) or not name.strip():
-            raise ValueError("name must not be empty")
-        if not isinstance(steps, list) or not steps or not all(isinstance(s, str) and s.strip() for s in steps):
-            raise ValueError("steps must be a non-empty list of non-empty strings")
-        if not isinstance(session_id, str) or not session_id:
-            raise ValueError("session_id must not be empty")
+        check_text(name, "name", 1000, allow_empty=False)
+        if not isinstance(steps, list) or not steps or len(steps) > 1000:
+            raise ValueError("steps must be a non-empty list of at most 1,000 non-empty strings")
+        for i, step in enumerate(steps):
+            check_text(step, f"steps[{i}]", allow_empty=False)
+        if len(name) + sum(len(s) for s in steps) > self.max_chars:
+            raise ValueError(f"the plan is over {self.max_chars:,} characters (max_document_chars)")
+        check_text(session_id, "session_id", 256, allow_empty=False)
         now = self.clock.now()
         with self.db.write(lock=f"plans:{scope.key}") as s:
             for row in s.execute(select(PlanRow).where(PlanRow.user_id == scope.user_id,
@@ -82,6 +87,8 @@ class Plans:
             return _to_plan(row)
 
     def get(self, plan_id: str) -> Plan:
+        if not isinstance(plan_id, str):
+            raise InvalidIdError(f"a plan id is a string like 'plan_0a1b2c3d'; got {type(plan_id).__name__}")
         with self.db.read() as s:
             row = s.get(PlanRow, plan_id)
         if row is None:
@@ -103,6 +110,8 @@ class Plans:
         return [_to_plan(r) for r in rows]
 
     def _change(self, plan_id: str, change) -> Plan:
+        if not isinstance(plan_id, str):
+            raise InvalidIdError(f"a plan id is a string like 'plan_0a1b2c3d'; got {type(plan_id).__name__}")
         with self.db.write(lock=f"plan:{plan_id}") as s:
             row = s.get(PlanRow, plan_id)
             if row is None:

@@ -3,7 +3,8 @@
 One row per (thread_id, user_id, agent_name) key. `add()` replaces the pending context of its key and
 pushes its due time to now + debounce_seconds; the worker processes due keys. A key is claimed with a
 conditional UPDATE, so among several processes on one database exactly one processes it. A failed
-update is retried with exponential backoff, then kept as `failed` with its error until retried.
+update is retried with exponential backoff, then kept as `failed` with its error until retried. Each row
+remembers who queued it, and the update is applied as that actor.
 """
 
 from __future__ import annotations
@@ -18,20 +19,26 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from sqlalchemy import delete, func, select, update
 
+from .actors import acting_as, current_actor
 from .clock import utc
 from .errors import QueueFullError
-from .llm.base import scrub
-from .scope import make_scope
+from .messages import validate_messages
+from .redact import scrub
+from .scope import Scope, make_scope
 from .store.models import PendingUpdateRow
+from .validation import check_text
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from .clock import Clock
+    from .settings import Settings
+    from .store.db import Database
 
 log = logging.getLogger(__name__)
+WORKER_ACTOR = "worker"
 
 
 @dataclass(frozen=True)
@@ -45,40 +52,30 @@ class QueueItem:
     due_at: datetime
     enqueued_at: datetime
     messages: int
+    actor: str | None = None
 
 
-def validate_messages(messages: Any) -> list[dict[str, str]]:
-    from .tiers.context import ROLES
-
-    if not isinstance(messages, list):
-        raise ValueError("messages must be a list of {'role', 'content'} dicts")
-    out = []
-    for i, m in enumerate(messages):
-        if not isinstance(m, dict) or m.get("role") not in ROLES:
-            raise ValueError(f"messages[{i}] must be a dict with a role among {ROLES}")
-        content = m.get("content")
-        if content is None:
-            content = ""
-        if not isinstance(content, str):
-            raise ValueError(f"messages[{i}].content must be a string")
-        out.append({"role": m["role"], "content": content})
-    return out
-
-
-def _validate_thread(thread_id: Any) -> str:
-    if not isinstance(thread_id, str) or not thread_id.strip() or len(thread_id) > 256:
+def validate_thread_id(thread_id: Any) -> str:
+    check_text(thread_id, "thread_id", 256)
+    if not thread_id.strip():
         raise ValueError("thread_id must be a non-empty string of at most 256 characters")
     return thread_id
+
+
+# apply(messages, thread_id=..., user_id=..., agent_name=..., options=...) runs one update.
+Apply = Callable[..., object]
 
 
 class UpdateQueue:
     """`memory.queue`."""
 
-    def __init__(self, memory: "Memory") -> None:
-        self.memory = memory
-        self.settings = memory.settings
-        self.db = memory.db
-        self.clock = memory.clock
+    def __init__(self, settings: "Settings", db: "Database", clock: "Clock", apply: Apply,
+                 on_enqueue: Callable[[], object] = lambda: None) -> None:
+        self.settings = settings
+        self.db = db
+        self.clock = clock
+        self._apply = apply
+        self._on_enqueue = on_enqueue  # starts the worker on first need
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self._executor: ThreadPoolExecutor | None = None
         self._executor_lock = threading.Lock()
@@ -99,12 +96,14 @@ class UpdateQueue:
 
     # -- enqueueing ------------------------------------------------------------------------------
 
-    def _upsert(self, messages: Any, thread_id: str, user_id: str, agent_name: str, delay: float) -> bool:
-        scope = make_scope(user_id, agent_name)
-        thread_id = _validate_thread(thread_id)
-        payload = json.dumps(validate_messages(messages))
+    def _upsert(self, messages: Any, thread_id: str, scope: Scope, delay: float,
+                options: dict[str, Any] | None = None) -> None:
+        thread_id = validate_thread_id(thread_id)
+        payload = json.dumps(validate_messages(messages, self.settings.max_conversation_chars))
+        extra = json.dumps(options) if options else None
         now = self.clock.now()
         due = now + timedelta(seconds=delay)
+        actor = current_actor()
         with self.db.write(lock=f"queue:{scope.key}:{thread_id}") as s:
             row = s.execute(select(PendingUpdateRow).where(
                 PendingUpdateRow.thread_id == thread_id, PendingUpdateRow.user_id == scope.user_id,
@@ -116,31 +115,32 @@ class UpdateQueue:
                     raise QueueFullError(f"the update queue holds {depth} keys (queue_max_depth); new keys are "
                                          "refused until it drains, while pending keys can still be replaced")
                 s.add(PendingUpdateRow(thread_id=thread_id, user_id=scope.user_id, agent_name=scope.agent_name,
-                                       messages=payload, status="pending", due_at=due, enqueued_at=now))
+                                       messages=payload, status="pending", due_at=due, enqueued_at=now,
+                                       actor=actor, options=extra))
             else:
                 row.messages, row.due_at, row.enqueued_at = payload, due, now
                 row.status, row.attempts, row.last_error = "pending", 0, None
+                row.actor, row.options = actor, extra
                 row.generation += 1
                 s.add(row)
-        return True
 
     def add(self, messages: list[dict[str, str]], *, thread_id: str, user_id: str = "default",
-            agent_name: str = "default") -> None:
+            agent_name: str = "default", options: dict[str, Any] | None = None) -> None:
         """Queue a conversation context; it is processed once its key has been quiet for debounce_seconds."""
         if not self.settings.enabled:
             return
-        self._upsert(messages, thread_id, user_id, agent_name, self.settings.debounce_seconds)
-        self.memory.start()
+        self._upsert(messages, thread_id, make_scope(user_id, agent_name), self.settings.debounce_seconds, options)
+        self._on_enqueue()
 
     def add_nowait(self, messages: list[dict[str, str]], *, thread_id: str, user_id: str = "default",
                    agent_name: str = "default") -> None:
         """Queue a context and start processing it at once, in a background thread."""
         if not self.settings.enabled:
             return
-        self._upsert(messages, thread_id, user_id, agent_name, 0.0)
         scope = make_scope(user_id, agent_name)
+        self._upsert(messages, thread_id, scope, 0.0)
         thread = threading.Thread(target=self._run_keys, args=([(thread_id, scope.user_id, scope.agent_name)],),
-                                  name=f"memory-update-{thread_id}", daemon=True)
+                                  name=f"memory-update-{thread_id[:40]}", daemon=True)
         with self._process_lock:
             self._threads.add(thread)
         thread.start()
@@ -148,8 +148,13 @@ class UpdateQueue:
     async def aadd(self, messages: list[dict[str, str]], *, thread_id: str, user_id: str = "default",
                    agent_name: str = "default") -> None:
         """`add()` for async agents: the database write runs in the executor, the event loop never waits."""
-        await asyncio.get_running_loop().run_in_executor(
-            self.executor, lambda: self.add(messages, thread_id=thread_id, user_id=user_id, agent_name=agent_name))
+        actor = current_actor()
+
+        def add() -> None:
+            with acting_as(actor):
+                self.add(messages, thread_id=thread_id, user_id=user_id, agent_name=agent_name)
+
+        await asyncio.get_running_loop().run_in_executor(self.executor, add)
 
     # -- processing ------------------------------------------------------------------------------
 
@@ -180,6 +185,11 @@ class UpdateQueue:
             rows = [r for r in rows if (r.thread_id, r.user_id, r.agent_name) in wanted]
         return [(r.pk, r.generation) for r in rows]
 
+    def _run_one(self, row: PendingUpdateRow) -> None:
+        with acting_as(row.actor or WORKER_ACTOR):
+            self._apply(json.loads(row.messages), thread_id=row.thread_id, user_id=row.user_id,
+                        agent_name=row.agent_name, options=json.loads(row.options) if row.options else {})
+
     def _process(self, pk: int, generation: int) -> bool:
         """Process one claimed row; True when the update was applied."""
         if not self._claim(pk, generation):
@@ -191,9 +201,7 @@ class UpdateQueue:
         with self._process_lock:
             self.in_flight += 1
         try:
-            future = self.executor.submit(self.memory.update, json.loads(row.messages), thread_id=row.thread_id,
-                                          user_id=row.user_id, agent_name=row.agent_name)
-            future.result()
+            self.executor.submit(self._run_one, row).result()
         except Exception as exc:
             self._failed(row, exc)
             return False
@@ -208,7 +216,7 @@ class UpdateQueue:
         return True
 
     def _failed(self, row: PendingUpdateRow, exc: Exception) -> None:
-        error = scrub(f"{type(exc).__name__}: {exc}", self.settings.llm_api_key)[:2000]
+        error = scrub(f"{type(exc).__name__}: {exc}", *self.settings.secrets())[:2000]
         self.last_error = error
         attempts = row.attempts + 1
         now = self.clock.now()
@@ -258,38 +266,46 @@ class UpdateQueue:
 
     # -- inspection ------------------------------------------------------------------------------
 
-    def pending(self) -> int:
-        """How many keys wait to be processed."""
-        with self.db.read() as s:
-            return s.execute(select(func.count()).select_from(PendingUpdateRow).where(
-                PendingUpdateRow.status.in_(("pending", "in_flight")))).scalar()
-
-    def items(self, status: str | None = None) -> list[QueueItem]:
-        query = select(PendingUpdateRow)
-        if status:
-            query = query.where(PendingUpdateRow.status == status)
-        with self.db.read() as s:
-            rows = s.execute(query.order_by(PendingUpdateRow.due_at)).scalars().all()
-        return [QueueItem(r.thread_id, r.user_id, r.agent_name, r.status, r.attempts, r.last_error, utc(r.due_at),
-                          utc(r.enqueued_at), len(json.loads(r.messages))) for r in rows]
-
-    def failed(self) -> list[QueueItem]:
-        return self.items("failed")
-
-    def retry(self, thread_id: str | None = None, *, user_id: str | None = None, agent_name: str | None = None) -> int:
-        """Put failed updates back in the queue (all, or one key); return how many."""
-        query = update(PendingUpdateRow).where(PendingUpdateRow.status == "failed")
-        if thread_id is not None:
-            query = query.where(PendingUpdateRow.thread_id == thread_id)
+    @staticmethod
+    def _where_scope(query, user_id: str | None, agent_name: str | None):
         if user_id is not None:
             query = query.where(PendingUpdateRow.user_id == user_id)
         if agent_name is not None:
             query = query.where(PendingUpdateRow.agent_name == agent_name)
+        return query
+
+    def pending(self, *, user_id: str | None = None, agent_name: str | None = None) -> int:
+        """How many keys wait to be processed (of one scope, when named)."""
+        query = select(func.count()).select_from(PendingUpdateRow).where(
+            PendingUpdateRow.status.in_(("pending", "in_flight")))
+        with self.db.read() as s:
+            return s.execute(self._where_scope(query, user_id, agent_name)).scalar()
+
+    def items(self, status: str | None = None, *, user_id: str | None = None,
+              agent_name: str | None = None) -> list[QueueItem]:
+        query = select(PendingUpdateRow)
+        if status:
+            query = query.where(PendingUpdateRow.status == status)
+        query = self._where_scope(query, user_id, agent_name)
+        with self.db.read() as s:
+            rows = s.execute(query.order_by(PendingUpdateRow.due_at)).scalars().all()
+        return [QueueItem(r.thread_id, r.user_id, r.agent_name, r.status, r.attempts, r.last_error, utc(r.due_at),
+                          utc(r.enqueued_at), len(json.loads(r.messages)), r.actor) for r in rows]
+
+    def failed(self, *, user_id: str | None = None, agent_name: str | None = None) -> list[QueueItem]:
+        return self.items("failed", user_id=user_id, agent_name=agent_name)
+
+    def retry(self, thread_id: str | None = None, *, user_id: str | None = None, agent_name: str | None = None) -> int:
+        """Put failed updates back in the queue (all, one scope's, or one key); return how many."""
+        query = update(PendingUpdateRow).where(PendingUpdateRow.status == "failed")
+        if thread_id is not None:
+            query = query.where(PendingUpdateRow.thread_id == thread_id)
+        query = self._where_scope(query, user_id, agent_name)
         with self.db.write() as s:
             result = s.execute(query.values(status="pending", attempts=0, due_at=self.clock.now()))
             count = result.rowcount
         if count:
-            self.memory.start()
+            self._on_enqueue()
         return count
 
     def close(self) -> None:

@@ -30,7 +30,7 @@ class Settings:
     """Every knob of memory_core. See API.md for the documented ones; the rest have safe defaults."""
 
     home: Path = Path("./memory_data")
-    database_url: str | None = None
+    database_url: str | None = field(default=None, repr=False)  # may hold a password
     enabled: bool = True
     debounce_seconds: float = 30.0
     fact_confidence_threshold: float = 0.5
@@ -38,7 +38,7 @@ class Settings:
     max_injection_tokens: int = 2000
     llm_model: str = "gpt-4o-mini"
     llm_api_key: str | None = field(default=None, repr=False)
-    llm_base_url: str | None = None
+    llm_base_url: str | None = field(default=None, repr=False)  # may hold credentials
     llm_timeout_seconds: float = 60.0
     llm_max_retries: int = 3
     timezone: str = field(default_factory=_local_timezone)
@@ -64,6 +64,13 @@ class Settings:
     max_fact_chars: int = 2_000
     # limits: one daily append, a MEMORY.md write, a summary or a plan larger than this is refused
     max_document_chars: int = 200_000
+    max_conversation_chars: int = 1_000_000  # one conversation given to update() or the queue
+    # validity: invalid (superseded) facts are kept this long, then purged by the worker (0: forever)
+    invalid_fact_retention_days: int = 365
+    # access: e-mails that are admin on every scope; what anonymous visitors of the dashboard get
+    admins: list[str] = field(default_factory=list)
+    anonymous_access: str | None = None  # full, sandbox, none; None: full locally, sandbox on a public host
+    sandbox_ttl_hours: float = 24.0
 
     def __post_init__(self) -> None:
         self.home = Path(self.home)
@@ -76,11 +83,21 @@ class Settings:
         self.database_url = normalise_database_url(self.database_url)
         if not 0.0 <= float(self.fact_confidence_threshold) <= 1.0:
             raise ValueError("fact_confidence_threshold must be between 0 and 1")
-        for name in ("max_facts", "max_injection_tokens", "queue_max_depth", "dream_max_bullets", "max_document_chars"):
+        for name in ("max_facts", "max_injection_tokens", "queue_max_depth", "dream_max_bullets", "max_document_chars",
+                     "max_conversation_chars"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be at least 1")
         if self.debounce_seconds < 0 or self.rate_limit_seconds < 0:
             raise ValueError("debounce_seconds and rate_limit_seconds must not be negative")
+        if isinstance(self.admins, str):
+            self.admins = [a for a in (x.strip() for x in self.admins.split(",")) if a]
+        self.admins = [str(a).strip().lower() for a in self.admins]
+        if self.anonymous_access is not None:
+            self.anonymous_access = str(self.anonymous_access).strip().lower() or None
+        if self.anonymous_access not in (None, "full", "sandbox", "none"):
+            raise ValueError("anonymous_access must be 'full', 'sandbox' or 'none'")
+        if self.invalid_fact_retention_days < 0:
+            raise ValueError("invalid_fact_retention_days must not be negative (0 keeps invalid facts forever)")
         if self.document_store not in ("auto", "files", "database"):
             raise ValueError("document_store must be 'auto', 'files' or 'database'")
         try:
@@ -106,6 +123,29 @@ class Settings:
     @property
     def tz(self) -> ZoneInfo:
         return ZoneInfo(self.timezone)
+
+    def secrets(self) -> list[str]:
+        """Every secret these settings hold (the API key, URL credentials, the database password), for
+        scrubbing text that might echo them."""
+        from sqlalchemy.engine import make_url
+
+        from .redact import url_secrets
+
+        found = [self.llm_api_key] if self.llm_api_key else []
+        found += url_secrets(self.llm_base_url)
+        try:
+            password = make_url(self.database_url).password
+        except Exception:  # an unparsable URL fails later, with its own error
+            password = None
+        if password:
+            found.append(str(password))
+        return found
+
+    def safe_llm_base_url(self) -> str | None:
+        """The LLM base URL with any credentials masked, for display."""
+        from .redact import mask_url
+
+        return mask_url(self.llm_base_url)
 
     def safe_database_url(self) -> str:
         """The database URL with any password masked, for display."""

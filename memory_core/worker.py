@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Callable
 
 import schedule
 
-from .llm.base import scrub
+from .actors import acting_as
+from .redact import scrub
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -66,12 +67,15 @@ class Worker:
             status.runs += 1
             status.last_run = self.memory.clock.now()
             try:
-                result = fn()
+                with acting_as(f"worker:{name}"):
+                    result = fn()
                 status.last_result = None if result is None else str(result)[:500]
             except Exception as exc:  # the worker survives any job
                 status.errors += 1
-                status.last_error = scrub(f"{type(exc).__name__}: {exc}", self.memory.settings.llm_api_key)[:1000]
-                log.error("worker job %s failed: %s\n%s", name, status.last_error, traceback.format_exc())
+                secrets = self.memory.settings.secrets()
+                status.last_error = scrub(f"{type(exc).__name__}: {exc}", *secrets)[:1000]
+                log.error("worker job %s failed: %s\n%s", name, status.last_error,
+                          scrub(traceback.format_exc(), *secrets))
 
         return run
 

@@ -19,7 +19,8 @@ def test_create_assigns_id_timestamps_and_persists(memory, tmp_path):
     assert re.fullmatch(r"fact_[0-9a-f]{8}", fact.id)
     assert fact.created_at.tzinfo is not None and fact.created_at.utcoffset().total_seconds() == 0
     d = fact.to_dict()
-    assert set(d) == {"id", "content", "category", "confidence", "createdAt", "updatedAt", "source"}
+    assert {"id", "content", "category", "confidence", "createdAt", "updatedAt", "source"} <= set(d)
+    assert d["validFrom"] == d["createdAt"] and d["invalidAt"] is None and d["supersededBy"] is None
     assert datetime.fromisoformat(d["createdAt"]).tzinfo is not None
     assert memory.facts.get(fact.id) == fact
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from ..redact import scrub  # noqa: F401  (re-exported: the adapters scrub their errors with it)
 
 
 @dataclass(frozen=True)
@@ -25,17 +26,3 @@ class ChatModel(Protocol):
         """
         ...
 
-
-_KEYLIKE = re.compile(r"\b(sk|rk|pk|key|api[-_]?key)[-_][A-Za-z0-9_\-\*\.]{4,}", re.IGNORECASE)
-_BEARER = re.compile(r"(Bearer\s+)\S+", re.IGNORECASE)
-
-
-def scrub(text: str, *secrets: str | None) -> str:
-    """Remove API keys (the configured ones, and anything shaped like a key) from a message."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-            if len(secret) > 8:
-                text = text.replace(secret[:8], "***").replace(secret[-6:], "***")
-    text = _BEARER.sub(r"\1***", text)
-    return _KEYLIKE.sub("***", text)

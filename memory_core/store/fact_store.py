@@ -1,29 +1,44 @@
-"""Facts, their audit log and the scope summaries, in SQL."""
+"""Facts, their audit log and the scope summaries, in SQL.
+
+Every change goes through a `FactTransaction`: one database transaction per call, serialised per scope, so
+that an update that adds, supersedes and invalidates several facts is applied whole or not at all.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
 import secrets
+from contextlib import contextmanager
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
-from sqlalchemy import select, text
+from sqlalchemy import or_, select, text
 from sqlalchemy.exc import IntegrityError
 
+from ..actors import current_actor
 from ..clock import Clock, iso_utc, utc
 from ..facts import AuditEntry, Fact, content_key
 from ..scope import Scope
 from .db import Database
 from .models import FactAuditRow, FactRow, SummaryRow
 
+log = logging.getLogger(__name__)
+
 SUMMARY_SECTIONS = {
     "user": ("workContext", "personalContext", "topOfMind"),
     "history": ("recentMonths", "earlierContext", "longTermBackground"),
 }
+ID_ATTEMPTS = 16  # fact ids are 32 random bits: a clash is rare, a second one in a row rarer still
 
 
 def new_fact_id() -> str:
     return "fact_" + secrets.token_hex(4)
+
+
+def invalid_key(fact_id: str) -> str:
+    """The dedup key of an invalid fact: unique, so that invalid facts never block their text coming back."""
+    return f"invalid:{fact_id}"
 
 
 def _to_fact(row: FactRow) -> Fact:
@@ -31,65 +46,198 @@ def _to_fact(row: FactRow) -> Fact:
         id=row.id, content=row.content, category=row.category, confidence=float(row.confidence),
         created_at=utc(row.created_at), updated_at=utc(row.updated_at), user_id=row.user_id,
         agent_name=row.agent_name, source=row.source, thread_id=row.thread_id,
+        valid_from=utc(row.valid_from or row.created_at), invalid_at=utc(row.invalid_at) if row.invalid_at else None,
+        superseded_by=row.superseded_by, invalid_reason=row.invalid_reason,
     )
 
 
 def _snapshot(row: FactRow) -> dict[str, Any]:
-    return {"content": row.content, "category": row.category, "confidence": float(row.confidence),
+    snap = {"content": row.content, "category": row.category, "confidence": float(row.confidence),
             "updatedAt": iso_utc(row.updated_at)}
+    if row.invalid_at is not None:
+        snap["invalidAt"] = iso_utc(row.invalid_at)
+        if row.superseded_by:
+            snap["supersededBy"] = row.superseded_by
+    return snap
+
+
+def _in_scope(scope: Scope) -> tuple:
+    return FactRow.user_id == scope.user_id, FactRow.agent_name == scope.agent_name
+
+
+class FactTransaction:
+    """The writes of one call, in one transaction of one scope. Obtained from `FactStore.transaction()`."""
+
+    def __init__(self, store: "FactStore", session, scope: Scope) -> None:
+        self.store = store
+        self.s = session
+        self.scope = scope
+        self.now = store.clock.now()
+        self.changed = False
+
+    # -- reading inside the transaction -------------------------------------------------------------
+
+    def row(self, fact_id: str) -> FactRow:
+        """A fact of this scope, or KeyError (another scope's id is as unknown as a made-up one)."""
+        row = self.s.execute(select(FactRow).where(FactRow.id == fact_id, *_in_scope(self.scope))).scalars().first()
+        if row is None:
+            raise KeyError(fact_id)
+        return row
+
+    def valid_with_key(self, key: str) -> FactRow | None:
+        return self.s.execute(select(FactRow).where(*_in_scope(self.scope), FactRow.content_key == key,
+                                                    FactRow.invalid_at.is_(None))).scalars().first()
+
+    def count(self) -> int:
+        return self.store._count(self.s, self.scope)
+
+    # -- writing ------------------------------------------------------------------------------------
+
+    def audit(self, row: FactRow, action: str, old: dict | None, new: dict | None, reason: str | None = None) -> None:
+        self.s.add(FactAuditRow(
+            fact_id=row.id, user_id=row.user_id, agent_name=row.agent_name, action=action,
+            old=json.dumps(old) if old else None, new=json.dumps(new) if new else None, reason=reason,
+            at=self.now, actor=current_actor(),
+        ))
+        self.changed = True
+
+    def add(self, content: str, category: str, confidence: float, *, source: str | None = None,
+            thread_id: str | None = None, threshold: float = 0.0, max_facts: int = 500,
+            reason: str | None = None) -> tuple[Fact | None, str | None]:
+        """Store a (validated) fact: (fact, None), or (None, "low_confidence"|"duplicate")."""
+        if confidence < threshold:
+            log.info("skipped low-confidence fact (%.2f < %.2f) in %s: %.80s", confidence, threshold,
+                     self.scope.key, content)
+            return None, "low_confidence"
+        key = content_key(content)
+        if self.valid_with_key(key) is not None:
+            log.info("skipped duplicate fact in %s: %.80s", self.scope.key, content)
+            return None, "duplicate"
+        self._evict(max_facts)
+        for _attempt in range(ID_ATTEMPTS):
+            row = FactRow(id=new_fact_id(), user_id=self.scope.user_id, agent_name=self.scope.agent_name,
+                          content=content, content_key=key, category=category, confidence=confidence,
+                          created_at=self.now, updated_at=self.now, valid_from=self.now, source=source,
+                          thread_id=thread_id)
+            try:
+                with self.s.begin_nested():
+                    self.s.add(row)
+                    self.s.flush()
+            except IntegrityError:
+                if self.valid_with_key(key) is not None:  # the same text, stored by a racing writer
+                    return None, "duplicate"
+                log.warning("fact id %s is taken; drawing another", row.id)
+                continue
+            self.audit(row, "added", None, _snapshot(row), reason or (f"source={source}" if source else None))
+            return _to_fact(row), None
+        raise RuntimeError(f"no free fact id after {ID_ATTEMPTS} draws")  # pragma: no cover - 2**-500 odds
+
+    def _evict(self, max_facts: int) -> None:
+        count = self.count()
+        if count < max_facts:
+            return
+        victims = self.s.execute(select(FactRow).where(*_in_scope(self.scope), FactRow.invalid_at.is_(None))
+                                 .order_by(FactRow.confidence.asc(), FactRow.created_at.asc(), FactRow.pk.asc())
+                                 .limit(count - max_facts + 1)).scalars().all()
+        for victim in victims:
+            self.audit(victim, "evicted", _snapshot(victim), None,
+                       f"max_facts={max_facts} reached; lowest confidence goes first")
+            self.s.delete(victim)
+        self.s.flush()
+
+    def _mark_invalid(self, row: FactRow, reason: str | None, superseded_by: str | None = None) -> dict[str, Any]:
+        """End a fact's validity now; return its snapshot from before, for the audit entry."""
+        before = _snapshot(row)
+        row.invalid_at, row.superseded_by, row.invalid_reason = self.now, superseded_by, reason
+        row.content_key, row.updated_at = invalid_key(row.id), self.now
+        self.s.add(row)
+        self.s.flush()
+        return before
+
+    def _end(self, row: FactRow, action: str, reason: str | None, superseded_by: str | None = None) -> None:
+        before = self._mark_invalid(row, reason, superseded_by)
+        self.audit(row, action, before, _snapshot(row), reason)
+
+    def invalidate(self, fact_id: str, *, reason: str | None = None, action: str = "invalidated") -> Fact:
+        row = self.row(fact_id)
+        if row.invalid_at is None:
+            self._end(row, action, reason)
+        return _to_fact(row)
+
+    def supersede(self, fact_id: str, content: str, *, category: str | None = None, confidence: float | None = None,
+                  reason: str | None = None, threshold: float = 0.0, max_facts: int = 500,
+                  source: str | None = None, thread_id: str | None = None) -> tuple[Fact, bool]:
+        """Supersede a valid fact; return its replacement, and whether that is a new fact (False: an existing
+        valid fact already said the new text)."""
+        old = self.row(fact_id)
+        if old.invalid_at is not None:
+            raise ValueError(f"{fact_id} is no longer valid (superseded by {old.superseded_by or 'nothing'}); "
+                             "supersede the current fact instead")
+        key = content_key(content)
+        if key == old.content_key:
+            raise ValueError("the new content says the same as the fact it would supersede")
+        confidence = float(old.confidence) if confidence is None else confidence
+        if confidence < threshold:
+            raise ValueError(f"confidence {confidence:.2f} is below the threshold {threshold:.2f}; nothing changed")
+        replacement = self.valid_with_key(key)
+        reason = reason or "superseded"
+        before = self._mark_invalid(old, reason)  # first, so that it neither counts for max_facts nor is evicted
+        if replacement is None:
+            fact, _ = self.add(content, category or old.category, confidence, source=source or old.source,
+                               thread_id=thread_id, max_facts=max_facts, reason=f"supersedes {old.id}")
+            assert fact is not None  # its key was checked free just above
+        else:
+            fact = _to_fact(replacement)
+        old.superseded_by = fact.id
+        self.s.add(old)
+        self.s.flush()
+        self.audit(old, "superseded", before, _snapshot(old), reason)
+        return fact, replacement is None
+
+    def merge(self, keep_id: str, drop_id: str) -> Fact:
+        keep, drop = self.row(keep_id), self.row(drop_id)
+        for row in (keep, drop):
+            if row.invalid_at is not None:
+                raise ValueError(f"{row.id} is no longer valid; only valid facts can be merged")
+        if drop.confidence > keep.confidence:
+            before = _snapshot(keep)
+            keep.confidence, keep.updated_at = drop.confidence, self.now
+            self.s.add(keep)
+            self.s.flush()
+            self.audit(keep, "updated", before, _snapshot(keep), f"merged with {drop.id}")
+        self._end(drop, "merged", f"merged into {keep.id}", superseded_by=keep.id)
+        return _to_fact(keep)
+
+    def set_summaries(self, updates: dict[str, str]) -> None:
+        for section, summary in updates.items():
+            row = self.s.get(SummaryRow, (self.scope.user_id, self.scope.agent_name, section))
+            if row is None:
+                self.s.add(SummaryRow(user_id=self.scope.user_id, agent_name=self.scope.agent_name, section=section,
+                                      summary=summary, updated_at=self.now))
+            else:
+                row.summary, row.updated_at, row.version = summary, self.now, row.version + 1
+                self.s.add(row)
+        self.changed = self.changed or bool(updates)
 
 
 class FactStore:
     def __init__(self, db: Database, clock: Clock) -> None:
         self.db = db
         self.clock = clock
-        self.listeners: list = []  # called with (event, scope) after a committed change
+        self.listeners: list = []  # called with the scope after a committed change
 
     def _changed(self, scope: Scope) -> None:
         for listener in self.listeners:
             listener(scope)
 
-    def _audit(self, session, row: FactRow, action: str, old: dict | None, new: dict | None, reason: str | None = None) -> None:
-        session.add(FactAuditRow(
-            fact_id=row.id, user_id=row.user_id, agent_name=row.agent_name, action=action,
-            old=json.dumps(old) if old else None, new=json.dumps(new) if new else None, reason=reason,
-            at=self.clock.now(),
-        ))
-
-    def add(self, scope: Scope, content: str, category: str, confidence: float, source: str | None,
-            thread_id: str | None, max_facts: int) -> Fact | None:
-        """Insert a fact, or return None when the scope already has the same content (casefolded)."""
-        key = content_key(content)
-        now = self.clock.now()
-        try:
-            with self.db.write(lock=f"facts:{scope.key}") as s:
-                if s.execute(select(FactRow.pk).where(
-                        FactRow.user_id == scope.user_id, FactRow.agent_name == scope.agent_name,
-                        FactRow.content_key == key)).first():
-                    return None
-                count = self._count(s, scope)
-                if count >= max_facts:
-                    victims = s.execute(select(FactRow).where(
-                        FactRow.user_id == scope.user_id, FactRow.agent_name == scope.agent_name,
-                    ).order_by(FactRow.confidence.asc(), FactRow.created_at.asc(), FactRow.pk.asc())
-                        .limit(count - max_facts + 1)).scalars().all()
-                    for victim in victims:
-                        self._audit(s, victim, "evicted", _snapshot(victim), None,
-                                    f"max_facts={max_facts} reached; lowest confidence goes first")
-                        s.delete(victim)
-                    s.flush()
-                row = FactRow(id=new_fact_id(), user_id=scope.user_id, agent_name=scope.agent_name, content=content,
-                              content_key=key, category=category, confidence=confidence, created_at=now,
-                              updated_at=now, source=source, thread_id=thread_id)
-                s.add(row)
-                s.flush()
-                self._audit(s, row, "added", None, _snapshot(row), f"source={source}" if source else None)
-                fact = _to_fact(row)
-        except IntegrityError:
-            # Another process stored the same content between our check and our insert.
-            return None
-        self._changed(scope)
-        return fact
+    @contextmanager
+    def transaction(self, scope: Scope) -> Iterator[FactTransaction]:
+        """One write transaction on the facts of `scope`; listeners hear of it after the commit."""
+        with self.db.write(lock=f"facts:{scope.key}") as s:
+            tx = FactTransaction(self, s, scope)
+            yield tx
+        if tx.changed:
+            self._changed(scope)
 
     def get(self, fact_id: str) -> Fact:
         with self.db.read() as s:
@@ -98,17 +246,23 @@ class FactStore:
             raise KeyError(fact_id)
         return _to_fact(row)
 
-    def list(self, scope: Scope, category: str | None = None) -> list[Fact]:
-        query = select(FactRow).where(FactRow.user_id == scope.user_id, FactRow.agent_name == scope.agent_name)
+    def list(self, scope: Scope, category: str | None = None, *, include_invalid: bool = False,
+             as_of: datetime | None = None) -> list[Fact]:
+        query = select(FactRow).where(*_in_scope(scope))
         if category:
             query = query.where(FactRow.category == category)
+        if as_of is not None:
+            query = query.where(FactRow.valid_from <= as_of,
+                                or_(FactRow.invalid_at.is_(None), FactRow.invalid_at > as_of))
+        elif not include_invalid:
+            query = query.where(FactRow.invalid_at.is_(None))
         query = query.order_by(FactRow.confidence.desc(), FactRow.created_at.asc(), FactRow.pk.asc())
         with self.db.read() as s:
             return [_to_fact(r) for r in s.execute(query).scalars().all()]
 
     @staticmethod
     def _count(session, scope: Scope) -> int:
-        """Facts in the scope, from the trigger-kept `fact_counts` (O(1) at any store size)."""
+        """Valid facts in the scope, from the trigger-kept `fact_counts` (O(1) at any store size)."""
         return session.execute(text("SELECT n FROM fact_counts WHERE user_id = :u AND agent_name = :a"),
                                {"u": scope.user_id, "a": scope.agent_name}).scalar() or 0
 
@@ -116,67 +270,36 @@ class FactStore:
         with self.db.read() as s:
             return self._count(s, scope)
 
-    def _scope_of(self, fact_id: str) -> Scope:
-        fact = self.get(fact_id)
-        return Scope(fact.user_id, fact.agent_name)
-
     def update(self, fact_id: str, changes: dict[str, Any]) -> Fact:
-        scope = self._scope_of(fact_id)
-        try:
-            with self.db.write(lock=f"facts:{scope.key}") as s:
-                row = s.execute(select(FactRow).where(FactRow.id == fact_id)).scalars().first()
-                if row is None:
-                    raise KeyError(fact_id)
-                old = _snapshot(row)
-                if "content" in changes:
-                    key = content_key(changes["content"])
-                    clash = s.execute(select(FactRow.id).where(
-                        FactRow.user_id == row.user_id, FactRow.agent_name == row.agent_name,
-                        FactRow.content_key == key, FactRow.id != fact_id)).first()
-                    if clash:
-                        raise ValueError(f"content duplicates {clash[0]} in the same scope")
-                    row.content, row.content_key = changes["content"], key
-                if "category" in changes:
-                    row.category = changes["category"]
-                if "confidence" in changes:
-                    row.confidence = changes["confidence"]
-                if changes:
-                    row.updated_at = self.clock.now()
-                    s.add(row)
-                    s.flush()
-                    self._audit(s, row, "updated", old, _snapshot(row))
-                fact = _to_fact(row)
-        except IntegrityError as exc:
-            raise ValueError("content duplicates another fact in the same scope") from exc
-        self._changed(scope)
-        return fact
+        scope = self.get(fact_id).scope
+        with self.transaction(scope) as tx:
+            row = tx.row(fact_id)
+            old = _snapshot(row)
+            if "content" in changes:
+                key = content_key(changes["content"])
+                if row.invalid_at is None:
+                    clash = tx.valid_with_key(key)
+                    if clash is not None and clash.id != fact_id:
+                        raise ValueError(f"content duplicates {clash.id} in the same scope")
+                    row.content_key = key
+                row.content = changes["content"]
+            if "category" in changes:
+                row.category = changes["category"]
+            if "confidence" in changes:
+                row.confidence = changes["confidence"]
+            if changes:
+                row.updated_at = tx.now
+                tx.s.add(row)
+                tx.s.flush()
+                tx.audit(row, "updated", old, _snapshot(row))
+            return _to_fact(row)
 
     def delete(self, fact_id: str, action: str = "deleted", reason: str | None = None) -> None:
-        scope = self._scope_of(fact_id)
-        with self.db.write(lock=f"facts:{scope.key}") as s:
-            row = s.execute(select(FactRow).where(FactRow.id == fact_id)).scalars().first()
-            if row is None:
-                raise KeyError(fact_id)
-            self._audit(s, row, action, _snapshot(row), None, reason)
-            s.delete(row)
-        self._changed(scope)
-
-    def remove_in_scope(self, scope: Scope, fact_ids: Iterable[str], reason: str) -> list[str]:
-        """Delete those of `fact_ids` that belong to `scope`; return the ids removed."""
-        removed: list[str] = []
-        ids = [i for i in fact_ids if isinstance(i, str)]
-        if not ids:
-            return removed
-        with self.db.write(lock=f"facts:{scope.key}") as s:
-            rows = s.execute(select(FactRow).where(FactRow.id.in_(ids), FactRow.user_id == scope.user_id,
-                                                FactRow.agent_name == scope.agent_name)).scalars().all()
-            for row in rows:
-                self._audit(s, row, "removed", _snapshot(row), None, reason)
-                s.delete(row)
-                removed.append(row.id)
-        if removed:
-            self._changed(scope)
-        return removed
+        scope = self.get(fact_id).scope
+        with self.transaction(scope) as tx:
+            row = tx.row(fact_id)
+            tx.audit(row, action, _snapshot(row), None, reason)
+            tx.s.delete(row)
 
     def audit(self, fact_id: str | None = None, scope: Scope | None = None, limit: int = 500) -> list[AuditEntry]:
         query = select(FactAuditRow)
@@ -189,7 +312,22 @@ class FactStore:
             rows = s.execute(query).scalars().all()
         return [AuditEntry(fact_id=r.fact_id, action=r.action, old=json.loads(r.old) if r.old else None,
                            new=json.loads(r.new) if r.new else None, reason=r.reason, at=utc(r.at),
-                           user_id=r.user_id, agent_name=r.agent_name) for r in rows]
+                           user_id=r.user_id, agent_name=r.agent_name, actor=r.actor) for r in rows]
+
+    def purge_invalid(self, before: datetime) -> int:
+        """Delete facts that became invalid before `before` (the retention of history); audited."""
+        with self.db.read() as s:
+            scopes = {Scope(u, a) for u, a in s.execute(select(FactRow.user_id, FactRow.agent_name).where(
+                FactRow.invalid_at.is_not(None), FactRow.invalid_at < before).distinct()).all()}
+        purged = 0
+        for scope in sorted(scopes):
+            with self.transaction(scope) as tx:
+                for row in tx.s.execute(select(FactRow).where(*_in_scope(scope), FactRow.invalid_at.is_not(None),
+                                                              FactRow.invalid_at < before)).scalars().all():
+                    tx.audit(row, "purged", _snapshot(row), None, "older than the retention of invalid facts")
+                    tx.s.delete(row)
+                    purged += 1
+        return purged
 
     # -- summaries (user context and history) --------------------------------------------------
 
@@ -209,18 +347,9 @@ class FactStore:
 
     def set_summaries(self, scope: Scope, updates: dict[str, str]) -> None:
         """Replace the named sections' summaries in one transaction (serialised per scope)."""
-        if not updates:
-            return
-        now = self.clock.now()
-        with self.db.write(lock=f"facts:{scope.key}") as s:
-            for section, summary in updates.items():
-                row = s.get(SummaryRow, (scope.user_id, scope.agent_name, section))
-                if row is None:
-                    s.add(SummaryRow(user_id=scope.user_id, agent_name=scope.agent_name, section=section,
-                                     summary=summary, updated_at=now))
-                else:
-                    row.summary, row.updated_at, row.version = summary, now, row.version + 1
-                    s.add(row)
+        if updates:
+            with self.transaction(scope) as tx:
+                tx.set_summaries(updates)
 
     def scopes(self) -> list[Scope]:
         """Every scope that has facts or summaries."""
@@ -228,3 +357,15 @@ class FactStore:
             rows = s.execute(select(FactRow.user_id, FactRow.agent_name).distinct()).all()
             rows += s.execute(select(SummaryRow.user_id, SummaryRow.agent_name).distinct()).all()
         return sorted({Scope(u, a) for u, a in rows})
+
+    def remove_in_scope(self, scope: Scope, fact_ids: Iterable[str], reason: str) -> list[str]:
+        """Invalidate those of `fact_ids` that are valid facts of `scope`; return the ids invalidated."""
+        ids = [i for i in fact_ids if isinstance(i, str)]
+        removed: list[str] = []
+        if ids:
+            with self.transaction(scope) as tx:
+                for row in tx.s.execute(select(FactRow).where(FactRow.id.in_(ids), *_in_scope(scope),
+                                                              FactRow.invalid_at.is_(None))).scalars().all():
+                    tx._end(row, "invalidated", reason)
+                    removed.append(row.id)
+        return removed

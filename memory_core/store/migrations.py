@@ -10,7 +10,7 @@ import logging
 from datetime import datetime, timezone
 from typing import Callable
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, DateTime, bindparam, inspect, text
 from sqlmodel import SQLModel
 
 from . import models
@@ -119,8 +119,120 @@ def m006_token_stats(conn: Connection, db: Database) -> None:
     SQLModel.metadata.create_all(conn, tables=[models.TokenStatsRow.__table__])
 
 
+def _add_columns(conn: Connection, table: str, columns: dict[str, str]) -> None:
+    """ALTER TABLE ADD COLUMN for those of `columns` (name -> SQL type) the table lacks: m001 creates tables
+    from today's models, so a fresh database already has them."""
+    have = {c["name"] for c in inspect(conn).get_columns(table)}
+    for name, sql_type in columns.items():
+        if name not in have:
+            conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {name} {sql_type}")
+
+
+def m007_validity_and_actors(conn: Connection, db: Database) -> None:
+    """Facts that change: valid_from / invalid_at / superseded_by (existing facts are valid from their
+    creation); who did it: `actor` on the audit log, MEMORY.md versions and queued updates. The per-scope
+    fact counts now count valid facts only (what max_facts is about)."""
+    ts = "TIMESTAMP WITH TIME ZONE" if db.dialect == "postgresql" else "DATETIME"
+    _add_columns(conn, "facts", {"valid_from": ts, "invalid_at": ts, "superseded_by": "VARCHAR(16)",
+                                 "invalid_reason": "TEXT"})
+    _add_columns(conn, "fact_audit", {"actor": "VARCHAR(256)"})
+    _add_columns(conn, "core_versions", {"actor": "VARCHAR(256)"})
+    _add_columns(conn, "pending_updates", {"actor": "VARCHAR(256)", "options": "TEXT"})
+    conn.exec_driver_sql("UPDATE facts SET valid_from = created_at WHERE valid_from IS NULL")
+    conn.exec_driver_sql("CREATE INDEX IF NOT EXISTS ix_facts_scope_invalid ON facts (user_id, agent_name, invalid_at)")
+    if db.dialect == "sqlite":
+        for trigger in ("facts_count_ai", "facts_count_ad", "facts_count_au"):
+            conn.exec_driver_sql(f"DROP TRIGGER IF EXISTS {trigger}")
+        conn.exec_driver_sql(
+            "CREATE TRIGGER facts_count_ai AFTER INSERT ON facts WHEN new.invalid_at IS NULL BEGIN "
+            "INSERT INTO fact_counts (user_id, agent_name, n) VALUES (new.user_id, new.agent_name, 1) "
+            "ON CONFLICT (user_id, agent_name) DO UPDATE SET n = n + 1; END")
+        conn.exec_driver_sql(
+            "CREATE TRIGGER facts_count_ad AFTER DELETE ON facts WHEN old.invalid_at IS NULL BEGIN "
+            "UPDATE fact_counts SET n = n - 1 WHERE user_id = old.user_id AND agent_name = old.agent_name; END")
+        conn.exec_driver_sql(
+            "CREATE TRIGGER facts_count_au AFTER UPDATE OF invalid_at ON facts "
+            "WHEN (old.invalid_at IS NULL) <> (new.invalid_at IS NULL) BEGIN "
+            "INSERT INTO fact_counts (user_id, agent_name, n) VALUES (new.user_id, new.agent_name, "
+            "CASE WHEN new.invalid_at IS NULL THEN 1 ELSE -1 END) "
+            "ON CONFLICT (user_id, agent_name) DO UPDATE SET n = n + excluded.n; END")
+    elif db.dialect == "postgresql":
+        conn.exec_driver_sql("""
+            CREATE OR REPLACE FUNCTION memory_core_fact_count() RETURNS trigger AS $$
+            DECLARE
+                d integer := 0;
+            BEGIN
+                IF TG_OP = 'INSERT' THEN
+                    IF NEW.invalid_at IS NULL THEN d := 1; END IF;
+                ELSIF TG_OP = 'DELETE' THEN
+                    IF OLD.invalid_at IS NULL THEN d := -1; END IF;
+                ELSIF (OLD.invalid_at IS NULL) AND (NEW.invalid_at IS NOT NULL) THEN
+                    d := -1;
+                ELSIF (OLD.invalid_at IS NOT NULL) AND (NEW.invalid_at IS NULL) THEN
+                    d := 1;
+                END IF;
+                IF d <> 0 THEN
+                    INSERT INTO fact_counts (user_id, agent_name, n)
+                    VALUES (COALESCE(NEW.user_id, OLD.user_id), COALESCE(NEW.agent_name, OLD.agent_name), d)
+                    ON CONFLICT (user_id, agent_name) DO UPDATE SET n = fact_counts.n + d;
+                END IF;
+                IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
+                RETURN NEW;
+            END $$ LANGUAGE plpgsql""")
+        conn.exec_driver_sql("DROP TRIGGER IF EXISTS facts_count ON facts")
+        conn.exec_driver_sql("CREATE TRIGGER facts_count AFTER INSERT OR DELETE OR UPDATE OF invalid_at ON facts "
+                             "FOR EACH ROW EXECUTE FUNCTION memory_core_fact_count()")
+    conn.exec_driver_sql("DELETE FROM fact_counts")
+    conn.exec_driver_sql("INSERT INTO fact_counts (user_id, agent_name, n) SELECT user_id, agent_name, count(*) "
+                         "FROM facts WHERE invalid_at IS NULL GROUP BY user_id, agent_name")
+
+
+def _ts_param():
+    """A bound timestamp stored the way the models store it (SQLite keeps no zone: UTC, naive)."""
+    return bindparam("t", type_=DateTime(timezone=True))
+
+
+def m008_unicode_dedup_keys(conn: Connection, db: Database) -> None:
+    """Dedup keys of Unicode-normalised text (NFKC, no invisible format characters, white space folded,
+    casefolded): "café" in NFC and NFD, with a zero-width space or in fullwidth letters are one fact. Facts
+    that become duplicates of an older one are superseded by it (audited), never deleted."""
+    from ..facts import content_key
+    from .fact_store import invalid_key
+
+    rows = conn.execute(text("SELECT pk, id, user_id, agent_name, content FROM facts WHERE invalid_at IS NULL "
+                             "ORDER BY user_id, agent_name, created_at, pk")).all()
+    # Park every key first, so that no row's new key collides with another row's old one on the way.
+    conn.execute(text("UPDATE facts SET content_key = 'parked:' || id WHERE invalid_at IS NULL"))
+    now = datetime.now(timezone.utc)
+    seen: dict[tuple[str, str, str], str] = {}
+    for pk, fact_id, user_id, agent_name, content in rows:
+        key = content_key(content)
+        first = seen.get((user_id, agent_name, key))
+        if first is None:
+            seen[(user_id, agent_name, key)] = fact_id
+            conn.execute(text("UPDATE facts SET content_key = :k WHERE pk = :pk"), {"k": key, "pk": pk})
+            continue
+        reason = f"the same text as {first} once Unicode is normalised"
+        conn.execute(text("UPDATE facts SET content_key = :k, invalid_at = :t, superseded_by = :by, "
+                          "invalid_reason = :r, updated_at = :t WHERE pk = :pk").bindparams(_ts_param()),
+                     {"k": invalid_key(fact_id), "t": now, "by": first, "r": reason, "pk": pk})
+        conn.execute(text("INSERT INTO fact_audit (fact_id, user_id, agent_name, action, old, new, reason, at, actor) "
+                          "VALUES (:f, :u, :a, 'merged', NULL, NULL, :r, :t, 'migration')").bindparams(_ts_param()),
+                     {"f": fact_id, "u": user_id, "a": agent_name, "r": reason, "t": now})
+        log.info("fact %s merged into %s by the Unicode dedup migration", fact_id, first)
+
+
+def m009_access(conn: Connection, db: Database) -> None:
+    """Team access: grants of roles on scope patterns, API tokens (hashed), their audit, and the sandboxes of
+    anonymous visitors."""
+    SQLModel.metadata.create_all(conn, tables=[models.GrantRow.__table__, models.ApiTokenRow.__table__,
+                                               models.AccessAuditRow.__table__, models.SandboxRow.__table__])
+
+
 MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_keyword_index, m003_word_index,
-                                                            m004_fact_counts, m005_pg_trgm, m006_token_stats]
+                                                            m004_fact_counts, m005_pg_trgm, m006_token_stats,
+                                                            m007_validity_and_actors, m008_unicode_dedup_keys,
+                                                            m009_access]
 
 
 def migrate(db: Database) -> list[str]:

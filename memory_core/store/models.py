@@ -23,13 +23,20 @@ class FactRow(SQLModel, table=True):
     user_id: str = Field(max_length=64)
     agent_name: str = Field(max_length=64)
     content: str = Field(sa_column=Column(Text, nullable=False))
-    content_key: str = Field(max_length=64)  # sha256 of the casefolded content: the dedup key
+    # The dedup key: sha256 of the normalised content (see facts.content_key), unique per scope among valid
+    # facts. An invalid fact's key is "invalid:<id>", so that it never blocks the same text from coming back.
+    content_key: str = Field(max_length=64)
     category: str = Field(max_length=16)
     confidence: float
     created_at: datetime = Field(sa_column=_ts())
     updated_at: datetime = Field(sa_column=_ts())
     source: str | None = Field(default=None, max_length=256)
     thread_id: str | None = Field(default=None, max_length=256)
+    # Validity (m007): NULL valid_from reads as created_at; invalid_at NULL means valid now.
+    valid_from: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))
+    invalid_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))
+    superseded_by: str | None = Field(default=None, max_length=16)
+    invalid_reason: str | None = Field(default=None, sa_column=Column(Text))
 
 
 class FactAuditRow(SQLModel, table=True):
@@ -39,11 +46,12 @@ class FactAuditRow(SQLModel, table=True):
     fact_id: str = Field(max_length=16, index=True)
     user_id: str = Field(max_length=64)
     agent_name: str = Field(max_length=64)
-    action: str = Field(max_length=16)  # added, updated, deleted, evicted, removed
+    action: str = Field(max_length=16)  # added, updated, deleted, evicted, removed, invalidated, superseded, merged
     old: str | None = Field(default=None, sa_column=Column(Text))  # JSON
     new: str | None = Field(default=None, sa_column=Column(Text))  # JSON
     reason: str | None = Field(default=None, sa_column=Column(Text))
     at: datetime = Field(sa_column=_ts())
+    actor: str | None = Field(default=None, max_length=256)  # m007: who made the change (None: not said)
 
 
 class SummaryRow(SQLModel, table=True):
@@ -79,6 +87,7 @@ class CoreVersionRow(SQLModel, table=True):
     content: str = Field(sa_column=Column(Text, nullable=False))
     reason: str = Field(max_length=256)
     created_at: datetime = Field(sa_column=_ts())
+    actor: str | None = Field(default=None, max_length=256)  # m007
 
 
 class DreamStateRow(SQLModel, table=True):
@@ -125,6 +134,8 @@ class PendingUpdateRow(SQLModel, table=True):
     enqueued_at: datetime = Field(sa_column=_ts())
     claimed_by: str | None = Field(default=None, max_length=128)
     claimed_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))
+    actor: str | None = Field(default=None, max_length=256)  # m007: who queued it; the worker applies as them
+    options: str | None = Field(default=None, sa_column=Column(Text))  # m007: JSON, e.g. {"when": iso} for imports
 
 
 class LeaseRow(SQLModel, table=True):
@@ -200,3 +211,56 @@ class TokenStatsRow(SQLModel, table=True):
     items: int
     version: str = Field(max_length=64)
     df: bytes = Field(sa_column=Column(LargeBinary, nullable=False))  # int32, one per vocabulary entry
+
+
+class GrantRow(SQLModel, table=True):
+    """A role given to an e-mail address or a whole domain ("@acme.com") on a scope pattern ("ana/*")."""
+
+    __tablename__ = "access_grants"
+    __table_args__ = (UniqueConstraint("subject", "scope", name="uq_grant_subject_scope"),)
+    pk: int | None = Field(default=None, primary_key=True)
+    id: str = Field(max_length=16, unique=True)
+    subject: str = Field(max_length=320)
+    role: str = Field(max_length=16)
+    scope: str = Field(max_length=160)
+    created_at: datetime = Field(sa_column=_ts())
+    created_by: str | None = Field(default=None, max_length=256)
+
+
+class ApiTokenRow(SQLModel, table=True):
+    """An agent's API token: bound to one scope and one role; only the secret's hash is stored."""
+
+    __tablename__ = "api_tokens"
+    pk: int | None = Field(default=None, primary_key=True)
+    id: str = Field(max_length=16, unique=True)
+    name: str = Field(max_length=64)
+    secret_hash: str = Field(max_length=64, unique=True)
+    user_id: str = Field(max_length=64)
+    agent_name: str = Field(max_length=64)
+    role: str = Field(max_length=16)
+    created_at: datetime = Field(sa_column=_ts())
+    expires_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))
+    last_used_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))
+    revoked: bool = False
+    created_by: str | None = Field(default=None, max_length=256)
+
+
+class AccessAuditRow(SQLModel, table=True):
+    """Who changed access: grants, revocations, tokens, the worker's switches, sandboxes."""
+
+    __tablename__ = "access_audit"
+    pk: int | None = Field(default=None, primary_key=True)
+    at: datetime = Field(sa_column=_ts())
+    actor: str | None = Field(default=None, max_length=256)
+    action: str = Field(max_length=32)
+    detail: str = Field(sa_column=Column(Text, nullable=False))
+
+
+class SandboxRow(SQLModel, table=True):
+    """A scope of its own for one anonymous browser session on a public host; removed once expired."""
+
+    __tablename__ = "sandboxes"
+    user_id: str = Field(max_length=64, primary_key=True)
+    agent_name: str = Field(max_length=64, primary_key=True)
+    created_at: datetime = Field(sa_column=_ts())
+    expires_at: datetime = Field(sa_column=_ts())

@@ -9,33 +9,16 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..compression import compress_messages
+from ..messages import ROLES, strip_scheduled_pairs
 from ..scope import Scope
 from ..tokens import count_tokens
+from ..validation import check_text
 
 if TYPE_CHECKING:
     from ..memory import Memory
     from ..plans import Plan
 
 log = logging.getLogger(__name__)
-ROLES = ("user", "assistant", "system", "tool")
-SCHEDULED = "[SCHEDULED]"
-
-
-def strip_scheduled_pairs(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Drop each scheduler-injected user message and the replies that answer it (up to the next user message)."""
-    out: list[dict[str, Any]] = []
-    skipping = False
-    for m in messages:
-        if m.get("role") == "user":
-            skipping = str(m.get("content", "")).lstrip().startswith(SCHEDULED)
-            if skipping:
-                continue
-        elif skipping and m.get("role") in ("assistant", "tool"):
-            continue
-        out.append(m)
-    return out
-
-
 def message_hash(message: dict[str, Any]) -> str:
     return hashlib.md5(f"{message.get('role')}\x00{message.get('content')}".encode("utf-8")).hexdigest()
 
@@ -89,8 +72,7 @@ class ContextSession:
     def add(self, role: str, content: str) -> None:
         if role not in ROLES:
             raise ValueError(f"role must be one of {ROLES}; got {role!r}")
-        if not isinstance(content, str):
-            raise ValueError("content must be a string")
+        check_text(content, "content")
         with self._lock:
             if self.ended:
                 raise ValueError(f"session {self.session_id} has ended")

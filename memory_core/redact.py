@@ -1,0 +1,96 @@
+"""Keeping secrets out of text: errors, failed queue rows, dream state, worker status, logs and pages.
+
+Scrub whole texts before cutting them to length: a key cut in two would escape both the exact match and the
+key-shaped patterns.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Iterable
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+MASK = "***"
+_KEYLIKE = re.compile(r"\b(?:sk|rk|pk|key|api[-_]?key|mc)[-_][A-Za-z0-9_\-\*\.]{8,}", re.IGNORECASE)
+_BEARER = re.compile(r"(Bearer\s+)\S+", re.IGNORECASE)
+_URL_USERINFO = re.compile(r"(\b[a-z][a-z0-9+.\-]*://)[^/\s@?#]+@", re.IGNORECASE)
+SECRET_PARAMS = ("api-key", "api_key", "apikey", "key", "token", "access_token", "auth", "password", "secret",
+                 "client_secret", "sig", "signature", "code")
+_SECRET_QUERY = re.compile(r"([?&](?:%s)=)[^&\s#\"']+" % "|".join(re.escape(p) for p in SECRET_PARAMS), re.IGNORECASE)
+_JWT = re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")
+
+
+def scrub(text: object, *secrets: str | None) -> str:
+    """`text` without the given secrets (also their first 8 and last 6 characters, for long ones), nor
+    anything shaped like an API key, a bearer token, a JWT, URL credentials or a secret query parameter."""
+    text = str(text)
+    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+        text = text.replace(secret, MASK)
+        if len(secret) > 12:
+            text = text.replace(secret[:8], MASK).replace(secret[-6:], MASK)
+    text = _BEARER.sub(rf"\1{MASK}", text)
+    text = _URL_USERINFO.sub(rf"\1{MASK}@", text)
+    text = _SECRET_QUERY.sub(rf"\1{MASK}", text)
+    text = _JWT.sub(MASK, text)
+    return _KEYLIKE.sub(MASK, text)
+
+
+def mask_url(url: str | None) -> str | None:
+    """A URL fit to show: credentials and secret-looking query parameters masked."""
+    if not url:
+        return url
+    return scrub(url)
+
+
+def url_secrets(url: str | None) -> list[str]:
+    """The secret parts of a URL (user info, password, secret query values), to scrub wherever they appear."""
+    if not url:
+        return []
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return [url]
+    found = []
+    if parts.username:
+        found.append(parts.username)
+    if parts.password:
+        found.append(parts.password)
+    found += [v for k, v in parse_qsl(parts.query, keep_blank_values=False) if k.lower() in SECRET_PARAMS and v]
+    return [s for s in found if len(s) >= 4]
+
+
+def without_userinfo(url: str) -> str:
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter that scrubs every record (message, arguments and traceback text) of secrets."""
+
+    def __init__(self, secrets: Iterable[str | None] = ()) -> None:
+        super().__init__()
+        self.secrets = [s for s in secrets if s]
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        record.msg, record.args = scrub(message, *self.secrets), None
+        if record.exc_text:
+            record.exc_text = scrub(record.exc_text, *self.secrets)
+        record.exc_info = None if record.exc_text else record.exc_info
+        return True
+
+
+def install_log_redaction(secrets: Iterable[str | None] = ()) -> RedactingFilter:
+    """Scrub every record that reaches the root logger's handlers (the app entrypoint and the MCP server call
+    this once, after configuring logging)."""
+    flt = RedactingFilter(secrets)
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+            handler.addFilter(flt)
+    return flt

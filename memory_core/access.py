@@ -13,7 +13,7 @@ import hashlib
 import json
 import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Iterable
@@ -329,6 +329,7 @@ class Access:
             return None
         if token.last_used_at is None or now - token.last_used_at >= _TOUCH_EVERY:
             self._store.touch_token(token.id, now)
+            token = replace(token, last_used_at=now)
         return token
 
     def revoke_token(self, token_id: str) -> None:

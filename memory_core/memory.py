@@ -285,7 +285,8 @@ class Memory:
         summaries = {}
         for key, text in reply.summaries.items():
             try:
-                summaries[key] = check_text(text, f"summary {key}", settings.max_document_chars)
+                summaries[key] = check_text(text, f"summary {key}", settings.max_document_chars,
+                                            setting="max_document_chars")
             except ValueError as exc:
                 log.info("skipped an unusable extracted summary: %s", exc)
         if summaries:
@@ -347,7 +348,8 @@ class Memory:
         if unknown:
             raise ValueError(f"unknown summary sections {sorted(unknown)}; allowed: {sorted(allowed)}")
         limit = self.settings.max_document_chars
-        checked = {k: check_text(v, f"summary {k}", limit).strip() for k, v in summaries.items()}
+        checked = {k: check_text(v, f"summary {k}", limit, setting="max_document_chars").strip()
+                   for k, v in summaries.items()}
         self._store.set_summaries(make_scope(user_id, agent_name), checked)
 
     def memory_data(self, *, user_id: str = "default", agent_name: str = "default") -> dict[str, Any]:

@@ -60,12 +60,15 @@ def url_secrets(url: str | None) -> list[str]:
     return [s for s in found if len(s) >= 4]
 
 
-def without_userinfo(url: str) -> str:
+def split_query(url: str | None) -> tuple[str | None, dict[str, str]]:
+    """A base URL without its query string, and that query as a dict: the openai client appends request
+    paths to the base URL as text, so a `?api-key=` in it must travel as default query parameters."""
+    if not url:
+        return url, {}
     parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+    if not parts.query:
+        return url, {}
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", parts.fragment)), dict(parse_qsl(parts.query))
 
 
 class RedactingFilter(logging.Filter):
@@ -94,3 +97,21 @@ def install_log_redaction(secrets: Iterable[str | None] = ()) -> RedactingFilter
         if not any(isinstance(f, RedactingFilter) for f in handler.filters):
             handler.addFilter(flt)
     return flt
+
+
+# Loggers of the HTTP stack under the openai client: at INFO and DEBUG they log request URLs, which may hold
+# credentials (user:password@host, ?api-key=). A filter on a logger sees every record made on it, whatever
+# handlers the application configures.
+LIBRARY_LOGGERS = ("httpx", "httpx2", "httpcore", "httpcore2", "openai", "openai._base_client", "urllib3")
+_library_filter = RedactingFilter()
+
+
+def protect_library_logs(*secrets: str | None) -> None:
+    """Scrub `secrets` (and anything shaped like one) from the HTTP libraries' own log records."""
+    for secret in secrets:
+        if secret and secret not in _library_filter.secrets:
+            _library_filter.secrets.append(secret)
+    for name in LIBRARY_LOGGERS:
+        logger = logging.getLogger(name)
+        if _library_filter not in logger.filters:
+            logger.addFilter(_library_filter)

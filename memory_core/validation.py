@@ -8,17 +8,19 @@ import re
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def check_text(value: object, field: str, max_chars: int | None = None, *, allow_empty: bool = True) -> str:
+def check_text(value: object, field: str, max_chars: int | None = None, *, allow_empty: bool = True,
+               setting: str | None = None) -> str:
     """Return `value` if it is storable text, else raise ValueError naming `field`.
 
     Refused everywhere alike: a non-string, NUL characters (PostgreSQL cannot store them), lone
-    surrogates (not UTF-8), and more than `max_chars` characters.
+    surrogates (not UTF-8), and more than `max_chars` characters (the message names the `setting` that
+    sets that limit, when given).
     """
     if not isinstance(value, str):
         raise ValueError(f"{field} must be a string; got {type(value).__name__}")
     if max_chars is not None and len(value) > max_chars:
-        raise ValueError(f"{field} is {len(value):,} characters; the limit is {max_chars:,} (max_document_chars)"
-                         if max_chars >= 10_000 else f"{field} is {len(value):,} characters; the limit is {max_chars:,}")
+        raise ValueError(f"{field} is {len(value):,} characters; the limit is {max_chars:,}"
+                         + (f" ({setting})" if setting else ""))
     if "\x00" in value:
         raise ValueError(f"{field} contains a NUL character, which cannot be stored")
     if _SURROGATE.search(value):

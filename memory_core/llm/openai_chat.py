@@ -14,7 +14,7 @@ from typing import Any, Callable
 import openai
 
 from ..errors import LLMError
-from ..redact import mask_url, scrub, url_secrets
+from ..redact import mask_url, protect_library_logs, scrub, split_query, url_secrets
 from .base import ChatResult
 
 log = logging.getLogger(__name__)
@@ -30,7 +30,10 @@ class OpenAIChatModel:
         self._api_key = api_key
         self._base_url = base_url
         self._secrets = [s for s in [api_key, *url_secrets(base_url)] if s]
-        self._client = openai.OpenAI(api_key=api_key or "no-key", base_url=base_url, timeout=timeout, max_retries=0)
+        protect_library_logs(*self._secrets)
+        base, query = split_query(base_url)  # "?api-key=..." (Azure-style gateways) goes on every request
+        self._client = openai.OpenAI(api_key=api_key or "no-key", base_url=base, default_query=query or None,
+                                     timeout=timeout, max_retries=0)
         self._max_retries = max_retries
         self._backoff = backoff_seconds
         self._sleep = sleep

@@ -1,13 +1,20 @@
-"""memory_core dashboard: the entrypoint only routes (st.navigation over pages/)."""
+"""memory_core dashboard: the entrypoint decides who is asking, then routes (st.navigation over pages/)."""
 
 import logging
 
 import streamlit as st
 
-from memory_core.dashboard import get_memory, sidebar
+from memory_core.dashboard import get_memory, principal, sidebar, sign_in_page
 
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 st.set_page_config(page_title="memory_core", page_icon=":material/psychology:", layout="wide")
+
+memory = get_memory()
+who = principal(memory)
+if who is None:  # sign-in is configured and nobody has signed in: nothing of any memory is shown
+    st.navigation([st.Page(sign_in_page, title="Sign in", icon=":material/login:", default=True)]).run()
+    st.stop()
+st.session_state["_principal"] = who
 
 PAGES = [
     st.Page("pages/ingest.py", title="Ingest", icon=":material/upload:", default=True),
@@ -17,7 +24,9 @@ PAGES = [
     st.Page("pages/context_preview.py", title="Context Preview", icon=":material/token:"),
     st.Page("pages/search.py", title="Search", icon=":material/search:"),
 ]
+if memory.access.admin_patterns(who):
+    PAGES.append(st.Page("pages/access.py", title="Access", icon=":material/admin_panel_settings:"))
 
 page = st.navigation(PAGES)
-sidebar(get_memory())
+sidebar(memory, who)
 page.run()

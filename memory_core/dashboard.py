@@ -1,27 +1,46 @@
-"""Streamlit helpers shared by the pages (imported only by the app; memory_core never needs Streamlit)."""
+"""Streamlit helpers shared by the pages (imported only by the app; memory_core never needs Streamlit).
+
+Who is asking is decided here once per run (`principal()`): a signed-in person (Streamlit's own OIDC
+sign-in, `[auth]` in secrets), the single local operator, an anonymous visitor in a sandbox scope of their
+own, or nobody. What they may do is decided by `memory.access`, and pages only ever hold the scoped view
+that `view()` gives them: they cannot name another scope, and a write the role lacks is refused by the view.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 from pathlib import Path
 
 import streamlit as st
 
+from .access import NOBODY, OPERATOR, Principal
 from .memory import Memory
-from .scope import validate_name
+from .redact import install_log_redaction
+from .scope import Scope, make_scope
+from .scoped import ScopedMemory
 from .settings import Settings
+
+log = logging.getLogger(__name__)
 
 # st.secrets keys mapped onto Settings fields (a [memory_core] table may also set any field by name).
 SECRET_FIELDS = {"OPENAI_API_KEY": "llm_api_key", "OPENAI_BASE_URL": "llm_base_url", "DATABASE_URL": "database_url",
                  "MEMORY_CORE_DATABASE_URL": "database_url", "MEMORY_CORE_HOME": "home", "LLM_MODEL": "llm_model"}
+MAX_PASTE_CHARS = 500_000  # what a text area takes
+MAX_INGEST_BYTES = 5 * 1024 * 1024  # a conversation file, checked before it is read
+
+
+def _secrets() -> dict:
+    try:
+        return {k: st.secrets[k] for k in st.secrets}
+    except Exception:  # no secrets.toml: environment variables and defaults only
+        return {}
 
 
 def settings_from_secrets() -> Settings:
     overrides: dict[str, object] = {}
-    try:
-        secrets = {k: st.secrets[k] for k in st.secrets}
-    except Exception:  # no secrets.toml: environment variables and defaults only
-        secrets = {}
+    secrets = _secrets()
     for key, field in SECRET_FIELDS.items():
         if key in secrets and secrets[key]:
             overrides[field] = str(secrets[key])
@@ -31,61 +50,203 @@ def settings_from_secrets() -> Settings:
     return Settings.from_env(**overrides)
 
 
+def auth_secrets() -> list[str]:
+    """The secrets of the `[auth]` table (OIDC client secrets, the cookie secret), to keep out of logs."""
+    table = _secrets().get("auth")
+    found: list[str] = []
+
+    def walk(value: object) -> None:
+        if hasattr(value, "items"):
+            for key, inner in dict(value).items():
+                if isinstance(inner, str) and re.search(r"secret|key|password", str(key), re.I):
+                    found.append(inner)
+                else:
+                    walk(inner)
+
+    walk(table)
+    return [s for s in found if len(s) >= 6]
+
+
 @st.cache_resource(show_spinner=False)
 def get_memory() -> Memory:
     """One Memory (and so one worker thread) per app process."""
     memory = Memory(settings_from_secrets())
+    redaction = install_log_redaction([*memory.settings.secrets(), *auth_secrets()])
+    for handler in logging.getLogger("streamlit").handlers:  # Streamlit's own handler logs uncaught errors
+        if redaction not in handler.filters:
+            handler.addFilter(redaction)
     memory.start()
     return memory
 
 
+def sign_in_configured() -> bool:
+    """Whether `[auth]` is set in Streamlit's secrets (then everyone signs in)."""
+    return bool(_secrets().get("auth"))
+
+
+def on_public_host() -> bool:
+    """True on Streamlit Community Cloud (and hosts that say they are one)."""
+    return bool(Path("/mount/src").exists() or os.environ.get("STREAMLIT_SHARING_MODE")
+                or os.environ.get("HOSTNAME", "").startswith("streamlit"))
+
+
 def on_ephemeral_disk(settings: Settings) -> bool:
     """True on hosts whose disk a reboot wipes (Streamlit Community Cloud) while data stays local."""
-    cloud = Path("/mount/src").exists() or os.environ.get("STREAMLIT_SHARING_MODE") or \
-        os.environ.get("HOSTNAME", "").startswith("streamlit")
-    return bool(cloud) and settings.is_sqlite
+    return on_public_host() and settings.is_sqlite
 
 
-def scope() -> dict[str, str]:
-    """The scope picked in the sidebar, as keyword arguments."""
-    return {"user_id": st.session_state.get("scope_user", "default"),
-            "agent_name": st.session_state.get("scope_agent", "default")}
+def anonymous_mode(memory: Memory) -> str:
+    return memory.access.anonymous_mode(public_host=on_public_host(), sign_in_configured=sign_in_configured())
 
 
-def sidebar(memory: Memory) -> None:
-    with st.sidebar:
-        st.subheader("Scope")
-        user = st.text_input("User", value=st.session_state.get("scope_user", "default"), key="_scope_user_input")
-        agent = st.text_input("Agent", value=st.session_state.get("scope_agent", "default"), key="_scope_agent_input")
+def principal(memory: Memory) -> Principal | None:
+    """Who is asking, once per run; None while sign-in is configured and nobody has signed in."""
+    if sign_in_configured():
+        if not st.user.is_logged_in:
+            return None
+        email = st.user.get("email")
         try:
-            st.session_state["scope_user"] = validate_name(user, "user_id")
-            st.session_state["scope_agent"] = validate_name(agent, "agent_name")
-        except ValueError as exc:
-            st.error(str(exc))
-        known = [f"{s.user_id}/{s.agent_name}" for s in memory.scopes()]
-        if known:
-            st.caption("Scopes with data: " + ", ".join(known[:12]))
+            return Principal.person(str(email))
+        except ValueError:
+            return NOBODY  # an identity without an e-mail address can be granted nothing
+    mode = anonymous_mode(memory)
+    if mode == "full":
+        return OPERATOR
+    if mode == "none":
+        return NOBODY
+    sandbox = st.session_state.get("_sandbox")
+    if sandbox is None:
+        sandbox = memory.access.new_sandbox()
+        st.session_state["_sandbox"] = sandbox
+        from .demo import load_demo
+
+        with st.spinner("Preparing a private demo scope for you…"):
+            load_demo(memory.scoped(user_id=sandbox.sandbox.user_id, agent_name=sandbox.sandbox.agent_name,
+                                    actor=sandbox.actor))
+    return sandbox
+
+
+def sign_in_page() -> None:
+    st.title("memory_core")
+    st.write("This dashboard shows what agents remember. Sign in to continue.")
+    st.button("Sign in", type="primary", on_click=st.login, key="sign_in")
+    st.stop()
+
+
+def readable_scopes(memory: Memory, who: Principal) -> list[Scope]:
+    known = set(memory.scopes()) | set(st.session_state.get("_new_scopes", []))
+    if who.kind == "sandbox" and who.sandbox:
+        known = {who.sandbox}
+    if who.kind == "operator":
+        known.add(Scope("default", "default"))
+    return memory.access.readable(who, sorted(known))
+
+
+def scope_picker(memory: Memory, who: Principal) -> Scope | None:
+    """The sidebar's scope picker: only scopes the person may read, plus "new scope" where they may create one."""
+    scopes = readable_scopes(memory, who)
+    labels = [s.key for s in scopes]
+    current = st.session_state.get("_scope")
+    chosen = None
+    if labels:
+        index = labels.index(current) if current in labels else 0
+        label = st.selectbox("Scope", labels, index=index, key="scope_select",
+                             help="user/agent: whose memory you are looking at")
+        chosen = scopes[labels.index(label)]
+        st.session_state["_scope"] = chosen.key
+    else:
+        st.info("You have access to no scope yet. Ask an admin for a grant.")
+    if who.kind in ("operator", "person"):
+        with st.expander("New scope"):
+            user = st.text_input("User", key="new_scope_user")
+            agent = st.text_input("Agent", value="default", key="new_scope_agent")
+            if st.button("Open", key="new_scope_open"):
+                try:
+                    scope = make_scope(user.strip(), agent.strip())
+                except ValueError as exc:
+                    st.error(str(exc))
+                else:
+                    if memory.access.role(who, scope) in ("editor", "admin"):
+                        st.session_state.setdefault("_new_scopes", []).append(scope)
+                        st.session_state["_scope"] = scope.key
+                        st.rerun()
+                    else:
+                        st.error(f"You may not create {scope.key}: that needs the editor role there.")
+    return chosen
+
+
+def identity(memory: Memory, who: Principal) -> None:
+    if who.kind == "person":
+        st.caption(f"Signed in as **{escape_markdown(who.email or '')}**")
+        st.button("Sign out", on_click=st.logout, key="sign_out")
+    elif who.kind == "operator":
+        st.caption("Single-operator mode: no sign-in, running locally. Configure `[auth]` to share it with a team.")
+    elif who.kind == "sandbox":
+        st.caption("Sandbox: a private demo scope for this browser session. Nobody else sees it; it expires "
+                   "after a day.")
+    else:
+        st.warning("Anonymous access is off here.")
+
+
+def sidebar(memory: Memory, who: Principal) -> ScopedMemory | None:
+    """Identity, the scope picker, the mode and the scope's queue; returns the view pages work through."""
+    with st.sidebar:
+        identity(memory, who)
+        chosen = scope_picker(memory, who)
+        view = None
+        if chosen is not None:
+            view = memory.access.view(memory, who, user_id=chosen.user_id, agent_name=chosen.agent_name)
+            st.caption(f"Your role here: **{view.role}**")
         if memory.offline:
             st.info("Offline mode: no API key. Heuristic extraction, extractive summaries, deterministic dreams.",
                     icon=":material/cloud_off:")
         else:
-            st.success(f"LLM: {memory.settings.llm_model}", icon=":material/cloud_done:")
-        st.caption(f"Storage: {memory.storage_description()}")
+            st.success(f"LLM: {escape_markdown(memory.settings.llm_model)}", icon=":material/cloud_done:")
+        if who.kind == "operator" or memory.access.is_global_admin(who):
+            st.caption(f"Storage: {escape_markdown(memory.storage_description())}")
         if on_ephemeral_disk(memory.settings):
             st.warning("Data is kept on this host's disk, which a reboot wipes. Set a PostgreSQL database URL in "
                        "the app's secrets to keep memory.")
-        status_fragment(memory)
+        if view is not None:
+            status_fragment(memory, view)
+    st.session_state["_view"] = view
+    return view
 
 
 @st.fragment(run_every=5)
-def status_fragment(memory: Memory) -> None:
+def status_fragment(memory: Memory, view: ScopedMemory) -> None:
     status = memory.status()
-    st.caption(f"Worker {'running' if status.running else 'stopped'} · queue: {status.pending} pending, "
-               f"{status.in_flight} in flight, {status.failed} failed · {status.processed} processed")
+    items = view.queue.items()
+    counts = {s: sum(1 for i in items if i.status == s) for s in ("pending", "in_flight", "failed")}
+    st.caption(f"Worker {'running' if status.running else 'stopped'} · this scope's queue: {counts['pending']} "
+               f"pending, {counts['in_flight']} in flight, {counts['failed']} failed")
     if status.next_dream:
         st.caption(f"Next dream: {status.next_dream:%Y-%m-%d %H:%M %Z}")
-    if status.last_error:
-        st.caption(f"Last error: {status.last_error[:200]}")
+    errors = [i.last_error for i in items if i.last_error]
+    if errors:
+        st.caption(f"Last error: {escape_markdown(errors[-1][:200])}")
+
+
+def view() -> ScopedMemory:
+    """The view of the scope picked in the sidebar, for a page to draw; stops the page when there is none."""
+    current = st.session_state.get("_view")
+    if current is None:
+        st.info("No scope to show.")
+        st.stop()
+    return current
+
+
+def who() -> Principal:
+    return st.session_state.get("_principal") or NOBODY
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$=])")
+
+
+def escape_markdown(text: str) -> str:
+    """Text safe to put inside Markdown (captions, messages, labels): every character that Markdown or
+    Streamlit's directives would act on is escaped, so no link, image or icon can come out of it."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text)).replace("\n", " ")
 
 
 def ensure_entrypoint() -> None:

@@ -424,6 +424,33 @@ class Memory:
                 removed.append(f"{purged} invalid fact(s) older than {days} days")
         return removed
 
+    def purge_scope(self, *, user_id: str, agent_name: str) -> dict[str, int]:
+        """Remove everything of one scope, for good (an expired sandbox): its rows in every table and its
+        workspace folder. The default scope's workspace is the home folder, which is never removed."""
+        import shutil
+
+        from .store.purge import purge_scope
+
+        scope = make_scope(user_id, agent_name)
+        removed = purge_scope(self.db, scope)
+        if isinstance(self.documents, LocalDocumentStore) and scope != DEFAULT_SCOPE:
+            folder = self._workspace_path(scope)
+            if folder.is_dir():
+                shutil.rmtree(folder)
+                removed["files"] = 1
+        self.index.touch(scope)
+        log.info("purged scope %s: %s", scope.key, removed)
+        return removed
+
+    def remove_expired_sandboxes(self) -> list[str]:
+        """What the worker runs: the sandboxes of anonymous visitors whose day is over go, data and all."""
+        gone = []
+        for scope in self.access.expired_sandboxes():
+            self.purge_scope(user_id=scope.user_id, agent_name=scope.agent_name)
+            self.access.sandbox_removed(scope)
+            gone.append(scope.key)
+        return gone
+
     def export_documents(self, target: Path | str, *, user_id: str = "default", agent_name: str = "default") -> list[str]:
         """Write the scope's documents (from whichever store holds them) out as files under `target`."""
         scope = make_scope(user_id, agent_name)

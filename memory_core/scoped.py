@@ -147,6 +147,10 @@ class ScopedMemory:
         with self._writing("record a session"):
             return self._memory.context(session_id, **options, **self._kw)
 
+    def wait_for_flushes(self, timeout: float | None = 30.0) -> None:
+        """Wait until the context flushes in flight have reached the daily log."""
+        self._memory.contexts.wait(timeout)
+
     def sessions(self) -> list["ContextSession"]:
         """The scope's live context sessions in this process."""
         return [s for s in self._memory.contexts.sessions() if s.scope == self.scope]

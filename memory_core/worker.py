@@ -92,6 +92,7 @@ class Worker:
             self.add_job("dream", 60, self.dream_due)
             self.add_job("retention", 3600, self.memory.apply_retention)
             self.add_job("embeddings", 10, self.memory.index.backfill)
+            self.add_job("sandboxes", 600, self.memory.remove_expired_sandboxes)
             self._thread = threading.Thread(target=self._loop, name="memory-core-worker", daemon=True)
             self._thread.start()
 

@@ -5,25 +5,25 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from memory_core import build_injection, count_tokens
-from memory_core.dashboard import ensure_entrypoint, get_memory, scope
+from memory_core.dashboard import ensure_entrypoint, view
 
 ensure_entrypoint()
-memory = get_memory()
+memory = view()
 st.title("Context Preview")
 
 MODELS = {"gpt-4o / gpt-4o-mini (o200k_base)": "gpt-4o", "gpt-4 / gpt-3.5-turbo (cl100k_base)": "gpt-4"}
 
 
 @st.cache_data(ttl=3, show_spinner=False)
-def memory_data(user_id: str, agent_name: str) -> dict:
+def memory_data(scope_key: str, _view) -> dict:
     # Read once per scope every few seconds; budget and model changes re-render from this copy at once.
-    return memory.memory_data(user_id=user_id, agent_name=agent_name)
+    return _view.memory_data()
 
 
 c1, c2 = st.columns([2, 3])
 model_label = c1.selectbox("Model / encoding", list(MODELS), key="cp_model")
 budget = c2.slider("Token budget", 0, 8000, memory.settings.max_injection_tokens, 50, key="cp_budget")
-data = memory_data(**scope())
+data = memory_data(memory.scope.key, memory)
 report = build_injection(data, budget, model=MODELS[model_label])
 if not report.text:
     st.info("This scope has no memory yet: ingest a conversation, or press **Load demo data** on the Ingest page.")
@@ -54,10 +54,10 @@ d.dataframe(pd.DataFrame([facts[i] for i in report.dropped_fact_ids if i in fact
             hide_index=True)
 
 st.subheader("Count any text")
-pasted = st.text_area("Text", key="cp_text", height=120)
+pasted = st.text_area("Text", key="cp_text", height=120, max_chars=500_000)
 st.metric("Tokens", count_tokens(pasted, MODELS[model_label]))
 
-sessions = [s for s in memory.contexts.sessions() if s.scope.user_id == scope()["user_id"]]
+sessions = memory.sessions()
 if sessions:
     from memory_core import compress_messages
 

@@ -1,38 +1,37 @@
-"""Daily: the days that have logs, one day rendered and raw, a text filter."""
+"""Daily: the days that have logs, one day's log as text, a text filter."""
 
 import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from memory_core.dashboard import ensure_entrypoint, get_memory, scope
+from memory_core.dashboard import ensure_entrypoint, view
 from memory_core.tiers.daily import split_blocks
 
 ensure_entrypoint()
-memory = get_memory()
+memory = view()
 st.title("Daily logs")
-days = memory.daily.days(**scope())
+days = memory.daily.days()
 if not days:
     st.info("No daily logs yet. Ingesting a conversation feeds the context tier, whose trims and session ends land here.")
     st.stop()
 
-texts = {d: memory.daily.read(d, **scope()) or "" for d in days[-120:]}
+texts = {d: memory.daily.read(d) or "" for d in days[-120:]}
 activity = pd.DataFrame([{"day": d, "blocks": len(split_blocks(t))} for d, t in texts.items()])
 st.plotly_chart(px.bar(activity, x="day", y="blocks", title="Blocks per day"), width="stretch")
 
-needle = st.text_input("Filter blocks containing", key="daily_filter")
+needle = st.text_input("Filter blocks containing", key="daily_filter", max_chars=200)
 choices = list(reversed(days))
 wanted = st.query_params.get("day")  # set by the Search page's links
 start = next((i for i, d in enumerate(choices) if d.isoformat() == wanted), 0)
 day = st.selectbox("Day", choices, index=start, format_func=lambda d: d.isoformat(), key="daily_day")
-text = memory.daily.read(day, **scope()) or ""
+text = memory.daily.read(day) or ""
 st.caption(f"memory/{day.isoformat()}.md")
+# Memory text is shown as text: nothing in it is rendered (no remote image, no live link).
 if needle:
     blocks = [(a, b, t) for a, b, t in split_blocks(text) if needle.casefold() in t.casefold()]
     st.write(f"{len(blocks)} matching block(s)")
     for a, b, block in blocks:
-        st.markdown(block)
+        st.code(block, language="markdown", wrap_lines=True)
         st.caption(f"lines {a}-{b}")
 else:
-    st.markdown(text)
-with st.expander("Raw Markdown"):
-    st.code(text, language="markdown")
+    st.code(text, language="markdown", wrap_lines=True)

@@ -1,47 +1,54 @@
-"""Dream: MEMORY.md, run Deep Dream, diff and roll back versions, diaries, the schedule."""
+"""Dream: MEMORY.md, run Deep Dream, diff and roll back versions (who wrote each), diaries, the schedule."""
 
 import streamlit as st
 
-from memory_core.dashboard import ensure_entrypoint, get_memory, scope
-from memory_core.scope import make_scope
+from memory_core.dashboard import ensure_entrypoint, escape_markdown, get_memory, view, who
 from memory_core.tiers.core import CoreTier
 
 ensure_entrypoint()
-memory = get_memory()
+memory = view()
 st.title("Deep Dream")
 
-core = memory.read_core(**scope())
+core = memory.read_core()
 left, right = st.columns([3, 2])
 with left:
     st.subheader("MEMORY.md")
     if core:
-        st.markdown(core)
+        st.code(core, language="markdown", wrap_lines=True)  # shown as text: nothing in memory is rendered
     else:
         st.info("No MEMORY.md yet: run a dream once there are daily logs.")
 with right:
-    st.subheader("Run now")
-    lookback = st.number_input("Look back (days)", 1, 90, 1, key="dream_lookback")
-    force = st.checkbox("Force (ignore unchanged logs and the mass-loss guard)", key="dream_force")
-    if st.button("Run Deep Dream", type="primary", key="dream_run"):
-        with st.spinner("Dreaming…"):
-            result = memory.deep_dream(int(lookback), force=force, **scope())
-        message = f"Status: {result.status}" + (f" — {result.reason}" if result.reason else "")
-        (st.success if result.status == "updated" else st.warning)(message)
-        for removed in result.removed:
-            st.caption(f"Removed as unsupported: {removed}")
-        if result.status == "updated":
-            st.rerun()
+    if memory.can_write:
+        st.subheader("Run now")
+        lookback = st.number_input("Look back (days)", 1, 90, 1, key="dream_lookback")
+        force = st.checkbox("Force (ignore unchanged logs and the mass-loss guard)", key="dream_force")
+        if st.button("Run Deep Dream", type="primary", key="dream_run"):
+            with st.spinner("Dreaming…"):
+                result = memory.deep_dream(int(lookback), force=force)
+            message = f"Status: {result.status}" + (f" — {escape_markdown(result.reason)}" if result.reason else "")
+            (st.success if result.status == "updated" else st.warning)(message)
+            for removed in result.removed:
+                st.caption(f"Removed as unsupported: {escape_markdown(removed)}")
+            if result.status == "updated":
+                st.rerun()
     st.subheader("Schedule")
-    enabled = st.toggle("Nightly dream", value=memory.worker.dream_enabled, key="dream_sched")
-    memory.worker.dream_enabled = enabled
-    nxt = memory.worker.next_dream()
+    shared = get_memory()
+    access = shared.access
+    if access.is_global_admin(who()):
+        enabled = st.toggle("Nightly dream (all scopes)", value=shared.worker.dream_enabled, key="dream_sched")
+        if enabled != shared.worker.dream_enabled:
+            shared.worker.dream_enabled = enabled
+            with shared.acting_as(who().actor):
+                access.record("worker_switch", job="nightly dream", enabled=enabled)
+    nxt = shared.worker.next_dream()
     st.caption(f"Next run: {nxt:%Y-%m-%d %H:%M %Z}" if nxt else "Scheduled dreams are off.")
-    state = memory.dreamer.state(make_scope(**scope()))
+    state = memory.dream_state()
     if state and state.last_status:
-        st.caption(f"Last run: {state.last_status}" + (f" ({state.last_reason})" if state.last_reason else ""))
+        st.caption(f"Last run: {state.last_status}" + (f" ({escape_markdown(state.last_reason)})" if state.last_reason
+                                                        else ""))
 
-versions = memory.core_versions(**scope())
-if len(versions) >= 1:
+versions = memory.core_versions()
+if versions:
     st.subheader("Versions")
     numbers = [v.version for v in versions]
     a, b = st.columns(2)
@@ -51,14 +58,16 @@ if len(versions) >= 1:
     by_number = {v.version: v for v in versions}
     diff = CoreTier.diff(by_number[old].content if old else "", by_number[new].content, f"v{old}", f"v{new}")
     st.code(diff or "(no difference)", language="diff")
-    st.caption(f"v{new}: {by_number[new].reason}, {by_number[new].created_at:%Y-%m-%d %H:%M} UTC")
-    if new != numbers[0] and st.button(f"Roll back to v{new}", key="dream_rollback"):
-        memory.rollback_core(new, **scope())
+    chosen = by_number[new]
+    st.caption(f"v{new}: {escape_markdown(chosen.reason)}, by {escape_markdown(getattr(chosen, 'actor', None) or 'library')}, "
+               f"{chosen.created_at:%Y-%m-%d %H:%M} UTC")
+    if memory.can_write and new != numbers[0] and st.button(f"Roll back to v{new}", key="dream_rollback"):
+        memory.rollback_core(new)
         st.success(f"MEMORY.md is v{new}'s text again (saved as a new version).")
         st.rerun()
 
-diaries = memory.dream_diaries(**scope())
+diaries = memory.dream_diaries()
 if diaries:
     st.subheader("Dream diaries")
-    chosen = st.selectbox("Diary", list(reversed(diaries)), key="dream_diary")
-    st.markdown(memory.read_document(chosen, **scope()) or "")
+    diary = st.selectbox("Diary", list(reversed(diaries)), key="dream_diary")
+    st.code(memory.read_document(diary) or "", language="markdown", wrap_lines=True)

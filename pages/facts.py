@@ -1,41 +1,59 @@
-"""Facts: filter, edit in place, add, delete, audit history, charts, export."""
+"""Facts: filter, edit in place, add, supersede, review near-duplicates, see history (who did what), export."""
 
 import json
+from datetime import datetime, time, timezone
 
 import pandas as pd
 import plotly.express as px
 import streamlit as st
 
 from memory_core import CATEGORIES
-from memory_core.dashboard import ensure_entrypoint, get_memory, scope
+from memory_core.dashboard import ensure_entrypoint, escape_markdown, view
 
 ensure_entrypoint()
-memory = get_memory()
+memory = view()
 st.title("Facts")
 if flash := st.session_state.pop("facts_flash", None):
     st.success(flash)
-facts = memory.facts.list(**scope())
 
 c1, c2, c3 = st.columns([2, 2, 3])
 categories = c1.multiselect("Category", CATEGORIES, key="facts_cat")
 low, high = c2.slider("Confidence", 0.0, 1.0, (0.0, 1.0), 0.05, key="facts_conf")
-needle = c3.text_input("Text contains", value=st.query_params.get("q", ""), key="facts_text")
+needle = c3.text_input("Text contains", value=st.query_params.get("q", ""), key="facts_text", max_chars=200)
+v1, v2 = st.columns([2, 3])
+show_invalid = v1.toggle("Show superseded and invalidated facts", key="facts_invalid")
+as_of_day = v2.date_input("As of (what we believed at the end of that day)", value=None, key="facts_asof")
+as_of = datetime.combine(as_of_day, time.max, tzinfo=timezone.utc) if as_of_day else None
+
+facts = memory.facts.list(include_invalid=show_invalid, as_of=as_of)
+valid = [f for f in facts if f.valid] if not as_of else facts
 shown = [f for f in facts if (not categories or f.category in categories) and low <= f.confidence <= high
          and needle.casefold() in f.content.casefold()]
-st.caption(f"{len(shown)} of {len(facts)} facts in {scope()['user_id']}/{scope()['agent_name']}")
+st.caption(f"{len(shown)} of {len(facts)} facts in {memory.scope.key}"
+           + (f" as of {as_of_day.isoformat()}" if as_of_day else "")
+           + ("" if memory.can_write else f" · read-only ({memory.role})"))
 
+editable = memory.can_write and not as_of
 frame = pd.DataFrame([{"delete": False, "id": f.id, "content": f.content, "category": f.category,
-                       "confidence": f.confidence, "created": f.created_at, "source": f.source or ""} for f in shown],
-                     columns=["delete", "id", "content", "category", "confidence", "created", "source"])
-edited = st.data_editor(
-    frame, key="facts_editor", hide_index=True, width="stretch", disabled=["id", "created", "source"],
-    column_config={
-        "delete": st.column_config.CheckboxColumn("Delete?", width="small"),
-        "content": st.column_config.TextColumn("Content", required=True, max_chars=memory.settings.max_fact_chars),
-        "category": st.column_config.SelectboxColumn("Category", options=list(CATEGORIES), required=True),
-        "confidence": st.column_config.NumberColumn("Confidence", min_value=0.0, max_value=1.0, step=0.01, format="%.2f"),
-        "created": st.column_config.DatetimeColumn("Created (UTC)", format="YYYY-MM-DD HH:mm"),
-    })
+                       "confidence": f.confidence, "created": f.created_at,
+                       "status": "valid" if f.valid else ("superseded by " + f.superseded_by if f.superseded_by
+                                                          else "invalid"),
+                       "source": f.source or ""} for f in shown],
+                     columns=["delete", "id", "content", "category", "confidence", "created", "status", "source"])
+columns = {
+    "delete": st.column_config.CheckboxColumn("Delete?", width="small"),
+    "content": st.column_config.TextColumn("Content", required=True, max_chars=memory.settings.max_fact_chars),
+    "category": st.column_config.SelectboxColumn("Category", options=list(CATEGORIES), required=True),
+    "confidence": st.column_config.NumberColumn("Confidence", min_value=0.0, max_value=1.0, step=0.01, format="%.2f"),
+    "created": st.column_config.DatetimeColumn("Created (UTC)", format="YYYY-MM-DD HH:mm"),
+}
+if editable:
+    edited = st.data_editor(frame, key="facts_editor", hide_index=True, width="stretch",
+                            disabled=["id", "created", "status", "source"], column_config=columns)
+else:
+    st.dataframe(frame.drop(columns=["delete"]), key="facts_table", hide_index=True, width="stretch",
+                 column_config=columns)
+    edited = frame
 
 changes = []
 for (_, before), (_, after) in zip(frame.iterrows(), edited.iterrows()):
@@ -51,10 +69,10 @@ if changes and b1.button(f"Save {len(changes)} change(s)", type="primary", key="
         try:
             memory.facts.update(fact_id, content=diff.get("content"), category=diff.get("category"),
                                 confidence=None if "confidence" not in diff else float(diff["confidence"]))
-        except (KeyError, ValueError) as exc:
+        except (KeyError, ValueError, PermissionError) as exc:
             errors.append(f"{fact_id}: {exc}")
     for e in errors:
-        st.error(e)
+        st.error(escape_markdown(e))
     if not errors:
         st.session_state["facts_flash"] = f"Saved {len(changes)} change(s)."
         st.rerun()
@@ -69,33 +87,99 @@ if to_delete:
         st.session_state["facts_flash"] = f"Deleted {len(to_delete)} fact(s)."
         st.rerun()
 
-with st.expander("Add a fact"):
-    with st.form("add_fact", clear_on_submit=True):
-        content = st.text_input("Content")
-        category = st.selectbox("Category", CATEGORIES)
-        confidence = st.slider("Confidence", 0.0, 1.0, 0.8, 0.05)
-        if st.form_submit_button("Add"):
-            try:
-                fact, reason = memory.facts.add_with_reason(content, category, confidence, **scope(), source="dashboard")
-                if fact:
-                    st.session_state["facts_flash"] = f"Added {fact.id}."
-                    st.rerun()
-                else:
-                    st.warning(f"Not added: {reason.replace('_', ' ')}.")
-            except ValueError as exc:
-                st.error(str(exc))
+if memory.can_write:
+    with st.expander("Add a fact"):
+        with st.form("add_fact", clear_on_submit=True):
+            content = st.text_input("Content", max_chars=memory.settings.max_fact_chars)
+            category = st.selectbox("Category", CATEGORIES)
+            confidence = st.slider("Confidence", 0.0, 1.0, 0.8, 0.05)
+            if st.form_submit_button("Add"):
+                try:
+                    fact, reason = memory.facts.add_with_reason(content, category, confidence, source="dashboard")
+                    if fact:
+                        st.session_state["facts_flash"] = f"Added {fact.id}."
+                        st.rerun()
+                    else:
+                        st.warning(f"Not added: {reason.replace('_', ' ')}.")
+                except ValueError as exc:
+                    st.error(escape_markdown(str(exc)))
+    current = [f for f in valid if f.valid]
+    if current:
+        with st.expander("Correct a fact (supersede it, keeping its history)"):
+            with st.form("supersede_fact", clear_on_submit=True):
+                labels = {f"{f.id}: {f.content[:80]}": f.id for f in current}
+                old = st.selectbox("Fact", list(labels))
+                new_text = st.text_input("What is true now", max_chars=memory.settings.max_fact_chars)
+                why = st.text_input("Why (optional)", max_chars=200)
+                if st.form_submit_button("Supersede"):
+                    try:
+                        new = memory.facts.supersede(labels[old], new_text, reason=why or None)
+                        st.session_state["facts_flash"] = f"{labels[old]} is superseded by {new.id}."
+                        st.rerun()
+                    except (KeyError, ValueError) as exc:
+                        st.error(escape_markdown(str(exc)))
 
-tab_hist, tab_charts, tab_export = st.tabs(["History", "Charts", "Export"])
+tab_chains, tab_dupes, tab_hist, tab_charts, tab_export = st.tabs(
+    ["Changes", "Duplicates", "History", "Charts", "Export"])
+with tab_chains:
+    everything = {f.id: f for f in memory.facts.list(include_invalid=True)}
+    chains = []
+    for fact in everything.values():
+        if fact.superseded_by and fact.superseded_by in everything:
+            newer = everything[fact.superseded_by]
+            chains.append({"old": fact.content, "→ new": newer.content, "when": fact.invalid_at,
+                           "why": fact.invalid_reason or "", "new is": "valid" if newer.valid else "superseded too"})
+    if chains:
+        st.caption("What changed: each superseded fact beside the one that replaced it, newest first.")
+        st.dataframe(pd.DataFrame(sorted(chains, key=lambda c: c["when"], reverse=True)), hide_index=True,
+                     width="stretch")
+    else:
+        st.info("No fact has been superseded in this scope yet.")
+with tab_dupes:
+    st.caption("Pairs of valid facts that say the same thing (meaning and wording; negations never pair up).")
+    threshold = st.slider("Similarity threshold", 0.5, 1.0, 0.9, 0.01, key="dupes_threshold")
+    if st.button("Look for near-duplicates", key="dupes_find"):
+        st.session_state["_dupes"] = (memory.scope.key, threshold)
+    dismissed = st.session_state.setdefault("_kept_both", set())
+    pairs = []
+    if st.session_state.get("_dupes") == (memory.scope.key, threshold):
+        pairs = [(a, b, score) for a, b, score in memory.facts.near_duplicates(threshold=threshold)
+                 if (a.id, b.id) not in dismissed]
+        if not pairs:
+            st.info("No near-duplicate pairs at this threshold.")
+    for n, (a, b, score) in enumerate(pairs[:30]):
+        with st.container(border=True):
+            st.caption(f"similarity {score:.2f}")
+            left, right = st.columns(2)
+            left.text(f"{a.id} · {a.category} · {a.confidence:.2f}\n{a.content}")
+            right.text(f"{b.id} · {b.category} · {b.confidence:.2f}\n{b.content}")
+            if memory.can_write:
+                m1, m2, m3 = st.columns(3)
+                keep_a = m1.button("Merge, keep left", key=f"merge_a_{n}")
+                keep_b = m2.button("Merge, keep right", key=f"merge_b_{n}")
+                if m3.button("Keep both", key=f"keep_both_{n}"):
+                    dismissed.add((a.id, b.id))
+                    st.rerun()
+                if keep_a or keep_b:
+                    keep, drop = (a, b) if keep_a else (b, a)
+                    try:
+                        memory.facts.merge(keep.id, drop.id)
+                        st.session_state["facts_flash"] = f"Merged {drop.id} into {keep.id}."
+                        st.rerun()
+                    except (KeyError, ValueError) as exc:
+                        st.error(escape_markdown(str(exc)))
 with tab_hist:
-    options = ["(whole scope)"] + [f.id for f in facts]
+    options = ["(whole scope)"] + [f.id for f in memory.facts.list(include_invalid=True)]
     chosen = st.selectbox("Audit history of", options, key="facts_hist")
-    entries = memory.facts.history(None if chosen == "(whole scope)" else chosen, **scope(), limit=200)
-    st.dataframe(pd.DataFrame([{"when": e.at, "fact": e.fact_id, "action": e.action, "old": json.dumps(e.old) if e.old else "",
-                                "new": json.dumps(e.new) if e.new else "", "reason": e.reason or ""} for e in entries]),
+    entries = memory.facts.history(None if chosen == "(whole scope)" else chosen, limit=200)
+    st.dataframe(pd.DataFrame([{"when": e.at, "fact": e.fact_id, "action": e.action, "by": e.actor or "library",
+                                "old": json.dumps(e.old) if e.old else "", "new": json.dumps(e.new) if e.new else "",
+                                "reason": e.reason or ""} for e in entries],
+                              columns=["when", "fact", "action", "by", "old", "new", "reason"]),
                  hide_index=True, width="stretch")
 with tab_charts:
-    if facts:
-        df = pd.DataFrame([{"confidence": f.confidence, "category": f.category, "created": f.created_at} for f in facts])
+    if valid:
+        df = pd.DataFrame([{"confidence": f.confidence, "category": f.category, "created": f.created_at} for f in valid])
         a, b = st.columns(2)
         a.plotly_chart(px.histogram(df, x="confidence", nbins=20, title="Confidence"), width="stretch")
         b.plotly_chart(px.bar(df.groupby("category").size().reset_index(name="facts"), x="category", y="facts",
@@ -106,6 +190,7 @@ with tab_charts:
     else:
         st.info("No facts yet: ingest a conversation or load the demo data.")
 with tab_export:
-    records = [f.to_dict() | {"category": f.category} for f in facts]
+    records = [f.to_dict() for f in facts]
     st.download_button("Download CSV", pd.DataFrame(records).to_csv(index=False), "facts.csv", "text/csv")
-    st.download_button("Download JSON", json.dumps(records, indent=2, ensure_ascii=False), "facts.json", "application/json")
+    st.download_button("Download JSON", json.dumps(records, indent=2, ensure_ascii=False), "facts.json",
+                       "application/json")

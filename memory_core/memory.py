@@ -451,6 +451,23 @@ class Memory:
             gone.append(scope.key)
         return gone
 
+    # -- moving memory in and out ----------------------------------------------------------------
+
+    def export_bundle(self, path: Path | str, *, scopes: list | None = None) -> dict[str, Any]:
+        """One zip with everything of `scopes` ("user/agent" strings or (user, agent) pairs; all when None):
+        facts with validity and audit history, summaries, MEMORY.md and all its versions, daily logs, dream
+        diaries, plans. Returns the counts written."""
+        from .portability.bundle import export_bundle
+
+        return export_bundle(self, path, scopes)
+
+    def import_bundle(self, path: Path | str, *, mode: str = "skip", dry_run: bool = False) -> dict[str, Any]:
+        """Import a bundle: `skip` keeps what exists, `replace` lets the bundle win; the same bundle twice
+        changes nothing the second time. A damaged or foreign file raises ValueError and changes nothing."""
+        from .portability.bundle import import_bundle
+
+        return import_bundle(self, path, mode=mode, dry_run=dry_run)
+
     def export_documents(self, target: Path | str, *, user_id: str = "default", agent_name: str = "default") -> list[str]:
         """Write the scope's documents (from whichever store holds them) out as files under `target`."""
         scope = make_scope(user_id, agent_name)

@@ -112,5 +112,32 @@ class Database:
                     session.rollback()
                     raise
 
+    def run_in_transaction(self, fn, *, locks: list[str] = (), commit: bool = True):
+        """Run `fn(session)` in one write transaction holding `locks` (taken in order); with `commit=False`
+        everything it did is rolled back (a dry run that counts exactly what a real run would write)."""
+        self.ensure_ready()
+        if self.is_sqlite:
+            with self._sqlite_writer, self.engine.connect() as conn:
+                conn = conn.execution_options(immediate=True)
+                with Session(bind=conn, expire_on_commit=False) as session:
+                    return self._run(session, fn, [], commit)
+        with Session(self.engine, expire_on_commit=False) as session:
+            return self._run(session, fn, sorted(set(locks)), commit)
+
+    @staticmethod
+    def _run(session: Session, fn, locks: list[str], commit: bool):
+        try:
+            for lock in locks:
+                session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock_id(lock)})
+            result = fn(session)
+            if commit:
+                session.commit()
+            else:
+                session.rollback()
+            return result
+        except BaseException:
+            session.rollback()
+            raise
+
     def dispose(self) -> None:
         self.engine.dispose()

@@ -1,0 +1,184 @@
+"""The rows of a scope as plain data, and back: what a bundle carries, in SQL.
+
+Dumped: facts (every one, valid or not, with validity), their audit log, the summaries, every MEMORY.md
+version, the dream state and the plans. Timestamps travel as ISO 8601 UTC with microseconds, so that a
+bundle moved SQLite -> PostgreSQL -> SQLite comes back equal.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, select, text
+
+from ..clock import utc
+from ..facts import content_key
+from ..scope import Scope
+from .fact_store import invalid_key, new_fact_id
+from .models import CoreVersionRow, DreamStateRow, FactAuditRow, FactRow, PlanRow, SummaryRow
+
+FACT_FIELDS = ("id", "content", "category", "confidence", "created_at", "updated_at", "source", "thread_id",
+               "valid_from", "invalid_at", "superseded_by", "invalid_reason")
+TIME_FIELDS = {"created_at", "updated_at", "valid_from", "invalid_at", "at", "last_run_at"}
+
+
+def _out(value: Any) -> Any:
+    return utc(value).isoformat() if isinstance(value, datetime) else value
+
+
+def _in(name: str, value: Any) -> Any:
+    return datetime.fromisoformat(value) if name in TIME_FIELDS and value is not None else value
+
+
+def _row(obj: Any, fields: tuple[str, ...]) -> dict[str, Any]:
+    return {f: _out(getattr(obj, f)) for f in fields}
+
+
+def _where(model, scope: Scope) -> tuple:
+    return model.user_id == scope.user_id, model.agent_name == scope.agent_name
+
+
+def dump_scope(session, scope: Scope) -> dict[str, Any]:
+    """Everything of `scope` in the database but its documents, as JSON-ready data."""
+    facts = session.execute(select(FactRow).where(*_where(FactRow, scope)).order_by(FactRow.pk)).scalars().all()
+    audit = session.execute(select(FactAuditRow).where(*_where(FactAuditRow, scope))
+                            .order_by(FactAuditRow.at, FactAuditRow.pk)).scalars().all()
+    summaries = session.execute(select(SummaryRow).where(*_where(SummaryRow, scope))
+                                .order_by(SummaryRow.section)).scalars().all()
+    versions = session.execute(select(CoreVersionRow).where(*_where(CoreVersionRow, scope))
+                               .order_by(CoreVersionRow.version)).scalars().all()
+    plans = session.execute(select(PlanRow).where(*_where(PlanRow, scope)).order_by(PlanRow.created_at,
+                                                                                     PlanRow.id)).scalars().all()
+    state = session.get(DreamStateRow, (scope.user_id, scope.agent_name))
+    return {
+        "facts": [_row(f, FACT_FIELDS) | {"confidence": float(f.confidence)} for f in facts],
+        "audit": [_row(a, ("fact_id", "action", "reason", "at", "actor"))
+                  | {"old": json.loads(a.old) if a.old else None, "new": json.loads(a.new) if a.new else None}
+                  for a in audit],
+        "summaries": [_row(s, ("section", "summary", "version", "updated_at")) for s in summaries],
+        "core_versions": [_row(v, ("version", "content", "reason", "created_at", "actor")) for v in versions],
+        "plans": [_row(p, ("id", "name", "status", "version", "created_at", "updated_at"))
+                  | {"steps": json.loads(p.steps), "session_ids": json.loads(p.session_ids)} for p in plans],
+        "dream_state": _row(state, ("last_hash", "consolidated_through", "last_status", "last_reason",
+                                    "last_run_at")) if state else None,
+    }
+
+
+def load_scope(session, scope: Scope, data: dict[str, Any], mode: str) -> dict[str, int]:
+    """Write a scope's (validated) data inside the caller's transaction; return what changed.
+
+    `skip` keeps what exists (same fact id, same plan id, same MEMORY.md version number, a summary section
+    that is set); `replace` lets the bundle win for those. A fact id already used by another scope's fact is
+    given a new id here (its references follow), never dropped.
+    """
+    counts = {"facts": 0, "facts_skipped": 0, "audit": 0, "summaries": 0, "core_versions": 0, "plans": 0,
+              "dream_state": 0}
+    renamed: dict[str, str] = {}
+    taken = {r[0]: (r[1], r[2]) for r in session.execute(select(FactRow.id, FactRow.user_id, FactRow.agent_name).where(
+        FactRow.id.in_([f["id"] for f in data["facts"]]))).all()} if data["facts"] else {}
+    for fact in data["facts"]:
+        owner = taken.get(fact["id"])
+        if owner is not None and owner != tuple(scope):
+            fresh = new_fact_id()
+            while session.execute(select(FactRow.pk).where(FactRow.id == fresh)).first():
+                fresh = new_fact_id()
+            renamed[fact["id"]] = fresh
+    written: set[str] = set()
+    for fact in data["facts"]:
+        fact_id = renamed.get(fact["id"], fact["id"])
+        values = {k: _in(k, v) for k, v in fact.items() if k in FACT_FIELDS}
+        values["id"] = fact_id
+        if values.get("superseded_by") in renamed:
+            values["superseded_by"] = renamed[values["superseded_by"]]
+        values["content_key"] = invalid_key(fact_id) if values.get("invalid_at") else content_key(values["content"])
+        existing = session.execute(select(FactRow).where(FactRow.id == fact_id)).scalars().first()
+        if existing is not None and mode == "skip":
+            counts["facts_skipped"] += 1
+            continue
+        if existing is not None:
+            if all(getattr(existing, k) == v or (isinstance(v, datetime) and utc(getattr(existing, k)) == v)
+                   for k, v in values.items()):
+                counts["facts_skipped"] += 1
+                continue
+            for key, value in values.items():
+                setattr(existing, key, value)
+            session.add(existing)
+        else:
+            clash = None
+            if not values.get("invalid_at"):
+                clash = session.execute(select(FactRow).where(*_where(FactRow, scope),
+                                                              FactRow.content_key == values["content_key"],
+                                                              FactRow.invalid_at.is_(None))).scalars().first()
+            if clash is not None:  # the same text is already a valid fact here: keep one, not two
+                counts["facts_skipped"] += 1
+                continue
+            session.add(FactRow(user_id=scope.user_id, agent_name=scope.agent_name, **values))
+        session.flush()
+        written.add(fact_id)
+        counts["facts"] += 1
+    if written:
+        if mode == "replace":
+            session.execute(delete(FactAuditRow).where(*_where(FactAuditRow, scope), FactAuditRow.fact_id.in_(written)))
+        for entry in data["audit"]:
+            fact_id = renamed.get(entry["fact_id"], entry["fact_id"])
+            if fact_id not in written:
+                continue
+            session.add(FactAuditRow(fact_id=fact_id, user_id=scope.user_id, agent_name=scope.agent_name,
+                                     action=entry["action"], reason=entry.get("reason"), at=_in("at", entry["at"]),
+                                     actor=entry.get("actor"), old=json.dumps(entry["old"]) if entry.get("old") else None,
+                                     new=json.dumps(entry["new"]) if entry.get("new") else None))
+            counts["audit"] += 1
+    for item in data["summaries"]:
+        row = session.get(SummaryRow, (scope.user_id, scope.agent_name, item["section"]))
+        if row is not None and (mode == "skip" or (row.summary, row.version) == (item["summary"], item["version"])):
+            continue
+        row = row or SummaryRow(user_id=scope.user_id, agent_name=scope.agent_name, section=item["section"],
+                                summary="", updated_at=_in("updated_at", item["updated_at"]))
+        row.summary, row.version, row.updated_at = item["summary"], item["version"], _in("updated_at", item["updated_at"])
+        session.add(row)
+        counts["summaries"] += 1
+    for item in data["core_versions"]:
+        row = session.execute(select(CoreVersionRow).where(*_where(CoreVersionRow, scope),
+                                                           CoreVersionRow.version == item["version"])).scalars().first()
+        if row is not None and (mode == "skip" or row.content == item["content"]):
+            continue
+        row = row or CoreVersionRow(user_id=scope.user_id, agent_name=scope.agent_name, version=item["version"],
+                                    content="", reason="", created_at=_in("created_at", item["created_at"]))
+        row.content, row.reason, row.actor = item["content"], item["reason"], item.get("actor")
+        row.created_at = _in("created_at", item["created_at"])
+        session.add(row)
+        counts["core_versions"] += 1
+    for item in data["plans"]:
+        row = session.get(PlanRow, item["id"])
+        if row is not None and (row.user_id, row.agent_name) != tuple(scope):
+            continue  # plan ids are random 32 bits too; another scope's plan keeps its id
+        if row is not None and mode == "skip":
+            continue
+        row = row or PlanRow(id=item["id"], user_id=scope.user_id, agent_name=scope.agent_name, name="", steps="[]",
+                             session_ids="[]", status="active", created_at=_in("created_at", item["created_at"]),
+                             updated_at=_in("updated_at", item["updated_at"]))
+        row.name, row.status, row.version = item["name"], item["status"], item["version"]
+        row.steps, row.session_ids = json.dumps(item["steps"]), json.dumps(item["session_ids"])
+        row.created_at, row.updated_at = _in("created_at", item["created_at"]), _in("updated_at", item["updated_at"])
+        session.add(row)
+        counts["plans"] += 1
+    state = data.get("dream_state")
+    if state:
+        row = session.get(DreamStateRow, (scope.user_id, scope.agent_name))
+        if row is None or mode == "replace":
+            row = row or DreamStateRow(user_id=scope.user_id, agent_name=scope.agent_name)
+            for key, value in state.items():
+                setattr(row, key, _in(key, value))
+            session.add(row)
+            counts["dream_state"] += 1
+    return counts
+
+
+def bundle_scopes(session) -> list[Scope]:
+    """Every scope with rows worth a bundle."""
+    found: set[Scope] = set()
+    for table in ("facts", "scope_summaries", "core_versions", "plans", "documents", "dream_state"):
+        found |= {Scope(u, a) for u, a in session.execute(text(f"SELECT DISTINCT user_id, agent_name FROM {table}"))}
+    return sorted(found)

@@ -468,6 +468,14 @@ class Memory:
 
         return import_bundle(self, path, mode=mode, dry_run=dry_run)
 
+    def import_file(self, path: Path | str, *, format: str | None = None, user_id: str = "default",
+                    agent_name: str = "default", dry_run: bool = False, progress: Callable | None = None):
+        """Import another tool's memory or conversations into a scope: `deerflow`, `mem0`, `chatgpt`,
+        `claude` or `markdown` (recognised when `format` is None). Returns an ImportReport; re-importing adds
+        nothing; a file that cannot be read raises ValueError and changes nothing."""
+        return self.scoped(user_id=user_id, agent_name=agent_name).import_file(path, format=format, dry_run=dry_run,
+                                                                              progress=progress)
+
     def export_documents(self, target: Path | str, *, user_id: str = "default", agent_name: str = "default") -> list[str]:
         """Write the scope's documents (from whichever store holds them) out as files under `target`."""
         scope = make_scope(user_id, agent_name)

@@ -147,6 +147,13 @@ class ScopedMemory:
         with self._writing("record a session"):
             return self._memory.context(session_id, **options, **self._kw)
 
+    def import_file(self, path: Path | str, *, format: str | None = None, dry_run: bool = False,
+                    progress: Any = None):
+        """Another tool's memory or conversations into this scope (see `Memory.import_file`)."""
+        from .portability.importer import import_file
+
+        return import_file(self, path, format=format, dry_run=dry_run, progress=progress)
+
     def wait_for_flushes(self, timeout: float | None = 30.0) -> None:
         """Wait until the context flushes in flight have reached the daily log."""
         self._memory.contexts.wait(timeout)

@@ -103,8 +103,9 @@ class FactTransaction:
 
     def add(self, content: str, category: str, confidence: float, *, source: str | None = None,
             thread_id: str | None = None, threshold: float = 0.0, max_facts: int = 500,
-            reason: str | None = None) -> tuple[Fact | None, str | None]:
-        """Store a (validated) fact: (fact, None), or (None, "low_confidence"|"duplicate")."""
+            reason: str | None = None, created_at: datetime | None = None) -> tuple[Fact | None, str | None]:
+        """Store a (validated) fact: (fact, None), or (None, "low_confidence"|"duplicate"). `created_at`
+        backdates an imported fact (it is also valid from then)."""
         if confidence < threshold:
             log.info("skipped low-confidence fact (%.2f < %.2f) in %s: %.80s", confidence, threshold,
                      self.scope.key, content)
@@ -114,10 +115,11 @@ class FactTransaction:
             log.info("skipped duplicate fact in %s: %.80s", self.scope.key, content)
             return None, "duplicate"
         self._evict(max_facts)
+        since = min(utc(created_at), self.now) if created_at is not None else self.now
         for _attempt in range(ID_ATTEMPTS):
             row = FactRow(id=new_fact_id(), user_id=self.scope.user_id, agent_name=self.scope.agent_name,
                           content=content, content_key=key, category=category, confidence=confidence,
-                          created_at=self.now, updated_at=self.now, valid_from=self.now, source=source,
+                          created_at=since, updated_at=self.now, valid_from=since, source=source,
                           thread_id=thread_id)
             try:
                 with self.s.begin_nested():

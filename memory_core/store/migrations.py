@@ -229,10 +229,15 @@ def m009_access(conn: Connection, db: Database) -> None:
                                                models.AccessAuditRow.__table__, models.SandboxRow.__table__])
 
 
+def m010_import_ledger(conn: Connection, db: Database) -> None:
+    """What imports have brought into each scope (conversations of ChatGPT and Claude exports)."""
+    SQLModel.metadata.create_all(conn, tables=[models.ImportedItemRow.__table__])
+
+
 MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_keyword_index, m003_word_index,
                                                             m004_fact_counts, m005_pg_trgm, m006_token_stats,
                                                             m007_validity_and_actors, m008_unicode_dedup_keys,
-                                                            m009_access]
+                                                            m009_access, m010_import_ledger]
 
 
 def migrate(db: Database) -> list[str]:

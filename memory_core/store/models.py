@@ -264,3 +264,15 @@ class SandboxRow(SQLModel, table=True):
     agent_name: str = Field(max_length=64, primary_key=True)
     created_at: datetime = Field(sa_column=_ts())
     expires_at: datetime = Field(sa_column=_ts())
+
+
+class ImportedItemRow(SQLModel, table=True):
+    """What an import has already brought into a scope (a conversation of an export, say), so that importing
+    the same file again adds nothing, and a big import interrupted half-way resumes where it stopped."""
+
+    __tablename__ = "imported_items"
+    user_id: str = Field(max_length=64, primary_key=True)
+    agent_name: str = Field(max_length=64, primary_key=True)
+    source_key: str = Field(max_length=300, primary_key=True)  # "<format>:<id in the export>"
+    content_hash: str = Field(max_length=64)
+    imported_at: datetime = Field(sa_column=_ts())

@@ -1,0 +1,178 @@
+"""`memory.import_file`: other tools' memory and conversations, into one scope.
+
+Facts are added through the normal path (validated, deduplicated, audited as the importer), summaries fill
+sections that are empty, Markdown documents are written as they are (MEMORY.md as a new version), and
+conversations go through the persisted update queue, each as one update dated when it happened, so that a
+big export is processed in the background, resumably, at the usual rate. An import ledger remembers what
+came in: importing the same file again adds nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from ..errors import QueueFullError
+from ..facts import content_key, validate_category, validate_confidence, validate_content
+from ..store.import_store import ImportLedger
+from . import read_import
+
+if TYPE_CHECKING:
+    from ..scoped import ScopedMemory
+
+log = logging.getLogger(__name__)
+SAMPLE = 5
+
+
+@dataclass
+class ImportReport:
+    format: str
+    facts_added: int = 0
+    facts_skipped: int = 0
+    documents: int = 0
+    conversations: int = 0  # queued now (or, in a dry run, that would be)
+    errors: list[str] = field(default_factory=list)
+    dry_run: bool = False
+    summaries: int = 0
+    conversations_skipped: int = 0  # already imported before
+    notes: list[str] = field(default_factory=list)
+    sample: list[str] = field(default_factory=list)
+
+
+def _conversation_hash(conversation) -> str:
+    body = json.dumps([(m.role, m.content) for m in conversation.messages], ensure_ascii=False)
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def _bounded(messages: list[dict[str, str]], max_chars: int) -> tuple[list[dict[str, str]], bool]:
+    """The latest messages that fit in `max_chars` (a very long conversation keeps its end)."""
+    kept: list[dict[str, str]] = []
+    used = 0
+    for m in reversed(messages):
+        if used + len(m["content"]) > max_chars:
+            return list(reversed(kept)), True
+        kept.append(m)
+        used += len(m["content"])
+    return list(reversed(kept)), False
+
+
+def import_file(view: "ScopedMemory", path: str | Path, *, format: str | None = None, dry_run: bool = False,
+                progress: Callable[[float, str], None] | None = None) -> ImportReport:
+    """Import another tool's file into the view's scope (see the module docstring). ValueError for a file that
+    cannot be read, before anything changes."""
+    parsed = read_import(path, format)
+    report = ImportReport(format=parsed.format, dry_run=bool(dry_run), errors=list(parsed.errors),
+                          notes=list(parsed.notes))
+    if not dry_run and not view.can_write:
+        raise PermissionError(f"the {view.role} role may not import into {view.scope.key}")
+    memory = view._memory
+    settings = memory.settings
+    step = progress or (lambda _fraction, _what: None)
+
+    # Facts: checked first, then added in one transaction (the whole lot or none of it).
+    candidates = []
+    for i, fact in enumerate(parsed.facts):
+        try:
+            candidates.append((validate_content(fact.content, settings.max_fact_chars), validate_category(fact.category),
+                               validate_confidence(fact.confidence), fact.created_at))
+        except ValueError as exc:
+            report.errors.append(f"fact {fact.source_id or i}: {exc}")
+    report.sample += [c[0] for c in candidates[:SAMPLE]]
+    if dry_run:
+        existing = {content_key(f.content) for f in view.facts.list()}
+        for content, _category, confidence, _when in candidates:
+            key = content_key(content)
+            if key in existing or confidence < settings.fact_confidence_threshold:
+                report.facts_skipped += 1
+            else:
+                existing.add(key)
+                report.facts_added += 1
+    elif candidates:
+        step(0.05, f"adding {len(candidates)} facts")
+        with view._writing("import facts"), memory._store.transaction(view.scope) as tx:
+            for content, category, confidence, when in candidates:
+                fact, _reason = tx.add(content, category, confidence, source=f"import:{parsed.format}",
+                                       threshold=settings.fact_confidence_threshold, max_facts=settings.max_facts,
+                                       created_at=when)
+                if fact is None:
+                    report.facts_skipped += 1
+                else:
+                    report.facts_added += 1
+
+    # Summaries fill empty sections only: memory the scope already has is never overwritten by an import.
+    current = {k: v["summary"] for group in view.memory_data().values() if isinstance(group, dict)
+               for k, v in group.items() if isinstance(v, dict)}
+    fresh = {k: v for k, v in parsed.summaries.items() if v and not current.get(k)}
+    kept = sorted(k for k, v in parsed.summaries.items() if v and current.get(k) and current[k] != v)
+    if kept:
+        report.notes.append(f"summaries kept as they are (already set here): {', '.join(kept)}")
+    report.summaries = len(fresh)
+    if fresh and not dry_run:
+        view.set_summaries(fresh)
+
+    # Documents as they are: MEMORY.md as a new version; a log or diary the scope lacks is written.
+    for document in parsed.documents:
+        existing_text = view.read_document(document.path)
+        if existing_text == document.text:
+            continue
+        if document.path == "MEMORY.md":
+            report.documents += 1
+            if not dry_run:
+                view.write_core(document.text, reason=f"imported from {parsed.format}")
+        elif existing_text is None:
+            report.documents += 1
+            if not dry_run:
+                with view._writing("import documents"):
+                    memory.documents.write(view.scope, document.path, document.text)
+        else:
+            report.notes.append(f"{document.path} exists here with other content: kept as it is")
+    if report.documents and not dry_run:
+        memory.index.sync_documents(view.scope)
+
+    # Conversations through the persisted queue, each dated when it happened; the ledger makes it resumable.
+    conversations = list(parsed.conversations)
+    if conversations:
+        ledger = ImportLedger(memory.db, memory.clock)
+        keys = [f"{parsed.format}:{c.id}"[:300] for c in conversations]
+        known = ledger.known(view.scope, keys)
+        report.sample += [c.title or c.id for c in conversations[:SAMPLE]]
+        for n, (key, conversation) in enumerate(zip(keys, conversations)):
+            digest = _conversation_hash(conversation)
+            if known.get(key) == digest:
+                report.conversations_skipped += 1
+                continue
+            messages = [{"role": m.role, "content": m.content} for m in conversation.messages
+                        if m.role in ("user", "assistant") and m.content.strip()]
+            if not messages:
+                report.errors.append(f"conversation {conversation.id}: no user or assistant text")
+                continue
+            messages, cut = _bounded(messages, settings.max_conversation_chars)
+            if cut:
+                report.notes.append(f"conversation {conversation.id}: only its last "
+                                    f"{settings.max_conversation_chars:,} characters are read")
+            report.conversations += 1
+            if dry_run:
+                continue
+            when = conversation.created_at or conversation.updated_at
+            options = {"title": (conversation.title or "Imported conversation")[:120]}
+            if when is not None:
+                options["when"] = when.isoformat()
+            try:
+                view.queue.add(messages, thread_id=key[:256], options=options)
+            except QueueFullError:
+                report.conversations -= 1
+                left = len(conversations) - n
+                report.notes.append(f"the update queue is full: {left} conversation(s) not queued yet; import the "
+                                    "file again later to queue them (what is queued already is skipped)")
+                break
+            ledger.record(view.scope, key, digest)
+            if n % 50 == 0:
+                step(0.1 + 0.9 * n / len(conversations), f"queued {n} of {len(conversations)} conversations")
+    step(1.0, "done")
+    log.info("import of %s into %s: %s", parsed.format, view.scope.key, report)
+    return report
+

@@ -1,0 +1,37 @@
+"""The import ledger: which items of other tools' exports a scope already has."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from ..clock import Clock
+from ..scope import Scope
+from .db import Database
+from .models import ImportedItemRow
+
+
+class ImportLedger:
+    def __init__(self, db: Database, clock: Clock) -> None:
+        self.db = db
+        self.clock = clock
+
+    def known(self, scope: Scope, keys: list[str]) -> dict[str, str]:
+        """{source_key: content_hash} of those of `keys` already imported into `scope`."""
+        found: dict[str, str] = {}
+        with self.db.read() as s:
+            for i in range(0, len(keys), 500):
+                part = keys[i:i + 500]
+                found.update(s.execute(select(ImportedItemRow.source_key, ImportedItemRow.content_hash).where(
+                    ImportedItemRow.user_id == scope.user_id, ImportedItemRow.agent_name == scope.agent_name,
+                    ImportedItemRow.source_key.in_(part))).all())
+        return found
+
+    def record(self, scope: Scope, key: str, content_hash: str) -> None:
+        with self.db.write(lock=f"imports:{scope.key}") as s:
+            row = s.get(ImportedItemRow, (scope.user_id, scope.agent_name, key))
+            if row is None:
+                s.add(ImportedItemRow(user_id=scope.user_id, agent_name=scope.agent_name, source_key=key,
+                                      content_hash=content_hash, imported_at=self.clock.now()))
+            else:
+                row.content_hash, row.imported_at = content_hash, self.clock.now()
+                s.add(row)

@@ -1,9 +1,13 @@
 """Where the Markdown documents live: a local directory, or the database.
 
-Paths are relative to a scope's workspace: `MEMORY.md`, `memory/YYYY-MM-DD.md`,
-`memory/dreams/YYYY-MM-DD.md`. Both stores give the same guarantees: `write` replaces a document
-atomically (old or new, never half), `append` adds a block that is whole or absent after a crash,
-and concurrent appends from threads or processes never interleave.
+A scope's documents are its `MEMORY.md` and the Markdown files under `memory/`: daily logs
+`memory/YYYY-MM-DD.md` and dream diaries `memory/dreams/YYYY-MM-DD.md`. Nothing else in a workspace is
+a document (the default scope's workspace also holds the database and every other scope), so any other
+path is refused with KeyError by both stores, whoever calls them.
+
+Both stores give the same guarantees: `write` replaces a document atomically (old or new, never half),
+`append` adds a block that is whole or absent after a crash, and concurrent appends from threads or
+processes never interleave.
 """
 
 from __future__ import annotations
@@ -13,8 +17,9 @@ import os
 import re
 import tempfile
 import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Callable, Iterator, Protocol
 
 from sqlalchemy import select
 
@@ -22,14 +27,31 @@ from .clock import Clock
 from .scope import Scope
 from .store.db import Database
 from .store.models import DocumentRow
+from .validation import check_text
 
-_SAFE_PATH = re.compile(r"(?:[A-Za-z0-9_.\-]+/)*[A-Za-z0-9_\-][A-Za-z0-9_.\-]*")
+_NAME = r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,99}"  # no leading dot: no dotfiles (sidecars, temporaries), no ".."
+_DOCUMENT = re.compile(rf"MEMORY\.md|memory/(?:dreams/)?{_NAME}\.md")
+FOLDERS = ("", "memory", "memory/dreams")  # where documents live, for listing
 
 
-def check_path(path: str) -> str:
-    if not _SAFE_PATH.fullmatch(path) or ".." in path.split("/"):
-        raise ValueError(f"invalid document path {path!r}")
-    return path
+def is_document_path(path: object) -> bool:
+    """Whether `path` names one of a scope's documents: `MEMORY.md`, `memory/NAME.md`, `memory/dreams/NAME.md`."""
+    return isinstance(path, str) and _DOCUMENT.fullmatch(path) is not None
+
+
+def check_path(path: object) -> str:
+    """Return `path` if it names a document, else raise KeyError, exactly as for an unknown document."""
+    if not is_document_path(path):
+        raise KeyError(f"no document {path!r:.120}: a scope's documents are MEMORY.md and memory/...")
+    return path  # type: ignore[return-value]
+
+
+def check_folder(prefix: object) -> str:
+    """Return `prefix` without slashes if documents live there ("", "memory", "memory/dreams"), else KeyError."""
+    folder = prefix.strip("/") if isinstance(prefix, str) else None
+    if folder not in FOLDERS:
+        raise KeyError(f"no document folder {prefix!r:.120}: documents are listed in {', '.join(map(repr, FOLDERS))}")
+    return folder
 
 
 class DocumentStore(Protocol):
@@ -72,8 +94,10 @@ class LocalDocumentStore:
     """Documents as files under each scope's workspace directory.
 
     Appends are made crash-safe with a tiny sidecar (`.NAME.committed`) holding the length of the
-    file's last whole block: bytes past it are the remains of an append cut short and are ignored,
-    then cut off by the next append.
+    file's whole blocks and the file's inode: bytes past that length are the remains of an append cut
+    short, never shown and cut off by the next append. The sidecar is written before the first byte
+    of any append, so a file that has none (or one of another inode: `write` replaced the file) has
+    no torn tail. Appends, writes and deletes hold an exclusive `flock` on the file, reads a shared one.
     """
 
     kind = "files"
@@ -95,65 +119,104 @@ class LocalDocumentStore:
         with self._guard:
             return self._locks.setdefault(str(target), threading.Lock())
 
-    def _committed(self, target: Path) -> int | None:
+    @contextmanager
+    def _locked(self, target: Path, flags: int, lock: int) -> Iterator[int | None]:
+        """An fd of `target` under `flock(lock)`, re-opened until it is still the file at that path (a
+        `write` may have replaced it while we waited); None if there is no file."""
+        while True:
+            try:
+                fd = os.open(target, flags, 0o644)
+            except FileNotFoundError:
+                yield None
+                return
+            try:
+                fcntl.flock(fd, lock)
+                try:
+                    current = os.stat(target).st_ino == os.fstat(fd).st_ino
+                except FileNotFoundError:
+                    current = False
+                if current:
+                    yield fd
+                    return
+            finally:
+                os.close(fd)  # closing releases the flock
+
+    def _committed(self, target: Path, st: os.stat_result) -> int | None:
+        """The length of the whole blocks, from a sidecar that belongs to this very file; else None."""
         try:
-            return int(self._sidecar(target).read_text().strip())
-        except (FileNotFoundError, ValueError):
+            fields = self._sidecar(target).read_text().split()
+            length = int(fields[0])
+            inode = int(fields[1]) if len(fields) > 1 else st.st_ino  # a sidecar of the older, length-only format
+        except (FileNotFoundError, ValueError, IndexError):
             return None
+        return length if inode == st.st_ino and 0 <= length <= st.st_size else None
+
+    def _commit(self, target: Path, length: int, inode: int, durable: bool) -> None:
+        atomic_write(self._sidecar(target), f"{length} {inode}", durable)
 
     def read(self, scope: Scope, path: str) -> str | None:
         target = self._path(scope, path)
-        try:
-            data = target.read_bytes()
-        except FileNotFoundError:
-            return None
-        committed = self._committed(target)
-        if committed is not None and committed < len(data):
-            data = data[:committed]
+        with self._locked(target, os.O_RDONLY, fcntl.LOCK_SH) as fd:
+            if fd is None:
+                return None
+            st = os.fstat(fd)
+            committed = self._committed(target, st)
+            with os.fdopen(os.dup(fd), "rb") as f:
+                data = f.read(st.st_size if committed is None else committed)
         return data.decode("utf-8", errors="replace")
 
     def write(self, scope: Scope, path: str, text: str) -> None:
         target = self._path(scope, path)
-        with self._thread_lock(target):
+        check_text(text, f"document {path}")
+        with self._thread_lock(target), self._locked(target, os.O_RDONLY, fcntl.LOCK_EX) as fd:
+            if fd is None or self._committed(target, os.fstat(fd)) is None:
+                # A sidecar left by a write or delete cut short names an inode that may be free again:
+                # drop it before the new file can be given that inode.
+                self._sidecar(target).unlink(missing_ok=True)
             atomic_write(target, text, self.durable)
-            self._sidecar(target).unlink(missing_ok=True)
+            self._sidecar(target).unlink(missing_ok=True)  # if a crash keeps it, its inode no longer matches
 
     def append(self, scope: Scope, path: str, block: str, header: str) -> None:
         target = self._path(scope, path)
+        check_text(block, f"block of {path}")
+        check_text(header, f"header of {path}")
         target.parent.mkdir(parents=True, exist_ok=True)
-        with self._thread_lock(target):
-            fd = os.open(target, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                size = os.fstat(fd).st_size
-                committed = self._committed(target)
-                if committed is not None and committed < size:
-                    os.ftruncate(fd, committed)  # the tail of an append that a crash cut short
-                    size = committed
-                data = ((header if size == 0 else "") + block).encode("utf-8")
-                os.lseek(fd, size, os.SEEK_SET)
-                view = memoryview(data)
-                while view:
-                    written = os.write(fd, view)
-                    view = view[written:]
-                if self.durable:
-                    os.fsync(fd)
-                atomic_write(self._sidecar(target), str(size + len(data)), durable=False)
-            finally:
-                os.close(fd)  # closing releases the flock
+        with self._thread_lock(target), self._locked(target, os.O_RDWR | os.O_CREAT, fcntl.LOCK_EX) as fd:
+            st = os.fstat(fd)
+            size = self._committed(target, st)
+            if size is None:
+                # No sidecar for this file, so it has no torn tail: record its length before writing,
+                # so that a crash during this append leaves a tail that is cut off, never shown.
+                size = st.st_size
+                self._commit(target, size, st.st_ino, self.durable)
+            elif size < st.st_size:
+                os.ftruncate(fd, size)  # the tail of an append that a crash cut short
+            data = ((header if size == 0 else "") + block).encode("utf-8")
+            os.lseek(fd, size, os.SEEK_SET)
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            if self.durable:
+                os.fsync(fd)
+            self._commit(target, size + len(data), st.st_ino, durable=False)
 
     def list(self, scope: Scope, prefix: str) -> list[str]:
+        """The documents directly in `prefix` ("", "memory" or "memory/dreams"), nothing else."""
         base = self.workspace(scope)
-        folder = base / check_path(prefix.rstrip("/")) if prefix.strip("/") else base
-        if not folder.is_dir():
-            return []
-        return sorted(str(p.relative_to(base)) for p in folder.iterdir()
-                      if p.is_file() and not p.name.startswith("."))
+        folder = check_folder(prefix)
+        paths = []
+        for path in (base / folder).iterdir() if (base / folder).is_dir() else ():
+            relative = f"{folder}/{path.name}" if folder else path.name
+            if is_document_path(relative) and path.is_file():
+                paths.append(relative)
+        return sorted(paths)
 
     def delete(self, scope: Scope, path: str) -> None:
         target = self._path(scope, path)
-        target.unlink(missing_ok=True)
-        self._sidecar(target).unlink(missing_ok=True)
+        with self._thread_lock(target), self._locked(target, os.O_RDONLY, fcntl.LOCK_EX):
+            target.unlink(missing_ok=True)
+            self._sidecar(target).unlink(missing_ok=True)
 
     def describe(self, scope: Scope) -> str:
         return str(self.workspace(scope).resolve())
@@ -168,25 +231,41 @@ class DatabaseDocumentStore:
         self.db = db
         self.clock = clock
 
-    def _get(self, session, scope: Scope, path: str) -> DocumentRow | None:
+    @staticmethod
+    def _get(session, scope: Scope, path: str) -> DocumentRow | None:
         return session.get(DocumentRow, (scope.user_id, scope.agent_name, check_path(path)))
 
     def read(self, scope: Scope, path: str) -> str | None:
+        check_path(path)
         with self.db.read() as s:
-            row = self._get(s, scope, path)
-            return row.content if row else None
+            return self.read_in(s, scope, path)
+
+    def read_in(self, session, scope: Scope, path: str) -> str | None:
+        """`read` inside the caller's transaction (a tier that records something along with the document)."""
+        row = self._get(session, scope, path)
+        return row.content if row else None
 
     def write(self, scope: Scope, path: str, text: str) -> None:
+        check_path(path)
+        check_text(text, f"document {path}")
         with self.db.write(lock=f"doc:{scope.key}:{path}") as s:
-            row = self._get(s, scope, path)
-            if row is None:
-                s.add(DocumentRow(user_id=scope.user_id, agent_name=scope.agent_name, path=path, content=text,
-                                  updated_at=self.clock.now()))
-            else:
-                row.content, row.updated_at = text, self.clock.now()
-                s.add(row)
+            self.write_in(s, scope, path, text)
+
+    def write_in(self, session, scope: Scope, path: str, text: str) -> None:
+        """`write` inside the caller's transaction: the document and the caller's rows commit together."""
+        check_text(text, f"document {path}")
+        row = self._get(session, scope, path)
+        if row is None:
+            session.add(DocumentRow(user_id=scope.user_id, agent_name=scope.agent_name, path=path, content=text,
+                                    updated_at=self.clock.now()))
+        else:
+            row.content, row.updated_at = text, self.clock.now()
+            session.add(row)
 
     def append(self, scope: Scope, path: str, block: str, header: str) -> None:
+        check_path(path)
+        check_text(block, f"block of {path}")
+        check_text(header, f"header of {path}")
         with self.db.write(lock=f"doc:{scope.key}:{path}") as s:
             row = self._get(s, scope, path)
             if row is None:
@@ -197,14 +276,15 @@ class DatabaseDocumentStore:
                 s.add(row)
 
     def list(self, scope: Scope, prefix: str) -> list[str]:
-        prefix = prefix.strip("/")
+        """The documents directly in `prefix` ("", "memory" or "memory/dreams"), nothing else."""
+        folder = check_folder(prefix)
         with self.db.read() as s:
             paths = s.execute(select(DocumentRow.path).where(
                 DocumentRow.user_id == scope.user_id, DocumentRow.agent_name == scope.agent_name)).scalars().all()
-        depth = prefix.count("/") + 1 if prefix else 0
-        return sorted(p for p in paths if (not prefix or p.startswith(prefix + "/")) and p.count("/") == depth)
+        return sorted(p for p in paths if is_document_path(p) and p.rpartition("/")[0] == folder)
 
     def delete(self, scope: Scope, path: str) -> None:
+        check_path(path)
         with self.db.write(lock=f"doc:{scope.key}:{path}") as s:
             row = self._get(s, scope, path)
             if row is not None:
@@ -217,9 +297,10 @@ class DatabaseDocumentStore:
 
 
 def export_documents(source: DocumentStore, target: LocalDocumentStore, scope: Scope) -> list[str]:
-    """Copy every document of `scope` from `source` into files; return the paths written."""
+    """Copy every document of `scope` (MEMORY.md and memory/..., nothing else) from `source` into files;
+    return the paths written."""
     written = []
-    for folder in ("", "memory", "memory/dreams"):
+    for folder in FOLDERS:
         for path in source.list(scope, folder):
             text = source.read(scope, path)
             if text is not None:

@@ -1,26 +1,39 @@
-"""The core tier: `MEMORY.md`, rewritten atomically, every version kept for diff and rollback."""
+"""The core tier: `MEMORY.md`, rewritten atomically, every version kept for diff and rollback.
+
+Every MEMORY.md that was ever on disk is a recorded version. A write puts the file and its version row
+in one transaction where the documents live in the same database; with files, a crash between the two
+(or a hand edit) leaves a file that no row records, and the next `read`, `write` or `versions` records it
+("found on disk, not recorded before").
+"""
 
 from __future__ import annotations
 
 import difflib
+import hashlib
+import logging
 import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Callable
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from ..clock import utc
+from ..documents import DatabaseDocumentStore
 from ..scope import Scope
 from ..store.models import CoreVersionRow
+from ..validation import check_text
 
 if TYPE_CHECKING:
     from ..clock import Clock
     from ..documents import DocumentStore
     from ..store.db import Database
 
+log = logging.getLogger(__name__)
+
 CORE_PATH = "MEMORY.md"
 BULLET = re.compile(r"^\s*[-*]\s+(.*\S)\s*$")  # a Markdown "- " item; group 1 is its text
+FOUND_ON_DISK = "found on disk, not recorded before"
 
 
 @dataclass(frozen=True)
@@ -38,46 +51,108 @@ def bullets(markdown: str | None) -> list[str]:
     return [m.group(1) for line in markdown.splitlines() if (m := BULLET.match(line))]
 
 
+def _digest(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
 class CoreTier:
     def __init__(self, store: "DocumentStore", db: "Database", clock: "Clock",
-                 on_write: Callable[[Scope], None] | None = None) -> None:
+                 on_write: Callable[[Scope], None] | None = None, *, max_chars: int | None = None) -> None:
         self.store = store
         self.db = db
         self.clock = clock
         self.on_write = on_write
+        self.max_chars = max_chars
+        # scope -> digest of the MEMORY.md last seen to be recorded, so that a read costs no query
+        # while the file is unchanged
+        self._recorded: dict[Scope, bytes] = {}
+
+    def _in_db(self) -> bool:
+        """Whether the documents live in this very database, so a write can commit file and row together."""
+        return isinstance(self.store, DatabaseDocumentStore) and self.store.db is self.db
+
+    def _stored(self, session, scope: Scope) -> str | None:
+        """MEMORY.md as stored, inside the caller's transaction where the documents share its database."""
+        return self.store.read_in(session, scope, CORE_PATH) if self._in_db() else self.store.read(scope, CORE_PATH)
 
     def read(self, scope: Scope) -> str | None:
-        return self.store.read(scope, CORE_PATH)
+        """MEMORY.md, recorded as a version first if no row records it."""
+        text = self.store.read(scope, CORE_PATH)
+        self._reconcile(scope, text)
+        return text
 
     def write(self, scope: Scope, text: str, reason: str) -> CoreVersion:
-        """Replace MEMORY.md and record the new version (and the first, hand-made one, if untracked)."""
-        previous = self.store.read(scope, CORE_PATH)
-        # The file first (atomically: old or new), then its version row. The stores may share the
-        # database, so the two are not nested in one transaction.
-        self.store.write(scope, CORE_PATH, text)
+        """Replace MEMORY.md and record the new version (and the one on disk first, if no row records it).
+
+        ValueError, with nothing written, for a non-string, NUL characters, lone surrogates or more than
+        `max_chars` characters."""
+        check_text(text, "MEMORY.md", self.max_chars)
+        check_text(reason, "reason")
+        # Under the scope's lock from first read to commit, so that writers take turns and a reader never
+        # records a file whose row is about to be written.
         with self.db.write(lock=f"core:{scope.key}") as s:
-            last = s.execute(select(func.max(CoreVersionRow.version)).where(
-                CoreVersionRow.user_id == scope.user_id, CoreVersionRow.agent_name == scope.agent_name)).scalar()
-            version = last or 0
-            if version == 0 and previous:
-                version = 1
-                s.add(CoreVersionRow(user_id=scope.user_id, agent_name=scope.agent_name, version=1,
-                                     content=previous, reason="found before the first tracked write",
-                                     created_at=self.clock.now()))
-            row = CoreVersionRow(user_id=scope.user_id, agent_name=scope.agent_name, version=version + 1,
-                                 content=text, reason=reason[:256], created_at=self.clock.now())
+            newest = self._newest(s, scope)
+            number = newest.version if newest else 0
+            on_disk = self._stored(s, scope)
+            if self._unrecorded(on_disk, newest):
+                number += 1
+                s.add(self._row(scope, number, on_disk, FOUND_ON_DISK))
+            if self._in_db():
+                self.store.write_in(s, scope, CORE_PATH, text)
+            else:
+                # The file first (atomically: old or new), then its row: a crash in between leaves a file
+                # that the next read records.
+                self.store.write(scope, CORE_PATH, text)
+            row = self._row(scope, number + 1, text, reason[:256])
             s.add(row)
+        self._recorded[scope] = _digest(text)
         if self.on_write:
             self.on_write(scope)
         return CoreVersion(row.version, text, row.reason, utc(row.created_at))
 
     def versions(self, scope: Scope) -> list[CoreVersion]:
-        """Every recorded version, newest first."""
+        """Every recorded version, newest first (the MEMORY.md on disk among them)."""
+        self.read(scope)
         with self.db.read() as s:
             rows = s.execute(select(CoreVersionRow).where(
                 CoreVersionRow.user_id == scope.user_id, CoreVersionRow.agent_name == scope.agent_name,
             ).order_by(CoreVersionRow.version.desc())).scalars().all()
         return [CoreVersion(r.version, r.content, r.reason, utc(r.created_at)) for r in rows]
+
+    def _reconcile(self, scope: Scope, on_disk: str | None) -> None:
+        """Record `on_disk` as a version if it is not the newest one: cheap while the file is unchanged."""
+        if on_disk is None or self._recorded.get(scope) == _digest(on_disk):
+            return
+        with self.db.read() as s:
+            recorded = not self._unrecorded(on_disk, self._newest(s, scope))
+        if not recorded:
+            with self.db.write(lock=f"core:{scope.key}") as s:
+                newest = self._newest(s, scope)
+                # Read again under the lock: a writer may have replaced the file and recorded it meanwhile.
+                on_disk = self._stored(s, scope)
+                if self._unrecorded(on_disk, newest):
+                    s.add(self._row(scope, (newest.version if newest else 0) + 1, on_disk, FOUND_ON_DISK))
+                    log.warning("MEMORY.md of %s differs from its newest recorded version: recorded it (%s)",
+                                scope.key, FOUND_ON_DISK)
+        if on_disk is not None:
+            self._recorded[scope] = _digest(on_disk)
+
+    @staticmethod
+    def _unrecorded(on_disk: str | None, newest: CoreVersionRow | None) -> bool:
+        """Whether the document on disk is missing from the versions (an empty file is worth nothing new)."""
+        if newest is None:
+            return bool(on_disk)
+        return on_disk is not None and on_disk != newest.content
+
+    @staticmethod
+    def _newest(session, scope: Scope) -> CoreVersionRow | None:
+        return session.execute(select(CoreVersionRow).where(
+            CoreVersionRow.user_id == scope.user_id, CoreVersionRow.agent_name == scope.agent_name,
+        ).order_by(CoreVersionRow.version.desc()).limit(1)).scalars().first()
+
+    def _row(self, scope: Scope, number: int, content: str, reason: str) -> CoreVersionRow:
+        return CoreVersionRow(user_id=scope.user_id, agent_name=scope.agent_name, version=number, content=content,
+                              reason=reason, created_at=self.clock.now())
 
     def version(self, scope: Scope, number: int) -> CoreVersion:
         for v in self.versions(scope):

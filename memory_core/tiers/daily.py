@@ -7,6 +7,7 @@ from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Callable
 
 from ..scope import Scope, make_scope
+from ..validation import check_text
 
 if TYPE_CHECKING:
     from ..clock import Clock
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
 
 _DAY_FILE = re.compile(r"memory/(\d{4}-\d{2}-\d{2})\.md")
 _HEADING_LINE = re.compile(r"^(#+)", re.M)
+TITLE_MAX_CHARS = 256  # a block's heading line; its text has the document limit
 
 
 def daily_path(day: date) -> str:
@@ -45,10 +47,13 @@ class DailyTier:
 
     def append(self, text: str, *, title: str = "Trimmed Context", when: datetime | None = None,
                user_id: str = "default", agent_name: str = "default") -> str:
-        """Append a block to the day's file (creating it with its header) and return its relative path."""
+        """Append a block to the day's file (creating it with its header) and return its relative path.
+
+        ValueError, with nothing written, for empty text, a non-string, NUL characters, lone surrogates, a
+        text longer than `Settings.max_document_chars` or a title longer than TITLE_MAX_CHARS."""
         scope = make_scope(user_id, agent_name)
-        if not isinstance(text, str) or not text.strip():
-            raise ValueError("text must not be empty")
+        check_text(text, "text", self.settings.max_document_chars, allow_empty=False)
+        check_text(title, "title", TITLE_MAX_CHARS)
         when = when or self.clock.now()
         if when.tzinfo is None:
             when = when.replace(tzinfo=self.settings.tz)

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from memory_core import LLMReplyError, ScriptedChatModel
-from memory_core.extraction import escape_for_prompt, heuristic_facts, parse_extraction_reply
+from memory_core.extraction import (EXTRACTION_PROMPT, EXTRACTION_SCHEMA, CORRECTION_CUES, HeuristicExtractor,
+                                    escape_for_prompt, heuristic_facts, parse_extraction_reply, slots_of)
 from tests.conftest import make_memory
 
 CONVO = [{"role": "user", "content": "I prefer tea."}, {"role": "assistant", "content": "Noted."}]
@@ -104,7 +105,7 @@ def test_offline_update_finds_first_person_facts(sqlite_memory):
 
 
 @pytest.mark.parametrize("text,content,category", [
-    ("Actually, I live in Berlin now.", "User lives in Berlin now", "correction"),
+    ("Actually, I live in Berlin now.", "User lives in Berlin", "context"),  # the cue and "now" are not the fact
     ("I usually drink tea in the morning", "User usually drinks tea in the morning", "behavior"),
     ("I want to run a marathon", "User wants to run a marathon", "goal"),
     ("My favorite color is green", "User's favorite color is green", "preference"),
@@ -131,3 +132,171 @@ def test_hedged_statements_get_lower_confidence():
 ])
 def test_heuristic_clauses_and_conjugation(text, expected):
     assert [f.content for f in heuristic_facts(text)] == expected
+
+
+# -- corrections: "supersedes" -------------------------------------------------------------------
+
+def fact_item(content, **extra):
+    return {"content": content, "category": "context", "confidence": 0.9, **extra}
+
+
+@pytest.mark.parametrize("items,expected", [
+    ([fact_item("User lives in Porto", supersedes="fact_0a1b2c3d")], [("fact_0a1b2c3d",)]),
+    ([fact_item("User lives in Porto", supersedes=["fact_0a1b2c3d", "fact_0a1b2c3e", "fact_0a1b2c3d"])],
+     [("fact_0a1b2c3d", "fact_0a1b2c3e")]),
+    ([fact_item("User lives in Porto")], [()]),
+    ([fact_item("User lives in Porto", supersedes=None)], [()]),
+    ([fact_item("User lives in Porto", supersedes=42)], [()]),
+    ([fact_item("User lives in Porto", supersedes={"id": "fact_0a1b2c3d"})], [()]),
+    ([fact_item("User lives in Porto", supersedes=["fact_zz", 7, None, "FACT_0A1B2C3D", "", "#x"])], [()]),
+    ([fact_item("User lives in Lisbon"), fact_item("User lives in Porto", supersedes="#0")], [(), ("#0",)]),
+    ([fact_item("User lives in Porto", supersedes="#0")], [()]),  # itself
+    ([fact_item("User lives in Porto", supersedes="#1"), fact_item("User is 30")], [(), ()]),  # a later one
+    # an unusable item drops out, and "#n" follows the candidates that are left
+    ([fact_item(""), fact_item("User lives in Lisbon"), fact_item("User lives in Porto", supersedes=["#1", "#0"])],
+     [(), ("#0",)]),
+])
+def test_supersedes_in_the_reply(items, expected):
+    reply = parse_extraction_reply(json.dumps({"facts": items}))
+    assert [c.supersedes for c in reply.facts] == expected
+
+
+def test_schema_and_prompt_explain_supersedes():
+    item = EXTRACTION_SCHEMA["properties"]["facts"]["items"]["properties"]
+    assert "supersedes" in item
+    assert "supersedes" in EXTRACTION_PROMPT and "#n" in EXTRACTION_PROMPT and "invalidated" in EXTRACTION_PROMPT
+
+
+def test_llm_supersedes_reaches_the_store(tmp_path):
+    llm = ScriptedChatModel()
+    with make_memory(tmp_path, llm=llm) as m:
+        old = m.facts.add("User lives in Lisbon", "context", 0.9)
+        llm.enqueue([json.dumps({"facts": [fact_item("User lives in Porto", supersedes=[old.id, "fact_ffffffff"])]})])
+        result = m.update(CONVO, thread_id="t")
+        assert [f.content for f in m.facts.list()] == ["User lives in Porto"]
+        assert m.facts.get(old.id).superseded_by == result.added[0].id
+
+
+STORED = [  # what current_memory["facts"] holds: valid facts only
+    {"id": "fact_00000001", "content": "User lives in Lisbon", "category": "context"},
+    {"id": "fact_00000002", "content": "User works at Northwind as a backend engineer", "category": "context"},
+    {"id": "fact_00000003", "content": "User prefers tea", "category": "preference"},
+    {"id": "fact_00000004", "content": "User uses VS Code", "category": "knowledge"},
+    {"id": "fact_00000005", "content": "User smokes", "category": "behavior"},
+    {"id": "fact_00000006", "content": "User's name is Priya", "category": "context"},
+    {"id": "fact_00000007", "content": "User is 33", "category": "context"},
+    {"id": "fact_00000008", "content": "User's wife is Ana", "category": "context"},
+    {"id": "fact_00000009", "content": "User's favorite color is green", "category": "preference"},
+    {"id": "fact_0000000a", "content": "User prefers tabs over spaces", "category": "preference"},
+    {"id": "fact_0000000b", "content": "User loves surfing", "category": "preference"},
+    {"id": "fact_0000000c", "content": "User plays chess", "category": "knowledge"},
+]
+
+CORRECTIONS = [  # (what the user says, the facts it yields with what they supersede)
+    # correction cues
+    ("Actually, I live in Porto now, I moved last month.", [("User lives in Porto", ("fact_00000001",))]),
+    ("I moved to Berlin two weeks ago", [("User moved to Berlin", ("fact_00000001",))]),
+    ("I don't live in Lisbon anymore.", [("User no longer lives in Lisbon", ("fact_00000001",))]),
+    ("I no longer work at Northwind", [("User no longer works at Northwind", ("fact_00000002",))]),
+    ("I changed jobs", [("User changed jobs", ("fact_00000002",))]),
+    ("I quit my job", [("User quit their job", ("fact_00000002",))]),
+    ("I quit smoking", [("User quit smoking", ("fact_00000005",))]),
+    ("I've switched to Neovim", [("User has switched to Neovim", ("fact_00000004",))]),
+    ("These days I prefer coffee", [("User prefers coffee", ("fact_00000003",))]),
+    ("I don't play chess any more", [("User no longer plays chess", ("fact_0000000c",))]),
+    ("I don't like surfing anymore", [("User no longer likes surfing", ("fact_0000000b",))]),
+    ("I changed jobs, I work at Globex now", [("User changed jobs", ("fact_00000002",)),
+                                              ("User works at Globex", ("fact_00000002", "#0"))]),
+    # a changed value in a single-valued slot needs no cue
+    ("I live in Porto", [("User lives in Porto", ("fact_00000001",))]),
+    ("I work at Globex", [("User works at Globex", ("fact_00000002",))]),
+    ("My name is Pri", [("User's name is Pri", ("fact_00000006",))]),
+    ("I'm 34", [("User is 34", ("fact_00000007",))]),
+    ("My wife is Joana", [("User's wife is Joana", ("fact_00000008",))]),
+    ("My favorite color is blue", [("User's favorite color is blue", ("fact_00000009",))]),
+    ("I prefer spaces over tabs", [("User prefers spaces over tabs", ("fact_0000000a",))]),
+    # not clear enough: nothing superseded
+    ("I prefer coffee", [("User prefers coffee", ())]),  # a liking, without a cue: both can be true
+    ("I love running now", [("User loves running", ())]),  # another thing than surfing
+    ("I live in Lisbon", [("User lives in Lisbon", ())]),  # the same value: a repeat (dedup's business)
+    ("I think I might live in Porto", [("User lives in Porto", ())]),  # hedged
+    ("I don't live in Paris anymore", [("User no longer lives in Paris", ())]),  # says nothing about Lisbon
+    ("I love jazz and I work at Northwind", [("User loves jazz", ()),
+                                             ("User works at Northwind", ())]),  # less said, not contradicted
+]
+
+
+@pytest.mark.parametrize("text,expected", CORRECTIONS)
+def test_corrections_supersede_the_fact_about_the_same_thing(text, expected):
+    assert [(c.content, c.supersedes) for c in heuristic_facts(text, STORED)] == expected
+
+
+@pytest.mark.parametrize("cue", ["actually", "Actually", "correction", "I meant", "no longer", "anymore", "any more",
+                                 "now", "these days", "nowadays", "moved to", "changed jobs", "switched to", "quit",
+                                 "stopped"])
+def test_correction_cue_table(cue):
+    assert CORRECTION_CUES.search(f"well {cue} something")
+    assert not CORRECTION_CUES.search("I know I live in Lisbon and I love tea")
+
+
+@pytest.mark.parametrize("content,slots", [
+    ("User lives in Porto", {("residence", "porto", False)}),
+    ("User moved to Porto", {("residence", "porto", False)}),
+    ("User no longer lives in Lisbon", {("residence", "lisbon", True)}),
+    ("User works at Northwind as a backend engineer", {("employer", "northwind", False),
+                                                       ("job", "backend engineer", False)}),
+    ("User is a nurse at Acme", {("employer", "acme", False), ("job", "nurse", False)}),
+    ("User changed jobs", {("employer", None, True), ("job", None, True)}),
+    ("User's name is Priya", {("name", "priya", False)}),
+    ("User is 34 years old", {("age", "34", False)}),
+    ("User's partner is Sam", {("partner", "sam", False)}),
+    ("User's favorite color is green", {("favourite:color", "green", False)}),
+    ("User prefers tea over coffee", {("prefers:coffee|tea", "tea", False), ("pref:tea", "tea over coffee", False),
+                                      ("topic:drink", "tea", False)}),
+    ("User does not like running in the heat", {("pref:runn", "running in the heat", True)}),
+    ("User wants to run the Lisbon half marathon in March", set()),
+    ("User is in a meeting", set()),
+])
+def test_slot_table(content, slots):
+    assert {(s.key, s.value, s.negated) for s in slots_of(content)} == slots
+
+
+@pytest.mark.parametrize("text,content", [
+    ("Actually, I live in Porto now, I moved last month.", "User lives in Porto"),
+    ("I now live in Madrid", "User lives in Madrid"),
+    ("These days I work at Globex", "User works at Globex"),
+    ("I moved to Porto a few weeks ago", "User moved to Porto"),
+    ("I work at Acme since last year", "User works at Acme"),
+    ("I'm migrating our billing service from Flask to FastAPI", "User is migrating their billing service from Flask "
+                                                                "to FastAPI"),
+    ("I train at 7am", "User trains at 7am"),
+    ("I've switched to decaf recently", "User has switched to decaf"),
+])
+def test_heuristic_facts_stay_in_the_third_person_without_when(text, content):
+    assert [f.content for f in heuristic_facts(text)] == [content]
+
+
+def test_a_later_statement_in_the_same_conversation_supersedes_the_earlier_one():
+    reply = HeuristicExtractor().extract([
+        {"role": "user", "content": "I live in Lisbon and I love surfing."},
+        {"role": "assistant", "content": "Lisbon has great surf."},
+        {"role": "user", "content": "Actually, I live in Porto now. I'm 30."},
+        {"role": "user", "content": "Sorry, I live in Lisbon again, and I'm 31."},
+    ], {"facts": []})
+    assert [(c.content, c.supersedes) for c in reply.facts] == [
+        ("User lives in Lisbon", ()), ("User loves surfing", ()), ("User lives in Porto", ("#0",)),
+        ("User is 30", ()), ("User lives in Lisbon", ("#2",)), ("User is 31", ("#3",))]
+
+
+def test_offline_update_keeps_the_correction_as_history(database_url, tmp_path):
+    with make_memory(tmp_path, database_url) as m:
+        stored = m.facts.add("User works at Northwind", "context", 0.9)
+        result = m.update([{"role": "user", "content": "I live in Lisbon. I changed jobs, I work at Globex now."},
+                           {"role": "user", "content": "Actually, I live in Porto now, I moved last month."}],
+                          thread_id="t")
+        assert sorted(f.content for f in m.facts.list()) == ["User lives in Porto", "User works at Globex"]
+        history = {f.content: f for f in m.facts.list(include_invalid=True)}
+        assert history["User lives in Lisbon"].superseded_by == history["User lives in Porto"].id
+        assert m.facts.get(stored.id).superseded_by == history["User changed jobs"].id
+        assert history["User changed jobs"].superseded_by == history["User works at Globex"].id
+        assert len(result.superseded) == 3

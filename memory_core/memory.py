@@ -98,7 +98,7 @@ class Memory:
         self.index = SearchIndex(self.db, self.documents, self.embedder, self.clock)
         self._store.listeners.append(self.index.touch)
         self.daily = DailyTier(self.documents, self.settings, self.clock)
-        self.core = CoreTier(self.documents, self.db, self.clock)
+        self.core = CoreTier(self.documents, self.db, self.clock, max_chars=self.settings.max_document_chars)
         consolidator = LLMConsolidator(llm) if llm else DeterministicConsolidator()
         self.dreamer = DeepDream(self.settings, self.db, self.clock, self.daily, self.core, consolidator)
         self.plans = Plans(self.db, self.clock, max_chars=self.settings.max_document_chars)
@@ -374,8 +374,8 @@ class Memory:
 
     def write_core(self, text: str, *, reason: str = "edited by hand", user_id: str = "default",
                    agent_name: str = "default"):
-        if not isinstance(text, str):
-            raise ValueError("text must be a string")
+        """Replace the scope's MEMORY.md (a new recorded version, with the current actor). ValueError, with
+        nothing written, for non-text, NUL characters, lone surrogates or more than max_document_chars."""
         return self.core.write(make_scope(user_id, agent_name), text, reason)
 
     def core_versions(self, *, user_id: str = "default", agent_name: str = "default"):
@@ -405,6 +405,8 @@ class Memory:
         return self.documents.list(make_scope(user_id, agent_name), "memory/dreams")
 
     def read_document(self, path: str, *, user_id: str = "default", agent_name: str = "default") -> str | None:
+        """One of the scope's own documents (`MEMORY.md`, `memory/...`), or None if it does not exist yet.
+        Any other path (another scope's files, the database file, ..) raises KeyError."""
         return self.documents.read(make_scope(user_id, agent_name), path)
 
     def apply_retention(self) -> list[str]:

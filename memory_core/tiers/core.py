@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Callable
 
 from sqlalchemy import select
 
+from ..actors import current_actor
 from ..clock import utc
 from ..documents import DatabaseDocumentStore
 from ..scope import Scope
@@ -42,6 +43,7 @@ class CoreVersion:
     content: str
     reason: str
     created_at: datetime
+    actor: str | None = None  # who wrote it (None: not said; the found-on-disk ones)
 
 
 def bullets(markdown: str | None) -> list[str]:
@@ -104,11 +106,12 @@ class CoreTier:
                 # that the next read records.
                 self.store.write(scope, CORE_PATH, text)
             row = self._row(scope, number + 1, text, reason[:256])
+            row.actor = current_actor()
             s.add(row)
         self._recorded[scope] = _digest(text)
         if self.on_write:
             self.on_write(scope)
-        return CoreVersion(row.version, text, row.reason, utc(row.created_at))
+        return CoreVersion(row.version, text, row.reason, utc(row.created_at), row.actor)
 
     def versions(self, scope: Scope) -> list[CoreVersion]:
         """Every recorded version, newest first (the MEMORY.md on disk among them)."""
@@ -117,7 +120,7 @@ class CoreTier:
             rows = s.execute(select(CoreVersionRow).where(
                 CoreVersionRow.user_id == scope.user_id, CoreVersionRow.agent_name == scope.agent_name,
             ).order_by(CoreVersionRow.version.desc())).scalars().all()
-        return [CoreVersion(r.version, r.content, r.reason, utc(r.created_at)) for r in rows]
+        return [CoreVersion(r.version, r.content, r.reason, utc(r.created_at), r.actor) for r in rows]
 
     def _reconcile(self, scope: Scope, on_disk: str | None) -> None:
         """Record `on_disk` as a version if it is not the newest one: cheap while the file is unchanged."""

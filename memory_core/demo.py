@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, time, timedelta
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .memory import Memory
+    from .scoped import ScopedMemory
 
 DEMO_CONVERSATIONS: list[tuple[str, list[dict[str, str]]]] = [
     ("demo-onboarding", [
@@ -16,6 +17,7 @@ DEMO_CONVERSATIONS: list[tuple[str, list[dict[str, str]]]] = [
         {"role": "assistant", "content": "That migration is a good fit for FastAPI. Do you want help with the routing layer?"},
         {"role": "user", "content": "Yes, later. I usually review pull requests in the morning, so async answers suit me."},
         {"role": "assistant", "content": "Noted: asynchronous, written answers work best for you."},
+        {"role": "user", "content": "Exactly."},
     ]),
     ("demo-weekend", [
         {"role": "user", "content": "I live in Lisbon and I love surfing at Carcavelos on weekends."},
@@ -28,22 +30,28 @@ DEMO_CONVERSATIONS: list[tuple[str, list[dict[str, str]]]] = [
 ]
 
 
-def load_demo(memory: "Memory", *, user_id: str = "default", agent_name: str = "default") -> dict[str, int]:
-    """Feed the demo conversations through the normal paths: extraction, context tier, daily log, dream."""
+def load_demo(memory: "Memory | ScopedMemory", *, user_id: str = "default",
+              agent_name: str = "default") -> dict[str, int]:
+    """Feed the demo conversations through the normal paths: extraction, context tier, daily log, dream. `memory`
+    is a Memory (then `user_id`/`agent_name` name the scope) or a scoped view (its own scope)."""
+    from .scoped import ScopedMemory
+
+    view = memory if isinstance(memory, ScopedMemory) else memory.scoped(user_id=user_id, agent_name=agent_name)
     added = 0
     for thread_id, messages in DEMO_CONVERSATIONS:
-        result = memory.update(messages, thread_id=thread_id, user_id=user_id, agent_name=agent_name)
+        result = view.update(messages, thread_id=thread_id)
         added += len(result.added)
-        session = memory.context(thread_id, user_id=user_id, agent_name=agent_name)
+        session = view.context(thread_id)
         for m in messages:
             session.add(m["role"], m["content"])
         session.end()
-    memory.contexts.wait()
-    yesterday = memory.clock.now() - timedelta(days=1)
-    memory.daily.append("- User asked for a FastAPI routing example for the billing service.",
-                        title="Trimmed Context", when=yesterday, user_id=user_id, agent_name=agent_name)
-    memory.set_summaries({"workContext": "Backend engineer at Northwind migrating billing from Flask to FastAPI.",
-                          "topOfMind": "Training for the Lisbon half marathon in March."},
-                         user_id=user_id, agent_name=agent_name)
-    dream = memory.deep_dream(2, user_id=user_id, agent_name=agent_name)
+    view.wait_for_flushes()
+    days = view.daily.days()
+    if days:  # an earlier day's note, so that the dream reads two days of logs
+        yesterday = datetime.combine(days[-1] - timedelta(days=1), time(18, 0), tzinfo=view.settings.tz)
+        view.daily.append("- User asked for a FastAPI routing example for the billing service.",
+                          title="Trimmed Context", when=yesterday)
+    view.set_summaries({"workContext": "Backend engineer at Northwind migrating billing from Flask to FastAPI.",
+                        "topOfMind": "Training for the Lisbon half marathon in March."})
+    dream = view.deep_dream(2)
     return {"facts": added, "dream": 1 if dream.status == "updated" else 0}

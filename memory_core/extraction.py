@@ -558,7 +558,8 @@ def describe(content: str, category: str | None = None, confidence: float = 1.0,
     return Statement(content, category or classify(content), confidence, slots, cue, negated, hedged)
 
 
-def _single_valued(key: str) -> bool:
+def single_valued(key: str) -> bool:
+    """Whether a slot holds one value at a time (where the user lives) rather than many (what they like)."""
     return key.startswith(SINGLE_VALUED)
 
 
@@ -577,7 +578,7 @@ def supersedes(new: Statement, old: Statement) -> bool:
     for mine, other in shared:
         if (mine.value, mine.negated) == (other.value, other.negated):
             continue
-        if not (_single_valued(mine.key) or new.cue):
+        if not (single_valued(mine.key) or new.cue):
             continue
         if mine.negated != other.negated:
             if None in (mine.value, other.value) or mine.value == other.value or mine.key.startswith("pref:"):
@@ -630,6 +631,63 @@ def heuristic_statements(text: str) -> list[Statement]:
             if statement is not None:
                 found.append(statement)
     return found
+
+
+_NOT_LASTING = re.compile(r"^i\s+(?:think|guess|believe|feel|wonder|see|mean|agree|suppose|hope|'ll|will|would|'d|can"
+                          r"|can't|could|should|might|may|must)\b|\b(?:today|tonight|tomorrow|right now"
+                          r"|this (?:morning|afternoon|evening))\b", re.I)
+_ACKNOWLEDGED = re.compile(r"^(?:noted|got it|understood|ok(?:ay)?|great|so|to confirm|just to confirm|in other words"
+                           r"|sure|perfect|thanks)\b[,:!.-]?\s*", re.I)
+
+
+def first_to_third(text: str) -> str | None:
+    """A first-person sentence no rule knows, in the third person ("I asked my manager for a raise" -> "User
+    asked their manager for a raise"); None for questions, thoughts, plans of the moment and other sentences."""
+    text, _cue = _strip_leads(text.strip().strip("\"'"))
+    if not text or text.endswith("?"):
+        return None
+    text = _drop_temporal(text.rstrip(".!").strip())
+    if not re.match(r"^i\b", text, re.I) or _NOT_LASTING.search(text):
+        return None
+    content = _third_person(text)
+    return content if content.startswith("User ") and len(content.split()) >= 3 else None
+
+
+def second_to_third(text: str) -> str | None:
+    """What the assistant said to the user, about the user, in the third person ("Noted: written answers work best
+    for you." -> "Written answers work best for the user"); None when it is not about the user or is a question."""
+    text = text.strip().rstrip(".!").strip()
+    if not text or text.endswith("?"):
+        return None
+    previous = None
+    while previous != text:
+        previous, text = text, _ACKNOWLEDGED.sub("", text).strip()
+    text = re.sub(r"^i(?:'ll| will) (?:remember|note|keep in mind)(?: that)?\s+", "", text, flags=re.I)
+    if not text or re.search(r"\b(?:i|me|my|mine|i'm|i'll|i've|i'd)\b", text, re.I):
+        return None  # the assistant about itself
+    text = re.sub(r"^you(?:'re| are)\b", "User is", text, flags=re.I)
+    text = re.sub(r"^you(?:'ve| have)\b", "User has", text, flags=re.I)
+    text = re.sub(r"^you\s+(?:do\s+not|don't)\b", "User does not", text, flags=re.I)
+    match = re.match(r"^you\s+([\w'-]+)\b", text, flags=re.I)
+    if match:
+        text = f"User {_verb3(match.group(1))}" + text[match.end():]
+    text = re.sub(r"\byour\b", "their", text, flags=re.I)
+    text = re.sub(r"\byours\b", "theirs", text, flags=re.I)
+    text = re.sub(r"\byourself\b", "themselves", text, flags=re.I)
+    text = re.sub(r"\byou(?:'re| are)\b", "they are", text, flags=re.I)
+    if not text.startswith("User"):
+        text = re.sub(r"\byou\b", "the user", text, count=1, flags=re.I)
+    text = re.sub(r"\byou\b", "them", text, flags=re.I)
+    if not re.search(r"\b(?:User|user|their|them|they|theirs|themselves)\b", text):
+        return None
+    return text[0].upper() + text[1:]
+
+
+def tidy_third_person(text: str) -> str:
+    """A third-person line as a fact reads: "The user moved to Porto last month." -> "User moved to Porto"."""
+    text = re.sub(r"^the\s+user\b", "User", text.strip(), flags=re.I)
+    text = _drop_temporal(re.sub(r"(?<!\b[A-Z])\.$", "", text).strip())  # "U.S." keeps its last dot
+    return text[:1].upper() + text[1:]
 
 
 def link_statements(statements: list[Statement], stored: Sequence[Mapping[str, Any]] = ()) -> list[Candidate]:

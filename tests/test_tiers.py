@@ -169,7 +169,9 @@ def test_offline_dream_is_deterministic_and_dedups(tmp_path, clock):
         m.daily.append("- user likes surfing")
         result = m.deep_dream(1)
         assert result.status == "updated"
-        assert m.read_core() == "- User lives in Porto\n- User likes surfing\n"
+        assert m.read_core() == "## Context\n- User lives in Porto\n\n## Preferences\n- User likes surfing\n"
+        assert m.deep_dream(1, force=True).status == "updated"
+        assert m.read_core() == "## Context\n- User lives in Porto\n\n## Preferences\n- User likes surfing\n"
 
 
 @pytest.mark.parametrize("variant", ["[MEMORY]\n- a\n[DREAM]\nd", "## [Memory]\n- a\n## [Dream]\nd",

@@ -20,32 +20,54 @@ class Summarizer(Protocol):
     def summarize(self, messages: list[dict[str, str]]) -> str: ...
 
 
+# A user's reply that confirms what the assistant just said ("Noted: X." / "Exactly."): the pair is kept together,
+# so that a Deep Dream can tell a confirmed statement from the assistant's own words.
+_CONFIRMATION = re.compile(r"^\W*(?:yes|yep|yeah|exactly|right|correct|that's right|that is right|precisely|indeed"
+                           r"|absolutely|true)\b", re.I)
+
+
 class ExtractiveSummarizer:
-    """Picks the most informative sentences (by content-word frequency), in their original order."""
+    """Picks the most informative sentences (by content-word frequency), in their original order: what the user
+    said first, then the assistant's sentences that still fit; a reply opening with a confirmation ("Yes", "Exactly")
+    is kept, over `max_sentences`, with the assistant's sentence it answers."""
 
     def __init__(self, max_sentences: int = 8, max_chars: int = 300) -> None:
         self.max_sentences = max_sentences
         self.max_chars = max_chars
 
     def summarize(self, messages: list[dict[str, str]]) -> str:
-        sentences: list[tuple[int, str, str]] = []
+        sentences: list[tuple[int, str, str]] = []  # (position, role, text)
+        forced: set[int] = set()
+        last_role, last_sentence = None, None
         for m in messages:
-            if m.get("role") not in ("user", "assistant"):
+            role = m.get("role")
+            if role not in ("user", "assistant"):
                 continue
-            for s in _SENTENCE.split(m.get("content", "")):
-                s = " ".join(s.split())
-                if len(s) >= 12:
-                    sentences.append((len(sentences), m["role"], s[: self.max_chars]))
+            parts = [" ".join(s.split()) for s in _SENTENCE.split(m.get("content", ""))]
+            parts = [p for p in parts if p]
+            confirms = (role == "user" and last_role == "assistant" and last_sentence is not None and parts
+                        and _CONFIRMATION.match(parts[0]))
+            if confirms:
+                forced.update((last_sentence, len(sentences)))
+            for n, s in enumerate(parts):
+                last = role == "assistant" and n == len(parts) - 1
+                if len(s) >= 12 or (confirms and n == 0) or last:
+                    sentences.append((len(sentences), role, s[: self.max_chars]))
+            last_role = role
+            last_sentence = len(sentences) - 1 if role == "assistant" and parts else None
+        short = {i for i, _role, text in sentences if len(text) < 12} - forced
+        sentences = [item for item in sentences if item[0] not in short]
         if not sentences:
             return ""
         freq = Counter(w for _, _, s in sentences for w in words(s) if w not in STOPWORDS)
 
-        def score(item: tuple[int, str, str]) -> float:
+        def rank(item: tuple[int, str, str]) -> tuple[bool, float]:
             content = [w for w in words(item[2]) if w not in STOPWORDS]
-            bonus = 1.3 if item[1] == "user" else 1.0  # what the user says is what memory is for
-            return bonus * sum(freq[w] for w in set(content)) / (1 + len(content)) ** 0.5
+            score = sum(freq[w] for w in set(content)) / (1 + len(content)) ** 0.5
+            return item[1] == "user", score  # what the user says is what memory is for
 
-        best = sorted(sorted(sentences, key=score, reverse=True)[: self.max_sentences])
+        rest = sorted((item for item in sentences if item[0] not in forced), key=rank, reverse=True)
+        best = sorted([item for item in sentences if item[0] in forced] + rest[: self.max_sentences])
         return "\n".join(f"- {role.capitalize()}: {text}" for _, role, text in best)
 
 

@@ -305,7 +305,8 @@ def line_statements(line: LogLine, following: LogLine | None) -> tuple[list[Stat
     return [], "a question, greeting or acknowledgement"
 
 
-def previous_statements(bullet: str, assistant_said: set[str], legacy: bool = False) -> tuple[list[Statement], str | None]:
+def previous_statements(bullet: str, assistant_said: set[str],
+                        legacy: bool = False) -> tuple[list[Statement], str | None]:
     """What a MEMORY.md bullet still says, and why it is retired when it is not carried over as it is: the
     assistant's words (older offline dreams copied them), or a first-person sentence (rewritten, or dropped when
     nothing lasting is in it). In a `legacy` MEMORY.md (no headings, first-person bullets: written by an older
@@ -341,17 +342,75 @@ class _Entry:
         return dict(SECTIONS).get(category or "", NOTES)
 
 
-def _same(a: Statement, b: Statement) -> bool:
-    """Near-duplicates: the same text, the same values in a single-valued slot, or nearly the same words."""
-    if a.negated != b.negated:
-        return False
-    if _normalise(a.content) == _normalise(b.content):
-        return True
+def _stem_set(text: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in words(text) if w not in STOPWORDS)
+
+
+def _same_values(a: Statement, b: Statement) -> bool:
+    """Whether the two share a single-valued slot, and every one they share holds the same value."""
     theirs = {s.key: s for s in b.slots}
     shared = [(s, theirs[s.key]) for s in a.slots if s.key in theirs and single_valued(s.key)]
-    if shared and all((x.value, x.negated) == (y.value, y.negated) for x, y in shared):
-        return True
-    return _similar(a.content, b.content) >= 0.85
+    return bool(shared) and all((x.value, x.negated) == (y.value, y.negated) for x, y in shared)
+
+
+class _Kept:
+    """The entries kept so far, in order, indexed by slot, word and text, so that a new statement meets only
+    the entries it could supersede or repeat (a dream may read thousands of lines)."""
+
+    def __init__(self) -> None:
+        self.entries: dict[int, _Entry] = {}
+        self.rank: dict[int, int] = {}  # the place in MEMORY.md: a replacement takes the place of what it replaces
+        self._stems: dict[int, frozenset[str]] = {}
+        self._by_slot: dict[str, set[int]] = {}
+        self._by_stem: dict[str, set[int]] = {}
+        self._by_text: dict[str, set[int]] = {}
+        self._next = 0
+
+    def _postings(self, i: int) -> list[set[int]]:
+        statement = self.entries[i].statement
+        return ([self._by_slot.setdefault(s.key, set()) for s in statement.slots]
+                + [self._by_stem.setdefault(w, set()) for w in self._stems[i]]
+                + [self._by_text.setdefault(_normalise(statement.content), set())])
+
+    def add(self, entry: _Entry, rank: int | None = None) -> None:
+        i, self._next = self._next, self._next + 1
+        self.entries[i], self.rank[i] = entry, i if rank is None else rank
+        self._stems[i] = _stem_set(entry.statement.content)
+        for posting in self._postings(i):
+            posting.add(i)
+
+    def remove(self, i: int) -> int:
+        """Forget entry `i`; its place, for what replaces it."""
+        for posting in self._postings(i):
+            posting.discard(i)
+        del self.entries[i], self._stems[i]
+        return self.rank.pop(i)
+
+    def superseded_by(self, statement: Statement) -> list[int]:
+        """The kept entries `statement` supersedes, in order."""
+        if statement.negated and statement.cue:  # "User quit smoking": the word-cover rule may hit any entry
+            ids: set[int] = set(self.entries)
+        else:
+            ids = set().union(*(self._by_slot.get(s.key, set()) for s in statement.slots))
+        found = [i for i in ids if supersedes(statement, self.entries[i].statement)]
+        return sorted(found, key=self.rank.__getitem__)
+
+    def twin(self, statement: Statement) -> int | None:
+        """The first kept entry that says the same: the same text, the same values in a single-valued slot, or
+        nearly the same words (as `_similar` counts them), never with the opposite polarity."""
+        mine = _stem_set(statement.content)
+        overlap = Counter(i for w in mine for i in self._by_stem.get(w, ()))
+        ids = set(self._by_text.get(_normalise(statement.content), ()))
+        ids |= {i for i, n in overlap.items() if n / min(len(mine), len(self._stems[i])) >= 0.85}
+        for slot in statement.slots:
+            if single_valued(slot.key):
+                ids |= {i for i in self._by_slot.get(slot.key, ())
+                        if _same_values(statement, self.entries[i].statement)}
+        ids = {i for i in ids if self.entries[i].statement.negated == statement.negated}
+        return min(ids, key=self.rank.__getitem__) if ids else None
+
+    def in_order(self) -> list[_Entry]:
+        return [self.entries[i] for i in sorted(self.entries, key=self.rank.__getitem__)]
 
 
 @dataclass
@@ -443,41 +502,44 @@ def offline_dream(current: str, daily: list[tuple[date, str]], max_bullets: int,
     dream = OfflineDream()
     gone = {_key(f["content"]) for f in facts if isinstance(f, Mapping) and isinstance(f.get("content"), str)
             and f.get("invalidAt")} - {_key(f["content"]) for f in _valid(facts)}
-    kept: list[_Entry] = []
+    kept = _Kept()
     for entry in _timeline(current, daily, facts, dream):
         statement = entry.statement
         if _key(statement.content) in gone:
             dream.invalidated += 1
             continue
-        replaced = [i for i, k in enumerate(kept) if supersedes(statement, k.statement)]
+        replaced = kept.superseded_by(statement)
         if replaced:
+            entry.heading = entry.heading or kept.entries[replaced[0]].heading  # stays where a person put it
             for i in replaced:
-                dream.superseded.append((kept[i].statement.content, statement.content))
-                if kept[i].bullet is not None:
-                    dream.retired.setdefault(kept[i].bullet, f'superseded by "{statement.content}"')
-            entry.heading = entry.heading or kept[replaced[0]].heading  # stays where a person put it
-            kept[replaced[0]] = entry
-            kept = [k for i, k in enumerate(kept) if i not in replaced[1:]]
+                old = kept.entries[i]
+                dream.superseded.append((old.statement.content, statement.content))
+                if old.bullet is not None:
+                    dream.retired.setdefault(old.bullet, f'superseded by "{statement.content}"')
+            kept.add(entry, min(kept.remove(i) for i in replaced))
             continue
-        twin = next((k for k in kept if _same(statement, k.statement)), None)
-        if twin is not None:
-            dream.merged += 1
-            if len(statement.content) > len(twin.statement.content):
-                twin.statement = statement
+        twin = kept.twin(statement)
+        if twin is None:
+            kept.add(entry)
             continue
-        kept.append(entry)
-    if len(kept) > max_bullets:  # the least sure go first, the newest of equals before the older
-        weight = {id(k): (1.0 if k.origin == "memory" else k.statement.confidence) for k in kept}
-        drop = sorted(range(len(kept)), key=lambda i: (weight[id(kept[i])], -i))[:len(kept) - max_bullets]
-        dream.left_out = [kept[i].statement.content for i in sorted(drop)]
-        kept = [k for i, k in enumerate(kept) if i not in set(drop)]
-    dream.added = Counter(k.origin for k in kept if k.origin != "memory")
-    dream.added["memory"] = len({k.bullet for k in kept if k.origin == "memory"})
+        dream.merged += 1
+        older = kept.entries[twin]
+        if len(statement.content) > len(older.statement.content):  # the fuller wording, in the older one's place
+            kept.add(_Entry(statement, older.origin, older.heading, older.bullet), kept.remove(twin))
+    entries = kept.in_order()
+    if len(entries) > max_bullets:  # the least sure go first, the newest of equals before the older
+        weight = [1.0 if e.origin == "memory" else e.statement.confidence for e in entries]
+        drop = set(sorted(range(len(entries)), key=lambda i: (weight[i], -i))[:len(entries) - max_bullets])
+        dream.left_out = [entries[i].statement.content for i in sorted(drop)]
+        entries = [e for i, e in enumerate(entries) if i not in drop]
+    dream.added = Counter(e.origin for e in entries if e.origin != "memory")
+    dream.added["memory"] = len({e.bullet for e in entries if e.origin == "memory"})
     titles = [t for _, t in SECTIONS]
-    order = [t for t in titles if any(k.section == t for k in kept)]
-    order += list(dict.fromkeys(k.section for k in kept if k.section not in titles and k.section != NOTES))
-    order += [NOTES] if any(k.section == NOTES for k in kept) else []
-    dream.sections = [(title, [k.statement.content for k in kept if k.section == title]) for title in order]
+    placed = [(e.section, e.statement.content) for e in entries]
+    order = [t for t in titles if any(section == t for section, _ in placed)]
+    order += list(dict.fromkeys(section for section, _ in placed if section not in titles and section != NOTES))
+    order += [NOTES] if any(section == NOTES for section, _ in placed) else []
+    dream.sections = [(title, [text for section, text in placed if section == title]) for title in order]
     return dream
 
 
@@ -512,7 +574,8 @@ class DeepDream:
     def _facts(self, scope: Scope) -> list[dict]:
         if self.facts_of is None:
             return []
-        return [dict(f) for f in self.facts_of(scope) or [] if isinstance(f, Mapping) and isinstance(f.get("content"), str)]
+        found = self.facts_of(scope) or []
+        return [dict(f) for f in found if isinstance(f, Mapping) and isinstance(f.get("content"), str)]
 
     def state(self, scope: Scope) -> DreamStateRow | None:
         with self.db.read() as s:

@@ -647,7 +647,8 @@ def first_to_third(text: str) -> str | None:
     if not text or text.endswith("?"):
         return None
     text = _drop_temporal(text.rstrip(".!").strip())
-    if not re.match(r"^i\b", text, re.I) or _NOT_LASTING.search(text):
+    if not re.match(r"^i\b", text, re.I) or _NOT_LASTING.search(text) or re.search(r"\byou(?:r|'re)?\b", text, re.I) \
+            or len(text.split()) > 25:  # talk to the assistant, or a story: not a fact to keep
         return None
     content = _third_person(text)
     return content if content.startswith("User ") and len(content.split()) >= 3 else None

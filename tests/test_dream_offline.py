@@ -336,3 +336,19 @@ def test_the_summary_keeps_a_confirmation_with_what_it_confirms_and_the_user_fir
     question = ExtractiveSummarizer().summarize([{"role": "assistant", "content": "Do you want a plan for it?"},
                                                  {"role": "user", "content": "Yes, later."}])
     assert question == "- Assistant: Do you want a plan for it?\n- User: Yes, later."
+
+
+def test_a_large_input_is_consolidated_quickly():
+    """Each statement meets only the kept entries that share a slot or words with it (this took 25 s, O(n^2))."""
+    topics = [f"topic{i}" for i in range(300)]
+    blocks = ["## Session End (10:00)\n" + "\n".join(
+        f"- User: I love {topics[(d * 40 + i) % 300]} and I live in City{(d + i) % 7}.\n"
+        f"- Assistant: {topics[i % 300]} is great." for i in range(40)) for d in range(30)]
+    daily = [(DAY - timedelta(days=30 - d), block) for d, block in enumerate(blocks)]
+    facts = [{"id": f"fact_{i:08x}", "content": f"User likes thing number {i}", "category": "preference",
+              "confidence": 0.8, "validFrom": "2026-01-05T00:00:00Z"} for i in range(500)]
+    started = time.perf_counter()
+    dream = offline_dream("", daily, 50, facts)
+    assert time.perf_counter() - started < 5
+    assert sum(len(items) for _, items in dream.sections) == 50 and len(dream.superseded) > 1000
+    assert [x for x in bullets(dream.markdown()) if x.startswith("User lives in")] == ["User lives in City5"]

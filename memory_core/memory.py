@@ -100,7 +100,9 @@ class Memory:
         self.daily = DailyTier(self.documents, self.settings, self.clock)
         self.core = CoreTier(self.documents, self.db, self.clock, max_chars=self.settings.max_document_chars)
         consolidator = LLMConsolidator(llm) if llm else DeterministicConsolidator()
-        self.dreamer = DeepDream(self.settings, self.db, self.clock, self.daily, self.core, consolidator)
+        # The dream reads the scope's facts too: valid ones are sources, invalidated ones are kept out.
+        self.dreamer = DeepDream(self.settings, self.db, self.clock, self.daily, self.core, consolidator,
+                                 facts_of=lambda scope: [f.to_dict() for f in self._store.list(scope, include_invalid=True)])
         self.plans = Plans(self.db, self.clock, max_chars=self.settings.max_document_chars)
         self.access = Access(self.db, self.clock, self.settings)
         self.contexts = ContextManager(self, self.settings.context_sessions_max, self.settings.context_budget_tokens)

@@ -133,8 +133,9 @@ def test_valid_facts_are_promoted_and_count_as_sources(tmp_path, clock):
         m.facts.add("User is allergic to peanuts", "context", 0.95)
         m.facts.add("User speaks Portuguese and Hindi", "knowledge", 0.8)
         m.daily.append("- User: I love surfing.")
+        m.dreamer.facts_of = None  # a DeepDream without facts reads the logs only
         assert m.deep_dream(1).status == "updated"
-        assert bullets(m.read_core()) == ["User loves surfing"]  # facts_of not wired: the logs only
+        assert bullets(m.read_core()) == ["User loves surfing"]
         wire_facts(m)
         result = m.deep_dream(1)  # the facts are part of what the dream read: a new dream, not "unchanged"
         assert result.status == "updated" and not result.removed

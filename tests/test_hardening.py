@@ -248,3 +248,15 @@ def test_a_query_key_in_the_base_url_reaches_the_server_as_a_query_parameter(htt
             {"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}]})
     model = OpenAIChatModel("m", api_key="k", base_url=httpserver.url_for("/v1") + f"?api-key={URL_KEY}")
     assert model.complete([{"role": "user", "content": "x"}]).text == "hi"
+
+
+def test_a_dream_longer_than_the_document_limit_is_rejected_not_raised(tmp_path, database_url):
+    words = " ".join(f"word{i}" for i in range(120))
+    llm = ScriptedChatModel([f"[MEMORY]\n- User notes {words}\n- User also notes {words}\n[DREAM]\ncopied"])
+    with make_memory(tmp_path, database_url, llm=llm, max_document_chars=1200) as m:
+        m.daily.append(f"- User notes {words}")
+        m.daily.append(f"- User also notes {words}")
+        m.write_core("- User likes tea\n")
+        result = m.deep_dream(1, force=True)
+        assert result.status == "rejected" and "max_document_chars" in result.reason
+        assert m.read_core() == "- User likes tea\n"

@@ -660,6 +660,10 @@ class DeepDream:
         if len(new_bullets) > self.settings.dream_max_bullets:
             result.reason = f"{len(new_bullets)} bullets, over the cap of {self.settings.dream_max_bullets}"
             return self._finish(scope, result, None)
+        if len(memory) > self.settings.max_document_chars:
+            result.reason = (f"[MEMORY] is {len(memory):,} characters, over max_document_chars "
+                             f"({self.settings.max_document_chars:,})")
+            return self._finish(scope, result, None)
         previous = bullets(current)
         counted = previous
         if isinstance(self.consolidator, DeterministicConsolidator):  # an LLM dream keeps the whole guard

@@ -351,11 +351,21 @@ class Access:
             return self._settings.anonymous_access
         return "sandbox" if public_host else "full"
 
-    def new_sandbox(self) -> Principal:
-        """A fresh scope of its own for one anonymous browser session, expiring after sandbox_ttl_hours."""
+    def new_sandbox(self) -> tuple[Principal, str]:
+        """A fresh scope of its own for one anonymous visitor, expiring after sandbox_ttl_hours; and its key
+        (256 random bits; only its hash is stored), which finds the sandbox again after a reload."""
         scope = Scope("sandbox-" + secrets.token_hex(6), "demo")
-        self._store.add_sandbox(scope, self._clock.now() + timedelta(hours=self._settings.sandbox_ttl_hours))
-        return Principal("sandbox", sandbox=scope)
+        key = secrets.token_urlsafe(32)
+        self._store.add_sandbox(scope, hash_secret(key),
+                                self._clock.now() + timedelta(hours=self._settings.sandbox_ttl_hours))
+        return Principal("sandbox", sandbox=scope), key
+
+    def sandbox_for(self, key: object) -> Principal | None:
+        """The visitor's sandbox for a key from `new_sandbox`, while it has not expired; else None."""
+        if not isinstance(key, str) or not 20 <= len(key) <= 128:
+            return None
+        scope = self._store.sandbox_by_key(hash_secret(key), self._clock.now())
+        return Principal("sandbox", sandbox=scope) if scope else None
 
     def is_sandbox(self, scope: Scope) -> bool:
         return self._store.is_sandbox(scope)

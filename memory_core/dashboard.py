@@ -114,15 +114,27 @@ def principal(memory: Memory) -> Principal | None:
         return OPERATOR
     if mode == "none":
         return NOBODY
-    sandbox = st.session_state.get("_sandbox")
-    if sandbox is None:
-        sandbox = memory.access.new_sandbox()
-        st.session_state["_sandbox"] = sandbox
-        from .demo import load_demo
+    return _sandbox(memory)
 
-        with st.spinner("Preparing a private demo scope for you…"):
-            load_demo(memory.scoped(user_id=sandbox.sandbox.user_id, agent_name=sandbox.sandbox.agent_name,
-                                    actor=sandbox.actor))
+
+def _sandbox(memory: Memory) -> Principal:
+    """The anonymous visitor's sandbox. Its key rides in the page's URL (`?sandbox=`), so that a reload finds
+    the same sandbox; a visitor without one gets a new sandbox, filled with the demo data."""
+    sandbox = st.session_state.get("_sandbox")
+    key = st.session_state.get("_sandbox_key")
+    if sandbox is None:
+        key = st.query_params.get("sandbox")
+        sandbox = memory.access.sandbox_for(key)
+        if sandbox is None:
+            sandbox, key = memory.access.new_sandbox()
+            from .demo import load_demo
+
+            with st.spinner("Preparing a private demo scope for you…"):
+                load_demo(memory.scoped(user_id=sandbox.sandbox.user_id, agent_name=sandbox.sandbox.agent_name,
+                                        actor=sandbox.actor))
+        st.session_state["_sandbox"], st.session_state["_sandbox_key"] = sandbox, key
+    if st.query_params.get("sandbox") != key:  # page switches drop query parameters: put it back
+        st.query_params["sandbox"] = key
     return sandbox
 
 

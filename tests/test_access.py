@@ -99,8 +99,10 @@ def test_principals_and_views(policy):
         access.view(policy, NOBODY, user_id="ana", agent_name="bot")
     scopes = [Scope("ana", "bot"), Scope("bob", "bot"), Scope("bob", "coder"), Scope("team", "x")]
     assert access.readable(ana, scopes) == [Scope("ana", "bot"), Scope("bob", "coder"), Scope("team", "x")]
-    sandbox = access.new_sandbox()
+    sandbox, key = access.new_sandbox()
     assert access.readable(sandbox, scopes + [sandbox.sandbox]) == [sandbox.sandbox]
+    assert access.sandbox_for(key) == sandbox and access.sandbox_for(key[:-1] + "x") is None
+    assert access.sandbox_for(None) is None and access.new_sandbox()[0] != sandbox
     assert access.is_sandbox(sandbox.sandbox) and not access.is_sandbox(Scope("ana", "bot"))
     assert access.admin_patterns(Principal.person("lead@acme.com")) == ["*/*"]
     assert access.admin_patterns(ana) == [] and access.is_global_admin(OPERATOR)

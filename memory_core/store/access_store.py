@@ -101,11 +101,18 @@ class AccessStore:
 
     # -- sandboxes and the log ----------------------------------------------------------------------
 
-    def add_sandbox(self, scope: Scope, expires_at: datetime) -> None:
+    def add_sandbox(self, scope: Scope, key_hash: str, expires_at: datetime) -> None:
         now = self.clock.now()
         with self.db.write(lock="access") as s:
-            s.add(SandboxRow(user_id=scope.user_id, agent_name=scope.agent_name, created_at=now, expires_at=expires_at))
+            s.add(SandboxRow(user_id=scope.user_id, agent_name=scope.agent_name, key_hash=key_hash, created_at=now,
+                             expires_at=expires_at))
             self._log(s, None, "sandbox_created", {"scope": scope.key}, now)
+
+    def sandbox_by_key(self, key_hash: str, now: datetime) -> Scope | None:
+        with self.db.read() as s:
+            row = s.execute(select(SandboxRow).where(SandboxRow.key_hash == key_hash,
+                                                     SandboxRow.expires_at > now)).scalars().first()
+        return Scope(row.user_id, row.agent_name) if row else None
 
     def expired_sandboxes(self, now: datetime) -> list[Scope]:
         with self.db.read() as s:

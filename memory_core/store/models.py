@@ -262,6 +262,7 @@ class SandboxRow(SQLModel, table=True):
     __tablename__ = "sandboxes"
     user_id: str = Field(max_length=64, primary_key=True)
     agent_name: str = Field(max_length=64, primary_key=True)
+    key_hash: str = Field(max_length=64, unique=True)  # the visitor's key (kept in their page's URL), hashed
     created_at: datetime = Field(sa_column=_ts())
     expires_at: datetime = Field(sa_column=_ts())
 

@@ -4,10 +4,10 @@ import logging
 
 import streamlit as st
 
-from memory_core.dashboard import get_memory, principal, sidebar, sign_in_page
+from memory_core.dashboard import app_icon, get_memory, principal, sidebar, sign_in_page
 
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-st.set_page_config(page_title="memory_core", page_icon=":material/psychology:", layout="wide")
+st.set_page_config(page_title="memory_core", page_icon=app_icon(), layout="wide")
 
 memory = get_memory()
 who = principal(memory)

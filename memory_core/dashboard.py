@@ -79,6 +79,19 @@ def get_memory() -> Memory:
     return memory
 
 
+@st.cache_resource(show_spinner=False)
+def app_icon():
+    """The page icon, drawn here: a Material or emoji icon would make every browser fetch it from Google's
+    font servers, and the app reaches no network but the LLM endpoint."""
+    from PIL import Image, ImageDraw
+
+    icon = Image.new("RGBA", (64, 64), (0, 0, 0, 0))
+    draw = ImageDraw.Draw(icon)
+    draw.ellipse((4, 4, 60, 60), fill=(94, 53, 177, 255))
+    draw.ellipse((20, 20, 44, 44), fill=(255, 255, 255, 255))
+    return icon
+
+
 def sign_in_configured() -> bool:
     """Whether `[auth]` is set in Streamlit's secrets (then everyone signs in)."""
     return bool(_secrets().get("auth"))
@@ -253,12 +266,17 @@ def who() -> Principal:
 
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$=])")
+_ZWSP = "\u200b"
 
 
 def escape_markdown(text: str) -> str:
-    """Text safe to put inside Markdown (captions, messages, labels): every character that Markdown or
-    Streamlit's directives would act on is escaped, so no link, image or icon can come out of it."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text)).replace("\n", " ")
+    """Text safe to put inside Markdown (captions, messages, labels): nothing in it can become a link, an
+    image, an icon or a colour. Backslashes escape Markdown's own syntax; Streamlit also turns bare URLs,
+    `www.` and e-mail addresses into links and `:name:` into icons on the text that is left, so an invisible
+    zero-width space breaks those patterns (after every ":", before "@", inside "www.")."""
+    text = _MARKDOWN_SPECIAL.sub(r"\\\1", str(text)).replace("\n", " ")
+    text = text.replace(":", ":" + _ZWSP).replace("@", _ZWSP + "@")
+    return re.sub(r"(?i)(www)(\\?\.)", lambda m: m.group(1) + _ZWSP + m.group(2), text)
 
 
 def ensure_entrypoint() -> None:

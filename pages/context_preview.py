@@ -5,7 +5,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from memory_core import build_injection, count_tokens
-from memory_core.dashboard import ensure_entrypoint, view
+from memory_core.dashboard import ensure_entrypoint, escape_markdown, view
 
 ensure_entrypoint()
 memory = view()
@@ -64,5 +64,5 @@ if sessions:
     st.subheader("Live sessions")
     for s in sessions:
         saved = compress_messages(s.messages)
-        st.caption(f"{s.session_id}: {s.tokens} tokens; compression would save {saved.tokens_saved} tokens "
+        st.caption(f"{escape_markdown(s.session_id)}: {s.tokens} tokens; compression would save {saved.tokens_saved} tokens "
                    f"({saved.removed} messages)")

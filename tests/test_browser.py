@@ -39,9 +39,10 @@ def app(tmp_path_factory):
     env = {**os.environ, "MEMORY_CORE_HOME": str(home), "MEMORY_CORE_TIMEZONE": "UTC"}
     env.pop("OPENAI_API_KEY", None)
     env.pop("OPENAI_BASE_URL", None)
+    log = open(home.parent / "streamlit.log", "wb")  # a file, not a pipe nobody reads (a full pipe blocks the app)
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"),
                              "--server.port", str(port), "--server.headless", "true"], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                            stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:
@@ -55,6 +56,7 @@ def app(tmp_path_factory):
     yield url, home
     proc.terminate()
     proc.wait(timeout=30)
+    log.close()
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +102,7 @@ def test_every_page_renders_without_exception(app, page):
     for path in PAGES:  # the first is a deep link on a freshly started server
         open_page(page, url, path)
         sidebar = page.locator("[data-testid=stSidebar]")
-        sidebar.get_by_text("Scope").wait_for(timeout=30_000)  # the entrypoint ran: its sidebar is there
+        sidebar.get_by_text("Scope", exact=True).wait_for(timeout=30_000)  # the entrypoint ran: its sidebar is there
         assert sidebar.get_by_role("link", name="Context Preview").count() == 1
         assert sidebar.get_by_text("Offline mode").count() == 1
 

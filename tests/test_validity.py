@@ -147,3 +147,21 @@ def test_retention_purges_old_invalid_facts_only(tmp_path, database_url, clock):
         assert not m.facts.get(recent.id).valid
         assert m.facts.history(old.id)[0].action == "purged"
         assert [f.content for f in m.facts.list()] == ["User is 31"]
+
+
+def test_near_duplicates_found_in_a_scope_and_merged(memory):
+    a = memory.facts.add("User enjoys hiking in the mountains", "preference", 0.8)
+    b = memory.facts.add("User enjoys hiking in the mountains!", "preference", 0.9)
+    memory.facts.add("User does not enjoy hiking in the mountains", "preference", 0.9)
+    memory.facts.add("User works at Acme", "context", 0.9)
+    memory.facts.add("User enjoys hiking in the mountains", "preference", 0.9, user_id="bob")
+    pairs = memory.facts.near_duplicates()
+    assert [(x.id, y.id) for x, y, _ in pairs] in ([(a.id, b.id)], [(b.id, a.id)])  # never the negation
+    assert pairs[0][2] >= 0.9
+    view = memory.scoped()
+    assert [(x.id, y.id) for x, y, _ in view.facts.near_duplicates()] == [(x.id, y.id) for x, y, _ in pairs]
+    kept = view.facts.merge(b.id, a.id)
+    assert kept.id == b.id and memory.facts.near_duplicates() == []
+    assert memory.facts.get(a.id).superseded_by == b.id
+    with pytest.raises(ValueError):
+        memory.facts.near_duplicates(threshold=2)

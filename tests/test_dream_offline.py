@@ -12,7 +12,7 @@ import pytest
 from memory_core import ScriptedChatModel
 from memory_core.demo import DEMO_CONVERSATIONS, load_demo
 from memory_core.tiers.core import bullets
-from memory_core.tiers.dream import LogLine, line_statements, offline_dream
+from memory_core.tiers.offline_dream import LogLine, line_statements, offline_dream
 from memory_core.tiers.summarizer import ExtractiveSummarizer
 from tests.conftest import make_memory
 

@@ -7,8 +7,9 @@ import json
 import pytest
 
 from memory_core import LLMReplyError, ScriptedChatModel
-from memory_core.extraction import (EXTRACTION_PROMPT, EXTRACTION_SCHEMA, CORRECTION_CUES, HeuristicExtractor,
-                                    escape_for_prompt, heuristic_facts, parse_extraction_reply, slots_of)
+from memory_core.extraction import EXTRACTION_PROMPT, EXTRACTION_SCHEMA, escape_for_prompt, parse_extraction_reply
+from memory_core.heuristics import CORRECTION_CUES, HeuristicExtractor, heuristic_facts
+from memory_core.statements import slots_of
 from tests.conftest import make_memory
 
 CONVO = [{"role": "user", "content": "I prefer tea."}, {"role": "assistant", "content": "Noted."}]

@@ -1,0 +1,281 @@
+"""The offline extractor: the user's English first-person statements, as third-person facts, by rules.
+
+No LLM. A table of rules turns "I moved to Porto last month" into "User moved to Porto" with a category and an
+honest confidence; statements.py says what each statement is about, so that a correction supersedes the stored
+fact or the earlier statement it contradicts. The same rewriting reads the daily logs for the offline Deep Dream
+(tiers/offline_dream.py)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping, Sequence
+
+from .candidates import Candidate, ExtractionReply
+from .statements import Statement, describe, supersedes, third_person_verb
+
+# (pattern on a first-person clause, category, confidence, template): the template writes the fact from `rest`;
+# None: `rest` is itself a first-person clause, put in the third person. The first rule that matches wins.
+_RULES: list[tuple[re.Pattern[str], str, float, str | None]] = [(re.compile(p, re.I), c, f, t) for p, c, f, t in [
+    (r"^my\s+name\s+is\s+(?P<rest>.+)$", "context", 0.95, "User's name is {rest}"),
+    (r"^my\s+favou?rite\s+(?P<rest>.+)$", "preference", 0.85, "User's favorite {rest}"),
+    (r"^my\s+goal\s+is\s+(?P<rest>.+)$", "goal", 0.85, "User's goal is {rest}"),
+    (r"^my\s+(?P<rest>(?:wife|husband|partner|girlfriend|boyfriend|spouse|son|daughter|kids?|children|dog|cat|job"
+     r"|team|company|boss|sister|brother|mom|mother|dad|father|age)\b.+)$", "context", 0.8, "User's {rest}"),
+    (r"^(?P<rest>i\s+(?:really\s+|absolutely\s+|also\s+|still\s+|do\s+not\s+|don't\s+)?"
+     r"(?:like|love|enjoy|prefer|hate|dislike|adore|can't\s+stand|avoid)\b.+)$", "preference", 0.8, None),
+    (r"^(?P<rest>i(?:'ve|\s+have)?\s+switched\s+to\b.+)$", "preference", 0.8, None),
+    (r"^(?P<rest>i\s+(?:usually|always|often|never|tend\s+to|normally|typically)\b.+)$", "behavior", 0.75, None),
+    (r"^(?P<rest>i(?:'m|\s+am)\s+(?:planning|trying|hoping|going)\s+to\b.+)$", "goal", 0.75, None),
+    (r"^(?P<rest>i(?:\s+(?:want|plan|hope|intend|aim|need|would\s+like)|'d\s+like)\s+to\b.+)$", "goal", 0.75, None),
+    (r"^(?P<rest>i\s+(?:train|exercise|work\s+out|cook|swim|surf|cycle|bike|walk|commute|meditate|smoke|drink|eat"
+     r"|wake\s+up|get\s+up|go)\b.+)$", "behavior", 0.7, None),
+    (r"^(?P<rest>i\s+(?:work|live|moved|grew\s+up|study|teach|volunteer)\b.+)$", "context", 0.85, None),
+    (r"^(?P<rest>i(?:'ve|\s+have)?\s+(?:quit|stopped|left|changed|started|began)\b.+)$", "context", 0.8, None),
+    (r"^(?P<rest>i(?:'m|\s+am)\s+(?:a|an|the|from|based|currently|working|studying|living|at|in|married)\b.+)$",
+     "context", 0.8, None),
+    (r"^(?P<rest>i(?:'m|\s+am)\s+\d{1,3}\b(?:\s+years\s+old)?)$", "context", 0.85, None),
+    (r"^(?P<rest>i(?:'m|\s+am)\s+(?:vegan|vegetarian|pescatarian|single|engaged|divorced|retired|self-employed"
+     r"|unemployed|allergic|left-handed|colou?r-blind)\b.*)$", "context", 0.8, None),
+    (r"^(?P<rest>i(?:'m|\s+am)\s+(?!(?:going|feeling|thinking|wondering|looking|trying|getting|doing|not|just)\b)"
+     r"\w+ing\b.+)$", "context", 0.75, None),
+    (r"^(?P<rest>i\s+(?:use|know|speak|have|own|play|run|write|read)\b.+)$", "knowledge", 0.7, None),
+]]
+_HEDGE = re.compile(r"\b(maybe|perhaps|probably|i think|i guess|might|kind of|sort of|not sure)\b", re.I)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+# First-person clauses inside a sentence: "..., and I love X", "...; so I train at 7", "..., I moved last month".
+_CLAUSE = re.compile(r"\s*[;,]?\s+(?:and|but|so|because)\s+(?=I\b)|\s*[;,]\s+(?=I\b)")
+_LEAD = re.compile(r"^(?:(?:oh|well|so|hey|hi|yeah|yes|also|and|but|btw|by the way|honestly|anyway|ok|okay),?\s+)+",
+                   re.I)
+# A correction or change said up front: "Actually, I ...", "No, my name is ...", "These days I ...".
+_CUE_LEAD = re.compile(r"^(?:actually|correction|sorry|no|oops|wait|in\s+fact|these\s+days|nowadays|now|lately"
+                       r"|i\s+meant|i\s+misspoke)\b\s*[,:!.-]?\s*(?=(?:i|my)\b)", re.I)
+# Words that say a statement corrects or changes something said before.
+CORRECTION_CUES = re.compile(r"\b(?:actually|correction|i\s+meant|no\s+longer|any\s*more|any\s+longer|now|these\s+days"
+                             r"|nowadays|moved\s+to|changed\s+jobs|switched\s+to|quit|stopped)\b", re.I)
+_NO_LONGER = re.compile(r"^(?P<i>i(?:'m|\s+am)?)\s+no\s+longer\s+(?P<rest>.+)$", re.I)
+_NOT_ANYMORE = re.compile(r"^(?P<i>i(?:'m|\s+am)?)\s+(?:not|don't|do\s+not)\s+(?P<rest>.+?)[,\s]+"
+                          r"(?:anymore|any\s+more|any\s+longer)\b(?P<tail>.*)$", re.I)
+# When something was said ("now", "last month", ", I moved two weeks ago") is not part of the fact.
+_TEMPORAL = [re.compile(p, re.I) for p in (
+    r"^(?:right\s+now|now|these\s+days|nowadays|lately|currently|at\s+the\s+moment),?\s+",
+    r",?\s+(?:right\s+now|now|these\s+days|nowadays|lately|at\s+the\s+moment|anymore|any\s+more|any\s+longer|again)$",
+    r",?\s+(?:since\s+)?(?:last|this)\s+(?:week|month|year|summer|winter|spring|autumn|fall|weekend)$",
+    r",?\s+(?:about\s+|around\s+)?(?:a|an|one|two|three|four|a\s+few|few|several|\d+)\s+(?:days?|weeks?|months?"
+    r"|years?)\s+ago$",
+    r",?\s+(?:recently|yesterday|a\s+while\s+ago|earlier\s+this\s+(?:week|month|year))$",
+)]
+_TEMPORAL_AFTER_I = re.compile(r"^(i(?:'m|\s+am|'ve|\s+have)?)\s+(?:now|currently|recently)\s+", re.I)
+
+
+def _pronouns(text: str) -> str:
+    """The user's other first-person words in the third person: 'my team' -> 'their team'."""
+    text = re.sub(r"\b(?:my|our)\b", "their", text, flags=re.I)
+    text = re.sub(r"\bmine\b", "theirs", text, flags=re.I)
+    text = re.sub(r"\bmyself\b", "themselves", text, flags=re.I)
+    text = re.sub(r"\bI(?:'m| am)\b", "they are", text)
+    text = re.sub(r"\bI\b", "they", text)
+    return re.sub(r"\bme\b", "them", text)
+
+
+def _third_person(clause: str) -> str:
+    """'I love hiking' -> 'User loves hiking'; 'I'm a nurse' -> 'User is a nurse'; 'I quit my job' -> 'User quit
+    their job'."""
+    clause = re.sub(r"^i(?:'m|\s+am)\b", "User is", clause, flags=re.I)
+    clause = re.sub(r"^i(?:'ve|\s+have)\b(?=\s+\w+(?:ed|en)\b|\s+(?:quit|left|got|been|switched|moved)\b)",
+                    "User has", clause, flags=re.I)
+    clause = re.sub(r"^i\s+(?:do\s+not|don't)\b", "User does not", clause, flags=re.I)
+    clause = re.sub(r"^i\s+(?:did\s+not|didn't)\b", "User did not", clause, flags=re.I)
+    clause = re.sub(r"^i(?:'d|\s+would)\b", "User would", clause, flags=re.I)
+    clause = re.sub(r"^i(?:'ll|\s+will)\b", "User will", clause, flags=re.I)
+    match = re.match(r"^i\s+((?:really|absolutely|usually|always|often|never|normally|typically|also|still|just)\s+)?"
+                     r"([\w'-]+)\b", clause, flags=re.I)
+    if match:
+        adverb = (match.group(1) or "").lower()
+        clause = f"User {adverb}{third_person_verb(match.group(2))}" + clause[match.end():]
+    return _pronouns(clause)
+
+
+def _strip_leads(text: str) -> tuple[str, bool]:
+    """`text` without its opening words ("Oh, well, actually, ..."), and whether they said it is a correction."""
+    cue = False
+    while True:
+        text = _LEAD.sub("", text).strip()
+        stripped = _CUE_LEAD.sub("", text).strip()
+        if stripped == text:
+            return text, cue
+        text, cue = stripped, True
+
+
+def _drop_negation(clause: str) -> tuple[str, bool]:
+    """'I don't live in Lisbon anymore' -> ('I live in Lisbon', True): a statement that something stopped."""
+    match = _NO_LONGER.match(clause)
+    if match:
+        return f"{match.group('i')} {match.group('rest')}", True
+    match = _NOT_ANYMORE.match(clause)
+    if match:
+        return f"{match.group('i')} {match.group('rest')}{match.group('tail')}".strip(), True
+    return clause, False
+
+
+def _drop_temporal(clause: str) -> str:
+    clause = _TEMPORAL_AFTER_I.sub(r"\1 ", clause)
+    previous = None
+    while previous != clause:
+        previous = clause
+        for pattern in _TEMPORAL:
+            clause = pattern.sub("", clause).strip()
+    return clause
+
+
+def _negate(content: str) -> str:
+    """'User lives in Lisbon' -> 'User no longer lives in Lisbon'; 'User is vegan' -> 'User is no longer vegan'."""
+    match = re.match(r"^(User(?:'s [\w -]+?)? is) (.+)$", content)
+    if match:
+        return f"{match.group(1)} no longer {match.group(2)}"
+    return re.sub(r"^User ", "User no longer ", content)
+
+
+# -- statements from what the user said -----------------------------------------------------------
+
+def _statement(clause: str, cue: bool) -> Statement | None:
+    clause, lead_cue = _strip_leads(clause.strip().strip("\"'"))
+    cue = cue or lead_cue
+    if len(clause) < 6 or clause.endswith("?") or re.match(r"^(if|when|would|could|should|please)\b", clause, re.I):
+        return None
+    clause = clause.rstrip(".!").strip()
+    hedged = bool(_HEDGE.search(clause))
+    clause = re.sub(r"^i\s+(?:think|guess|believe)\s+(?:that\s+)?(?=i\b)", "", clause, flags=re.I)
+    clause = re.sub(r"^(?=i\b)(i)\s+(?:might|may)\s+", r"\1 ", clause, flags=re.I)
+    cue = cue or bool(CORRECTION_CUES.search(clause))
+    clause, negated = _drop_negation(clause)
+    clause = _drop_temporal(clause)
+    for pattern, category, confidence, template in _RULES:
+        match = pattern.match(clause)
+        if not match:
+            continue
+        rest = match.group("rest").strip()
+        content = template.format(rest=_pronouns(rest)) if template else _third_person(rest)
+        if negated:
+            content = _negate(content)
+        content = content[0].upper() + content[1:]
+        if len(content.split()) < 3:  # "User moved", "User quit": nothing lasting left once "when" is gone
+            return None
+        return describe(content[:500], category, round(confidence * 0.7, 2) if hedged else confidence,
+                        cue=cue, hedged=hedged)
+    return None
+
+
+def heuristic_statements(text: str) -> list[Statement]:
+    """The first-person English statements in `text`, in the third person, in order."""
+    found: list[Statement] = []
+    for sentence in _SENTENCE.split(text):
+        sentence, cue = _strip_leads(sentence.strip().strip("\"'"))
+        for n, clause in enumerate(_CLAUSE.split(sentence)):
+            statement = _statement(clause, cue and n == 0)
+            if statement is not None:
+                found.append(statement)
+    return found
+
+
+_NOT_LASTING = re.compile(r"^i\s+(?:think|guess|believe|feel|wonder|see|mean|agree|suppose|hope|'ll|will|would|'d|can"
+                          r"|can't|could|should|might|may|must)\b|\b(?:today|tonight|tomorrow|right now"
+                          r"|this (?:morning|afternoon|evening))\b", re.I)
+_ACKNOWLEDGED = re.compile(r"^(?:noted|got it|understood|ok(?:ay)?|great|so|to confirm|just to confirm|in other words"
+                           r"|sure|perfect|thanks)\b[,:!.-]?\s*", re.I)
+
+
+def first_to_third(text: str) -> str | None:
+    """A first-person sentence no rule knows, in the third person ("I asked my manager for a raise" -> "User
+    asked their manager for a raise"); None for questions, thoughts, plans of the moment and other sentences."""
+    text, _cue = _strip_leads(text.strip().strip("\"'"))
+    if not text or text.endswith("?"):
+        return None
+    text = _drop_temporal(text.rstrip(".!").strip())
+    if not re.match(r"^i\b", text, re.I) or _NOT_LASTING.search(text) or re.search(r"\byou(?:r|'re)?\b", text, re.I) \
+            or len(text.split()) > 25:  # talk to the assistant, or a story: not a fact to keep
+        return None
+    content = _third_person(text)
+    return content if content.startswith("User ") and len(content.split()) >= 3 else None
+
+
+def second_to_third(text: str) -> str | None:
+    """What the assistant said to the user, about the user, in the third person ("Noted: written answers work best
+    for you." -> "Written answers work best for the user"); None when it is not about the user or is a question."""
+    text = text.strip().rstrip(".!").strip()
+    if not text or text.endswith("?"):
+        return None
+    previous = None
+    while previous != text:
+        previous, text = text, _ACKNOWLEDGED.sub("", text).strip()
+    text = re.sub(r"^i(?:'ll| will) (?:remember|note|keep in mind)(?: that)?\s+", "", text, flags=re.I)
+    if not text or re.search(r"\b(?:i|me|my|mine|i'm|i'll|i've|i'd)\b", text, re.I):
+        return None  # the assistant about itself
+    text = re.sub(r"^you(?:'re| are)\b", "User is", text, flags=re.I)
+    text = re.sub(r"^you(?:'ve| have)\b", "User has", text, flags=re.I)
+    text = re.sub(r"^you\s+(?:do\s+not|don't)\b", "User does not", text, flags=re.I)
+    match = re.match(r"^you\s+([\w'-]+)\b", text, flags=re.I)
+    if match:
+        text = f"User {third_person_verb(match.group(1))}" + text[match.end():]
+    text = re.sub(r"\byour\b", "their", text, flags=re.I)
+    text = re.sub(r"\byours\b", "theirs", text, flags=re.I)
+    text = re.sub(r"\byourself\b", "themselves", text, flags=re.I)
+    text = re.sub(r"\byou(?:'re| are)\b", "they are", text, flags=re.I)
+    if not text.startswith("User"):
+        text = re.sub(r"\byou\b", "the user", text, count=1, flags=re.I)
+    text = re.sub(r"\byou\b", "them", text, flags=re.I)
+    if not re.search(r"\b(?:User|user|their|them|they|theirs|themselves)\b", text):
+        return None
+    return text[0].upper() + text[1:]
+
+
+def tidy_third_person(text: str) -> str:
+    """A third-person line as a fact reads: "The user moved to Porto last month." -> "User moved to Porto"."""
+    text = re.sub(r"^the\s+user\b", "User", text.strip(), flags=re.I)
+    text = _drop_temporal(re.sub(r"(?<!\b[A-Z])\.$", "", text).strip())  # "U.S." keeps its last dot
+    return text[:1].upper() + text[1:]
+
+
+def link_statements(statements: list[Statement], stored: Sequence[Mapping[str, Any]] = ()) -> list[Candidate]:
+    """Candidates for `statements` in order, each superseding the stored facts ({"id", "content", "category"})
+    and the earlier statements ("#n") it replaces. A repeat of a statement still current is left out."""
+    known = [(f["id"], describe(f["content"], f.get("category"))) for f in stored
+             if isinstance(f, Mapping) and isinstance(f.get("id"), str) and isinstance(f.get("content"), str)]
+    said: list[Statement] = []
+    current: list[int] = []  # indices of statements nothing later has replaced
+    out: list[Candidate] = []
+    for statement in statements:
+        if any(said[i].content.casefold() == statement.content.casefold() for i in current):
+            continue
+        targets = [fact_id for fact_id, old in known if supersedes(statement, old)]
+        replaced = [i for i in current if supersedes(statement, said[i])]
+        targets += [f"#{i}" for i in replaced]
+        current = [i for i in current if i not in replaced] + [len(said)]
+        said.append(statement)
+        out.append(Candidate(statement.content, statement.category or "context", statement.confidence,
+                             tuple(targets)))
+    return out
+
+
+def heuristic_facts(text: str, stored: Sequence[Mapping[str, Any]] = ()) -> list[Candidate]:
+    """First-person English statements in `text` turned into facts, with honest confidences; a correction
+    supersedes the stored fact or the earlier statement about the same thing."""
+    return link_statements(heuristic_statements(text), stored)
+
+
+class HeuristicExtractor:
+    """The offline default: no LLM, English first-person statements of the user only."""
+
+    offline = True
+
+    def extract(self, messages: list[dict[str, str]], current_memory: Mapping[str, Any]) -> ExtractionReply:
+        statements = [s for m in messages
+                      if m.get("role") == "user" and not m.get("content", "").startswith("[SCHEDULED]")
+                      for s in heuristic_statements(m["content"])]
+        reply = ExtractionReply(facts=link_statements(statements, current_memory.get("facts") or []))
+        work = [c.content for c in reply.facts if re.search(r"\b(works?|job|team|company|studies)\b", c.content, re.I)]
+        goals = [c.content for c in reply.facts if c.category == "goal"]
+        if work:
+            reply.summaries["workContext"] = " ".join(work[:3])
+        if goals:
+            reply.summaries["topOfMind"] = " ".join(goals[-3:])
+        return reply

@@ -18,7 +18,7 @@ import tempfile
 import time
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Awaitable, Callable, Sequence
+from typing import Callable, Sequence
 
 import anyio
 import httpx2

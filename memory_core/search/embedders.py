@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import hashlib
+import json
 import threading
 from pathlib import Path
-from typing import Protocol
+from typing import Iterator, Protocol, Sequence
 
 import numpy as np
 
@@ -21,6 +24,31 @@ class Embedder(Protocol):
     def embed(self, texts: list[str]) -> np.ndarray:
         """Unit-length float32 vectors, one row per text."""
         ...
+
+
+def batches(texts: Sequence[str], max_items: int, max_chars: int) -> Iterator[tuple[int, int]]:
+    """(start, stop) ranges of `texts`, each of at most `max_items` texts and `max_chars` characters in all
+    (a text longer than `max_chars` alone makes a batch of one), so that no call sees an unbounded amount."""
+    start, chars = 0, 0
+    for i, text in enumerate(texts):
+        if i > start and (i - start >= max_items or chars + len(text) > max_chars):
+            yield start, i
+            start, chars = i, 0
+        chars += len(text)
+    if start < len(texts):
+        yield start, len(texts)
+
+
+def split_text(text: str, size: int) -> Iterator[str]:
+    """`text` in consecutive pieces of at most `size` characters, cut after a space or newline in the
+    second half of each piece where there is one (so that words stay whole), else hard."""
+    start = 0
+    while len(text) - start > size:
+        cut = max(text.rfind(" ", start + size // 2, start + size), text.rfind("\n", start + size // 2, start + size))
+        cut = cut + 1 if cut >= 0 else start + size
+        yield text[start:cut]
+        start = cut
+    yield text[start:]
 
 
 def normalise(vectors: np.ndarray) -> np.ndarray:
@@ -46,6 +74,15 @@ def _wordllama(dim: int):
     return tokenizer, weights
 
 
+# WordLlama works in bounded steps, whatever it is given: texts are tokenised in pieces of at most
+# PIECE_CHARS, a few pieces at a time (GROUP_CHARS in all), and token vectors are gathered GATHER_TOKENS
+# at a time. One 200,000-character text used to take ~100 MB (all its tokens' vectors at once); now any
+# call peaks at under 10 MB (tracemalloc). A text's vector is still the mean over all its tokens.
+PIECE_CHARS = 2_048
+GROUP_CHARS = 16_384
+GATHER_TOKENS = 4_096
+
+
 class WordLlamaEmbedder:
     """The offline default: WordLlama l2_supercat (MIT), 256 dimensions, tens of thousands of texts/s on CPU.
 
@@ -53,6 +90,7 @@ class WordLlamaEmbedder:
     number per vocabulary entry). The search index weights by inverse document frequency within a scope:
     with a plain mean, the tokens that nearly every memory shares ("User", a speaker's name, "I") swamp the
     few that tell memories apart (LoCoMo recall@10 of vectors alone: 0.38 plain, 0.61 weighted).
+    Memory use is bounded per call (see PIECE_CHARS), however long or many the texts.
     """
 
     def __init__(self, dim: int = 256) -> None:
@@ -64,23 +102,56 @@ class WordLlamaEmbedder:
         return _wordllama(self.dim)[1].shape[0]
 
     def token_ids(self, texts: list[str]) -> list[list[int]]:
-        tokenizer, _ = _wordllama(self.dim)
-        return [e.ids for e in tokenizer.encode_batch(list(texts), add_special_tokens=False)]
+        """Each text's token ids (a long text tokenised piece by piece)."""
+        out: list[list[int]] = [[] for _ in texts]
+        for rows, pieces in piece_groups(texts):
+            for row, ids in zip(rows, self._encode(pieces)):
+                out[row].extend(ids)
+        return out
 
     def embed(self, texts: list[str], weights: np.ndarray | None = None) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
         _, table = _wordllama(self.dim)
-        ids = self.token_ids(texts)
-        lengths = np.fromiter((len(t) for t in ids), dtype=np.int64, count=len(ids))
-        flat = np.fromiter((i for t in ids for i in t), dtype=np.int64, count=int(lengths.sum()))
-        token_weights = weights[flat].astype(np.float32) if weights is not None else np.ones(flat.shape[0], np.float32)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        present = lengths > 0
-        if flat.size:
-            starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))[present]
-            out[present] = np.add.reduceat(table[flat] * token_weights[:, None], starts, axis=0)
+        for rows, pieces in piece_groups(texts):
+            ids = self._encode(pieces)
+            owner = np.repeat(np.asarray(rows, dtype=np.int64), [len(i) for i in ids])  # each token's text
+            flat = np.fromiter((i for piece in ids for i in piece), dtype=np.int64, count=owner.shape[0])
+            for lo in range(0, flat.shape[0], GATHER_TOKENS):
+                tokens, who = flat[lo:lo + GATHER_TOKENS], owner[lo:lo + GATHER_TOKENS]
+                vectors = table[tokens]
+                if weights is not None:
+                    vectors *= weights[tokens, None]
+                # A text's tokens are consecutive, so each text is one run here: sum the runs.
+                runs = np.flatnonzero(np.concatenate(([True], who[1:] != who[:-1])))
+                out[who[runs]] += np.add.reduceat(vectors, runs, axis=0)
         return normalise(out)
+
+    def _encode(self, pieces: list[str]) -> list[list[int]]:
+        tokenizer, _ = _wordllama(self.dim)
+        try:
+            return [e.ids for e in tokenizer.encode_batch(pieces, add_special_tokens=False)]
+        except Exception as exc:  # the tokenizer's own errors, whatever their class
+            raise EmbeddingError(f"WordLlama could not tokenise a text ({type(exc).__name__})") from None
+
+
+def piece_groups(texts: Sequence[str]) -> Iterator[tuple[list[int], list[str]]]:
+    """(text row of each piece, pieces): the texts cut into pieces of at most PIECE_CHARS, in groups of at
+    most GROUP_CHARS characters; the pieces of one text are consecutive."""
+    rows: list[int] = []
+    pieces: list[str] = []
+    chars = 0
+    for row, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise ValueError(f"texts must be strings; item {row} is {type(text).__name__}")
+        for piece in split_text(text, PIECE_CHARS):
+            if pieces and chars + len(piece) > GROUP_CHARS:
+                yield rows, pieces
+                rows, pieces, chars = [], [], 0
+            rows.append(row)
+            pieces.append(piece)
+            chars += len(piece)
+    if pieces:
+        yield rows, pieces
 
 
 class E5Embedder:
@@ -110,34 +181,104 @@ class E5Embedder:
 
 
 class OpenAIEmbedder:
-    """OpenAI `text-embedding-3-small` (or any model of an OpenAI-compatible server)."""
+    """OpenAI `text-embedding-3-small` (or any model of an OpenAI-compatible server).
+
+    Texts go in requests of at most `batch` texts and `batch_chars` characters. Whatever the server
+    answers, a reply that is not one finite vector per text, all of one dimension, raises EmbeddingError
+    (never an error from deep inside the client), and no error carries the API key.
+    """
 
     def __init__(self, model: str = "text-embedding-3-small", *, api_key: str | None = None,
-                 base_url: str | None = None, timeout: float = 60.0, dim: int = 1536, batch: int = 256) -> None:
+                 base_url: str | None = None, timeout: float = 60.0, dim: int = 1536, batch: int = 256,
+                 batch_chars: int = 200_000, max_retries: int = 2) -> None:
         import openai
 
         self.model_name = model
         self.dim = dim
         self.batch = batch
+        self.batch_chars = batch_chars
         self._api_key = api_key
-        self._client = openai.OpenAI(api_key=api_key or "no-key", base_url=base_url, timeout=timeout, max_retries=2)
+        self._client = openai.OpenAI(api_key=api_key or "no-key", base_url=base_url, timeout=timeout,
+                                     max_retries=max_retries)
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        import openai
-
-        out = []
-        for i in range(0, len(texts), self.batch):
-            try:
-                response = self._client.embeddings.create(model=self.model_name, input=texts[i:i + self.batch])
-            except openai.OpenAIError as exc:
-                raise EmbeddingError(scrub(f"embedding call failed ({type(exc).__name__}): {str(exc)[:300]}",
-                                           self._api_key)) from None
-            out.extend(d.embedding for d in sorted(response.data, key=lambda d: d.index))
-        if not out:
+        parts = [self._request(texts[lo:hi]) for lo, hi in batches(texts, self.batch, self.batch_chars)]
+        if not parts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = normalise(np.array(out, dtype=np.float32))
+        dims = sorted({p.shape[1] for p in parts})
+        if len(dims) > 1:
+            raise EmbeddingError(f"the embedding server answered vectors of different dimensions {dims}")
+        vectors = normalise(np.concatenate(parts))
         self.dim = vectors.shape[1]
         return vectors
+
+    def _request(self, texts: list[str]) -> np.ndarray:
+        import openai
+
+        try:
+            # Floats, not the client's default base64: every OpenAI-compatible server speaks them, and the
+            # reply is read here rather than by the client's parser, which fails in its own ways on garbage.
+            raw = self._client.embeddings.with_raw_response.create(model=self.model_name, input=texts,
+                                                                   encoding_format="float")
+            body = raw.text
+        except openai.OpenAIError as exc:
+            raise EmbeddingError(scrub(f"embedding call failed ({type(exc).__name__}): {str(exc)[:300]}",
+                                       self._api_key)) from None
+        try:
+            return parse_embeddings(json.loads(body), len(texts))
+        except json.JSONDecodeError:
+            raise EmbeddingError(scrub(f"the embedding server's reply is not JSON: {body[:100]!r}",
+                                       self._api_key)) from None
+        except EmbeddingError as exc:
+            raise EmbeddingError(scrub(str(exc), self._api_key)) from None
+
+
+def parse_embeddings(payload: object, expected: int) -> np.ndarray:
+    """The float32 matrix of an OpenAI `/embeddings` reply, rows in input order; EmbeddingError for a reply
+    that is not exactly `expected` finite vectors of one dimension (lists of numbers, or base64 float32)."""
+    data = payload.get("data") if isinstance(payload, dict) else None
+    if not isinstance(data, list):
+        error = payload.get("error") if isinstance(payload, dict) else None
+        detail = f": {str(error.get('message') if isinstance(error, dict) else error)[:200]}" if error else ""
+        raise EmbeddingError(f"the embedding reply has no `data` list{detail}")
+    if len(data) != expected:
+        raise EmbeddingError(f"the embedding reply has {len(data)} vectors for {expected} texts")
+    indices = [item.get("index") if isinstance(item, dict) else None for item in data]
+    if all(type(i) is int for i in indices):
+        if sorted(indices) != list(range(expected)):
+            raise EmbeddingError(f"the embedding reply's indices are not 0..{expected - 1}")
+        data = [item for _, item in sorted(zip(indices, data), key=lambda pair: pair[0])]
+    rows = [_vector(item, n) for n, item in enumerate(data)]
+    dims = sorted({len(row) for row in rows})
+    if len(dims) > 1:
+        raise EmbeddingError(f"the embedding reply has vectors of different dimensions {dims}")
+    try:
+        with np.errstate(over="ignore"):  # a value beyond float32 becomes inf, refused just below
+            matrix = np.array(rows, dtype=np.float32).reshape(len(rows), dims[0] if dims else 0)
+    except OverflowError:
+        raise EmbeddingError("the embedding reply holds an integer too large for a float") from None
+    if not np.isfinite(matrix).all():
+        raise EmbeddingError("the embedding reply holds values that are not finite float32 numbers")
+    return matrix
+
+
+def _vector(item: object, n: int) -> list[float]:
+    embedding = item.get("embedding") if isinstance(item, dict) else None
+    if isinstance(embedding, str):  # base64 float32, from a server that ignores encoding_format
+        try:
+            raw = base64.b64decode(embedding, validate=True)
+        except (binascii.Error, ValueError):
+            raise EmbeddingError(f"vector {n} of the embedding reply is a string that is not base64") from None
+        if len(raw) % 4:
+            raise EmbeddingError(f"vector {n} of the embedding reply is not float32 data")
+        embedding = np.frombuffer(raw, dtype=np.float32).tolist()
+    if not isinstance(embedding, list) or not embedding:
+        raise EmbeddingError(f"vector {n} of the embedding reply has no `embedding` list")
+    strange = set(map(type, embedding)) - {int, float}  # bool, str and None are not numbers here
+    if strange:
+        names = ", ".join(sorted(t.__name__ for t in strange))
+        raise EmbeddingError(f"vector {n} of the embedding reply holds {names}, not only numbers")
+    return embedding
 
 
 class HashingEmbedder:

@@ -18,12 +18,14 @@ from typing import TYPE_CHECKING, Iterable
 import numpy as np
 from sqlalchemy import delete, func, select, text
 
+from ..errors import EmbeddingError
+from ..redact import scrub
 from ..scope import Scope
 from ..store.models import ChunkRow, EmbeddingRow, FactRow, IndexedDocRow, TokenStatsRow
 from ..text import STOPWORDS
 from ..tiers.core import BULLET, CORE_PATH
 from ..tiers.daily import split_blocks
-from .embedders import Embedder, cosine_top
+from .embedders import Embedder, batches, cosine_top
 from .fusion import decay, mmr, rrf, weighted
 
 if TYPE_CHECKING:
@@ -45,6 +47,37 @@ VECTOR_WEIGHT = 0.5
 # items (re-pooled in under a second here), a search leaves that to the worker's back-fill rather than
 # wait. An older snapshot still weighs well: on LoCoMo, one taken at a tenth of a conversation lost nothing.
 REFRESH_ON_REQUEST = 5_000
+# A chunk holds at most this many characters (~400 tokens of English, the size OpenClaw's memory search
+# chunks by, and facts are at most 2,000): a longer daily block or MEMORY.md bullet becomes several chunks,
+# cut between paragraphs, else lines, else sentences, else words, else anywhere. Part of each document's
+# indexed hash, so that a new bound re-chunks what was indexed under the old one.
+CHUNK_CHARS = 1_600
+HEADING_CHARS = 200  # of the MEMORY.md heading that prefixes each of its bullets' chunks
+_CHUNKING = f"chunks<={CHUNK_CHARS}"
+_BOUNDARIES = (re.compile(r"\n[ \t]*\n\s*"), re.compile(r"\n"), re.compile(r"(?<=[.!?])\s+|(?<=[。！？])"),
+               re.compile(r"\s+"))
+# Embedding calls are bounded: at most EMBED_BATCH_ITEMS texts and EMBED_BATCH_CHARS characters, each text
+# cut to EMBED_TEXT_CHARS (chunks and facts are shorter; this only guards against rows from older versions).
+EMBED_BATCH_ITEMS = 512
+EMBED_BATCH_CHARS = 32_000
+EMBED_TEXT_CHARS = 4_000
+# An item whose embedding fails (EmbeddingError, or a reply that is not one finite vector per text) while
+# the embedder itself works keeps a row in `embeddings` with no vector: `dim` is minus its failed attempts
+# and `text_hash` the hash of its text. It is tried again by later runs (the worker's back-fill every 10 s,
+# across restarts) until MAX_EMBED_ATTEMPTS, then left to keyword search until its text changes.
+MAX_EMBED_ATTEMPTS = 3
+_PROBE = "memory"  # embedded when a batch fails, to tell a failing embedder from failing items
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """An item to embed: its owner ("f:<id>" or "c:<pk>"), text, vector hash, text hash and failed attempts."""
+
+    owner: str
+    text: str
+    digest: str
+    text_hash: str
+    attempts: int
 
 
 @dataclass(frozen=True)
@@ -88,16 +121,61 @@ def drifted(snapshot_items: int, items: int) -> bool:
 
 
 def chunk_document(path: str, content: str) -> list[tuple[int, int, str]]:
-    """Daily logs by block; MEMORY.md by bullet (with the heading it sits under)."""
+    """Daily logs by block; MEMORY.md by bullet (with the heading it sits under); as (first line, last
+    line, text), no text longer than CHUNK_CHARS."""
     if path == CORE_PATH:
         out, heading = [], ""
         for n, line in enumerate(content.split("\n"), 1):
             if line.startswith("#"):
-                heading = line.lstrip("#").strip()
+                heading = line.lstrip("#").strip()[:HEADING_CHARS]
             elif m := BULLET.match(line):
-                out.append((n, n, f"{heading}: {m.group(1)}" if heading else m.group(1)))
+                prefix = f"{heading}: " if heading else ""
+                pieces = split_chunk(n, m.group(1), CHUNK_CHARS - len(prefix))
+                out.extend((n, n, prefix + piece) for _, _, piece in pieces)
         return out
-    return split_blocks(content)
+    return [piece for start, _, block in split_blocks(content) for piece in split_chunk(start, block)]
+
+
+def split_chunk(first_line: int, text: str, limit: int = CHUNK_CHARS) -> list[tuple[int, int, str]]:
+    """`text` (whose first line is `first_line`) in pieces of at most `limit` characters, as (first line,
+    last line, piece), stripped; cut at the coarsest boundary that fits (see CHUNK_CHARS)."""
+    pieces = []
+    line, counted_to = first_line, 0  # lines counted as the spans go, never from the start again
+    for lo, hi in _spans(text, 0, len(text), limit, 0):
+        while lo < hi and text[lo].isspace():
+            lo += 1
+        while hi > lo and text[hi - 1].isspace():
+            hi -= 1
+        if lo < hi:
+            line += text.count("\n", counted_to, lo)
+            counted_to = lo
+            pieces.append((line, line + text.count("\n", lo, hi), text[lo:hi]))
+    return pieces
+
+
+def _spans(text: str, lo: int, hi: int, limit: int, level: int) -> list[tuple[int, int]]:
+    """Consecutive (start, end) spans covering text[lo:hi], each at most `limit` long: the segments between
+    _BOUNDARIES[level] packed greedily, a segment too long for one span cut at the next level."""
+    if hi - lo <= limit:
+        return [(lo, hi)]
+    if level == len(_BOUNDARIES):
+        return [(a, min(a + limit, hi)) for a in range(lo, hi, limit)]
+    cuts = [m.end() for m in _BOUNDARIES[level].finditer(text, lo, hi) if lo < m.end() < hi]
+    spans: list[tuple[int, int]] = []
+    open_at: int | None = None  # where the span being packed starts
+    for a, b in zip([lo, *cuts], [*cuts, hi]):
+        if b - a > limit:
+            if open_at is not None:
+                spans.append((open_at, a))
+                open_at = None
+            spans.extend(_spans(text, a, b, limit, level + 1))
+        elif open_at is None or b - open_at > limit:
+            if open_at is not None:
+                spans.append((open_at, a))
+            open_at = a
+    if open_at is not None:
+        spans.append((open_at, hi))
+    return spans
 
 
 class SearchIndex:
@@ -143,7 +221,7 @@ class SearchIndex:
                 IndexedDocRow.user_id == scope.user_id, IndexedDocRow.agent_name == scope.agent_name)).scalars()}
         for path in wanted:
             content = self.documents.read(scope, path) or ""
-            digest = _sha(content)
+            digest = _sha(f"{_CHUNKING}\0{content}")
             if known.get(path) == digest:
                 continue
             self._reindex(scope, path, content, digest)
@@ -189,12 +267,15 @@ class SearchIndex:
                 ChunkRow.user_id == scope.user_id, ChunkRow.agent_name == scope.agent_name)).all()
         return [(f"f:{i}", c) for i, c in facts] + [(f"c:{pk}", t) for pk, t in chunks]
 
-    def ensure_embeddings(self, scope: Scope, batch: int = 512, force: bool = False) -> int:
-        """Embed what has no vector for the current model (or whose text changed); drop orphans.
+    def ensure_embeddings(self, scope: Scope, batch: int = EMBED_BATCH_ITEMS, force: bool = False) -> int:
+        """Embed what has no vector for the current model (or whose text changed); drop orphans; return
+        how many vectors were written.
 
         Skipped when this process has changed nothing in the scope and its item count is what it was
         at the last full check; `force` (the worker's periodic back-fill) always checks every item,
         which also catches edits made by other processes, and may take a new IDF snapshot at any size.
+        An item that fails is marked and skipped (see MAX_EMBED_ATTEMPTS); EmbeddingError only when the
+        embedder itself fails, with nothing marked.
         """
         model = self.embedder.model_name
         count = self._item_count(scope)
@@ -203,22 +284,39 @@ class SearchIndex:
         items = self._items(scope)
         version, weights = self._weighting(scope, count if force or count <= REFRESH_ON_REQUEST else None, items)
         with self.db.read() as s:
-            have = dict(s.execute(select(EmbeddingRow.owner, EmbeddingRow.text_hash).where(
+            rows = s.execute(select(EmbeddingRow.owner, EmbeddingRow.text_hash, EmbeddingRow.dim).where(
                 EmbeddingRow.user_id == scope.user_id, EmbeddingRow.agent_name == scope.agent_name,
-                EmbeddingRow.model == model)).all())
-        todo = [(owner, t, digest) for owner, t in items
-                if have.get(owner) != (digest := _sha(f"{version}\0{t}" if version else t))]
-        orphans = set(have) - {owner for owner, _ in items}
-        for i in range(0, len(todo), batch):
-            part = todo[i:i + batch]
-            vectors = self._embed([t for _, t, _ in part], weights)
+                EmbeddingRow.model == model)).all()
+        have = {owner: digest for owner, digest, dim in rows if dim > 0}
+        marks = {owner: (digest, -dim) for owner, digest, dim in rows if dim <= 0}
+        dim = next((d for _, _, d in rows if d > 0), None)
+        todo: list[_Pending] = []
+        for owner, t in items:
+            digest = _sha(f"{version}\0{t}" if version else t)
+            if have.get(owner) == digest:
+                continue
+            text_hash = _sha(t)
+            marked_hash, attempts = marks.get(owner, ("", 0))
+            attempts = attempts if marked_hash == text_hash else 0  # a changed text starts afresh
+            if attempts < MAX_EMBED_ATTEMPTS:
+                todo.append(_Pending(owner, t, digest, text_hash, attempts))
+        orphans = {o for o, _, _ in rows} - {owner for owner, _ in items}
+        written = 0
+        for lo, hi in batches([p.text for p in todo], batch, EMBED_BATCH_CHARS):
+            part = todo[lo:hi]
+            results, dim = self._embed_part([p.text for p in part], weights, dim)
             with self.db.write(lock=f"embed:{scope.key}") as s:
                 s.execute(delete(EmbeddingRow).where(EmbeddingRow.model == model,
-                                                     EmbeddingRow.owner.in_([o for o, _, _ in part])))
-                for (owner, _, digest), vector in zip(part, vectors):
-                    s.add(EmbeddingRow(owner=owner, model=model, user_id=scope.user_id, agent_name=scope.agent_name,
-                                       dim=int(vector.shape[0]), text_hash=digest,
-                                       vector=np.asarray(vector, dtype=np.float32).tobytes()))
+                                                     EmbeddingRow.owner.in_([p.owner for p in part])))
+                for pending, result in zip(part, results):
+                    if isinstance(result, EmbeddingError):  # the mark: no vector, minus the attempts
+                        self._log_failure(scope, pending.owner, pending.attempts + 1, result)
+                        size, digest, vector = -(pending.attempts + 1), pending.text_hash, b""
+                    else:
+                        written += 1
+                        size, digest, vector = int(result.shape[0]), pending.digest, result.tobytes()
+                    s.add(EmbeddingRow(owner=pending.owner, model=model, user_id=scope.user_id,
+                                       agent_name=scope.agent_name, dim=size, text_hash=digest, vector=vector))
         if orphans:
             with self.db.write(lock=f"embed:{scope.key}") as s:
                 s.execute(delete(EmbeddingRow).where(EmbeddingRow.model == model, EmbeddingRow.owner.in_(orphans)))
@@ -226,10 +324,67 @@ class SearchIndex:
             self.touch(scope)
         with self._lock:
             self._embedded[scope] = count
-        return len(todo)
+        return written
+
+    def _embed_part(self, texts: list[str], weights: np.ndarray | None,
+                    dim: int | None) -> tuple[list[np.ndarray | EmbeddingError], int | None]:
+        """Each text's vector, or the error that its embedding alone raised; and the vectors' dimension.
+
+        A failing batch is first told apart from a failing embedder (a probe text must embed, or this
+        raises EmbeddingError and nothing is marked), then halved until the texts that fail are alone."""
+        try:
+            vectors = self._checked(texts, weights, dim)
+            return list(vectors), vectors.shape[1]
+        except EmbeddingError as exc:
+            error = exc
+        try:
+            dim = self._checked([_PROBE], weights, dim).shape[1]
+        except EmbeddingError as exc:
+            raise EmbeddingError(f"the embedder {self.embedder.model_name} is failing: {exc}") from error
+        if len(texts) == 1:
+            return [error], dim
+        half = len(texts) // 2
+        return self._each(texts[:half], weights, dim) + self._each(texts[half:], weights, dim), dim
+
+    def _each(self, texts: list[str], weights: np.ndarray | None, dim: int) -> list[np.ndarray | EmbeddingError]:
+        """Each text's vector or error: the texts together, else each half on its own, down to one."""
+        try:
+            return list(self._checked(texts, weights, dim))
+        except EmbeddingError as exc:
+            if len(texts) == 1:
+                return [exc]
+        half = len(texts) // 2
+        return self._each(texts[:half], weights, dim) + self._each(texts[half:], weights, dim)
+
+    def _checked(self, texts: list[str], weights: np.ndarray | None, dim: int | None) -> np.ndarray:
+        """The embedder's float32 vectors of `texts` (each cut to EMBED_TEXT_CHARS); EmbeddingError unless
+        they are one finite row per text, of dimension `dim` when known."""
+        try:
+            vectors = np.asarray(self._embed([t[:EMBED_TEXT_CHARS] for t in texts], weights), dtype=np.float32)
+        except (TypeError, ValueError) as exc:  # a reply that is not even a matrix of numbers
+            raise EmbeddingError(f"the embedder returned something that is not vectors "
+                                 f"({type(exc).__name__})") from None
+        if vectors.ndim != 2 or vectors.shape[0] != len(texts) or vectors.shape[1] == 0:
+            raise EmbeddingError(f"the embedder returned an array of shape {vectors.shape} for {len(texts)} texts")
+        if dim is not None and vectors.shape[1] != dim:
+            raise EmbeddingError(f"the embedder returned {vectors.shape[1]}-dimensional vectors; this scope's "
+                                 f"vectors of that model have {dim}")
+        if not np.isfinite(vectors).all():
+            raise EmbeddingError("the embedder returned values that are not finite")
+        return vectors
+
+    def _log_failure(self, scope: Scope, owner: str, attempt: int, error: EmbeddingError) -> None:
+        last = " (the last: it keeps no vector until its text changes)" if attempt >= MAX_EMBED_ATTEMPTS else ""
+        log.warning("embedding %s of scope %s failed, attempt %d of %d%s: %s", owner, scope.key, attempt,
+                    MAX_EMBED_ATTEMPTS, last, scrub(str(error))[:300])
 
     def _embed(self, texts: list[str], weights: np.ndarray | None) -> np.ndarray:
         return self.embedder.embed(texts) if weights is None else self.embedder.embed(texts, weights=weights)
+
+    def _embed_all(self, texts: list[str], weights: np.ndarray | None) -> np.ndarray:
+        """Vectors of any number of texts, in bounded batches (for re-ranking; failures raise)."""
+        parts = [self._embed(texts[lo:hi], weights) for lo, hi in batches(texts, EMBED_BATCH_ITEMS, EMBED_BATCH_CHARS)]
+        return np.concatenate(parts) if parts else np.zeros((0, self.embedder.dim), dtype=np.float32)
 
     def _stats_of(self, scope: Scope) -> tuple:
         """The WHERE clause of the scope's `token_stats` row for the current embedder."""
@@ -281,8 +436,8 @@ class SearchIndex:
         model = self.embedder.model_name
         texts = [t for _, t in items]
         df = np.zeros(self.embedder.vocab_size, dtype=np.int32)
-        ids = [np.unique(np.asarray(t, dtype=np.int64)) for t in self.embedder.token_ids(texts)]
-        if ids:
+        for lo, hi in batches(texts, EMBED_BATCH_ITEMS, EMBED_BATCH_CHARS):  # token ids of a few texts at a time
+            ids = [np.unique(np.asarray(t, dtype=np.int64)) for t in self.embedder.token_ids(texts[lo:hi])]
             df += np.bincount(np.concatenate(ids), minlength=df.shape[0])[:df.shape[0]].astype(np.int32)
         version = f"idf{len(texts)}-{hashlib.sha256(df.tobytes()).hexdigest()[:12]}"
         with self.db.write(lock=f"stats:{scope.key}") as s:
@@ -299,19 +454,17 @@ class SearchIndex:
 
     def _matrix(self, scope: Scope) -> tuple[np.ndarray, list[str]]:
         model = self.embedder.model_name
+        vectors = (EmbeddingRow.user_id == scope.user_id, EmbeddingRow.agent_name == scope.agent_name,
+                   EmbeddingRow.model == model, EmbeddingRow.dim > 0)  # not the marks of failed items
         with self.db.read() as s:
-            count = s.execute(select(func.count()).select_from(EmbeddingRow).where(
-                EmbeddingRow.user_id == scope.user_id, EmbeddingRow.agent_name == scope.agent_name,
-                EmbeddingRow.model == model)).scalar()
+            count = s.execute(select(func.count()).select_from(EmbeddingRow).where(*vectors)).scalar()
         stamp = hash((self._generation, count))
         with self._lock:
             cached = self._cache.get((scope, model))
             if cached and cached[0] == stamp:
                 return cached[1], cached[2]
         with self.db.read() as s:
-            rows = s.execute(select(EmbeddingRow.owner, EmbeddingRow.vector).where(
-                EmbeddingRow.user_id == scope.user_id, EmbeddingRow.agent_name == scope.agent_name,
-                EmbeddingRow.model == model)).all()
+            rows = s.execute(select(EmbeddingRow.owner, EmbeddingRow.vector).where(*vectors)).all()
         owners = [r[0] for r in rows]
         matrix = (np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
                   if rows else np.zeros((0, 1), dtype=np.float32))
@@ -399,7 +552,7 @@ class SearchIndex:
         if not owners:
             return []
         embed_query = getattr(self.embedder, "embed_query", None)  # asymmetric models (e5) prefix queries
-        q = embed_query(query) if embed_query else self._embed([query], self._weighting(scope, None)[1])[0]
+        q = embed_query(query) if embed_query else self._checked([query], self._weighting(scope, None)[1], None)[0]
         if q.shape[0] != matrix.shape[1]:
             return []
         idx, scores = cosine_top(matrix, q, limit)
@@ -439,7 +592,7 @@ class SearchIndex:
         ranked = sorted(hits, key=lambda o: hits[o][1], reverse=True)
         if mmr_lambda is not None and ranked:
             pool = ranked[: k * 4]
-            vectors = self._embed([hits[o][0].text for o in pool], self._weighting(scope, None)[1])
+            vectors = self._embed_all([hits[o][0].text for o in pool], self._weighting(scope, None)[1])
             position = {o: i for i, o in enumerate(pool)}
             top = max(hits[o][1] for o in pool) or 1.0
             relevance = {o: hits[o][1] / top for o in pool}

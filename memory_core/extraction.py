@@ -13,7 +13,6 @@ from typing import Any, Mapping
 from .candidates import Candidate, ExtractionReply
 from .errors import LLMReplyError
 from .facts import CATEGORIES
-from .heuristics import HeuristicExtractor, heuristic_facts  # noqa: F401  old path: memory.py, bench/chatgpt_export.py
 from .llm.base import ChatModel
 from .tokens import truncate_to_tokens
 

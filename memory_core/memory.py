@@ -18,7 +18,9 @@ from .access import Access
 from .actors import acting_as, current_actor
 from .clock import Clock, SystemClock, UTCClock
 from .documents import DatabaseDocumentStore, LocalDocumentStore, export_documents
-from .extraction import ExtractionReply, HeuristicExtractor, LLMExtractor
+from .candidates import ExtractionReply
+from .extraction import LLMExtractor
+from .heuristics import HeuristicExtractor
 from .facts import Fact, Facts, content_key, validate_category, validate_confidence, validate_content
 from .injection import InjectionReport, build_injection
 from .leases import Leases

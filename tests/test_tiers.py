@@ -377,3 +377,12 @@ def test_context_tokens_are_exact_and_any_clock_shape_works(tmp_path):
         s.add("assistant", "Fine, thanks!")
         assert s.tokens == count_tokens("Hello there, how are you?") + count_tokens("Fine, thanks!")
         assert m.daily.append("x") == "memory/2026-05-01.md"
+
+
+def test_daily_blocks_include_text_before_the_first_block():
+    from memory_core.tiers.daily import split_blocks
+
+    text = "# 2026-01-15\n\n- Priya set up VLAN 30.\n- Backups nightly.\n\n## Notes (10:00)\nmore\n"
+    assert split_blocks(text) == [(3, 4, "- Priya set up VLAN 30.\n- Backups nightly."), (6, 7, "## Notes (10:00)\nmore")]
+    assert split_blocks("# 2026-01-15\n\n## A (09:00)\nx\n") == [(3, 4, "## A (09:00)\nx")]
+    assert split_blocks("no header, just text\n") == [(1, 1, "no header, just text")]

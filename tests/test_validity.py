@@ -165,3 +165,17 @@ def test_near_duplicates_found_in_a_scope_and_merged(memory):
     assert memory.facts.get(a.id).superseded_by == b.id
     with pytest.raises(ValueError):
         memory.facts.near_duplicates(threshold=2)
+
+
+@pytest.mark.parametrize("mode", ["keyword", "vector", "hybrid"])
+def test_search_finds_only_valid_facts(timed, mode):
+    old = timed.facts.add("User lives in Lisbon near the river", "context", 0.9)
+    timed.facts.add("User drinks green tea", "preference", 0.9)
+    assert old.id in {h.ref for h in timed.search("Lisbon river", mode=mode)}  # indexed while valid
+    new = timed.facts.supersede(old.id, "User lives in Porto near the river", reason="moved")
+    gone = timed.facts.add("User owns a red bicycle", "context", 0.9)
+    timed.search("bicycle", mode=mode)
+    timed.facts.invalidate(gone.id, reason="sold it")
+    refs = {h.ref for h in timed.search("Lisbon river", mode=mode)} | {h.ref for h in timed.search("red bicycle", mode=mode)}
+    assert old.id not in refs and gone.id not in refs
+    assert new.id in {h.ref for h in timed.search("Porto river", mode=mode)}

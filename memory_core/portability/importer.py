@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Callable
 from ..errors import QueueFullError
 from ..facts import content_key, validate_category, validate_confidence, validate_content
 from ..store.import_store import ImportLedger
+from ..validation import check_text
 from . import read_import
 
 if TYPE_CHECKING:
@@ -43,9 +44,12 @@ class ImportReport:
     sample: list[str] = field(default_factory=list)
 
 
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def _conversation_hash(conversation) -> str:
-    body = json.dumps([(m.role, m.content) for m in conversation.messages], ensure_ascii=False)
-    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+    return _digest(json.dumps([(m.role, m.content) for m in conversation.messages], ensure_ascii=False))
 
 
 def _bounded(messages: list[dict[str, str]], max_chars: int) -> tuple[list[dict[str, str]], bool]:
@@ -73,7 +77,9 @@ def import_file(view: "ScopedMemory", path: str | Path, *, format: str | None = 
     settings = memory.settings
     step = progress or (lambda _fraction, _what: None)
 
-    # Facts: checked first, then added in one transaction (the whole lot or none of it).
+    ledger = ImportLedger(memory.db, memory.clock)
+
+    # Everything is checked before anything is written: what cannot be stored is reported and left out.
     candidates = []
     for i, fact in enumerate(parsed.facts):
         try:
@@ -81,20 +87,43 @@ def import_file(view: "ScopedMemory", path: str | Path, *, format: str | None = 
                                validate_confidence(fact.confidence), fact.created_at))
         except ValueError as exc:
             report.errors.append(f"fact {fact.source_id or i}: {exc}")
+    summaries: dict[str, str] = {}
+    for key, text in parsed.summaries.items():
+        try:
+            summaries[key] = check_text(text, f"summary {key}", settings.max_document_chars,
+                                        setting="max_document_chars").strip()
+        except ValueError as exc:
+            report.errors.append(str(exc))
+    documents = []
+    for document in parsed.documents:
+        try:
+            check_text(document.text, document.path, settings.max_document_chars, setting="max_document_chars")
+            existing_text = view.read_document(document.path)
+        except (ValueError, KeyError) as exc:
+            report.errors.append(f"{document.path}: {exc.args[0] if exc.args else exc}")
+            continue
+        documents.append((document, existing_text))
     report.sample += [c[0] for c in candidates[:SAMPLE]]
+
+    # Facts: a fact imported before is not added again, even if it was superseded or forgotten here since;
+    # the rest are added in one transaction (the whole lot or none of it), deduplicated as always.
+    fact_keys = {f"fact:{_digest(content_key(c[0]))}": c for c in candidates}
+    known_facts = ledger.known(view.scope, list(fact_keys))
+    fresh_facts = [(key, c) for key, c in fact_keys.items() if key not in known_facts]
+    report.facts_skipped += len(candidates) - len(fresh_facts)
     if dry_run:
         existing = {content_key(f.content) for f in view.facts.list()}
-        for content, _category, confidence, _when in candidates:
-            key = content_key(content)
-            if key in existing or confidence < settings.fact_confidence_threshold:
+        for _key, (content, _category, confidence, _when) in fresh_facts:
+            ckey = content_key(content)
+            if ckey in existing or confidence < settings.fact_confidence_threshold:
                 report.facts_skipped += 1
             else:
-                existing.add(key)
+                existing.add(ckey)
                 report.facts_added += 1
-    elif candidates:
-        step(0.05, f"adding {len(candidates)} facts")
+    elif fresh_facts:
+        step(0.05, f"adding {len(fresh_facts)} facts")
         with view._writing("import facts"), memory._store.transaction(view.scope) as tx:
-            for content, category, confidence, when in candidates:
+            for _key, (content, category, confidence, when) in fresh_facts:
                 fact, _reason = tx.add(content, category, confidence, source=f"import:{parsed.format}",
                                        threshold=settings.fact_confidence_threshold, max_facts=settings.max_facts,
                                        created_at=when)
@@ -102,41 +131,48 @@ def import_file(view: "ScopedMemory", path: str | Path, *, format: str | None = 
                     report.facts_skipped += 1
                 else:
                     report.facts_added += 1
+        ledger.record_many(view.scope, {key: key.split(":", 1)[1] for key, _c in fresh_facts})
 
     # Summaries fill empty sections only: memory the scope already has is never overwritten by an import.
     current = {k: v["summary"] for group in view.memory_data().values() if isinstance(group, dict)
                for k, v in group.items() if isinstance(v, dict)}
-    fresh = {k: v for k, v in parsed.summaries.items() if v and not current.get(k)}
-    kept = sorted(k for k, v in parsed.summaries.items() if v and current.get(k) and current[k] != v)
+    fresh = {k: v for k, v in summaries.items() if v and not current.get(k)}
+    kept = sorted(k for k, v in summaries.items() if v and current.get(k) and current[k] != v)
     if kept:
         report.notes.append(f"summaries kept as they are (already set here): {', '.join(kept)}")
     report.summaries = len(fresh)
     if fresh and not dry_run:
         view.set_summaries(fresh)
 
-    # Documents as they are: MEMORY.md as a new version; a log or diary the scope lacks is written.
-    for document in parsed.documents:
-        existing_text = view.read_document(document.path)
-        if existing_text == document.text:
+    # Documents as they are: MEMORY.md as a new version; a log or diary the scope lacks is written. A document
+    # imported before is not written again (MEMORY.md may have been dreamt over since).
+    doc_keys = {f"doc:{parsed.format}:{d.path}"[:300]: (d, existing) for d, existing in documents}
+    known_docs = ledger.known(view.scope, list(doc_keys))
+    written: dict[str, str] = {}
+    for key, (document, existing_text) in doc_keys.items():
+        digest = _digest(document.text)
+        if known_docs.get(key) == digest or existing_text == document.text:
             continue
         if document.path == "MEMORY.md":
             report.documents += 1
             if not dry_run:
                 view.write_core(document.text, reason=f"imported from {parsed.format}")
+                written[key] = digest
         elif existing_text is None:
             report.documents += 1
             if not dry_run:
                 with view._writing("import documents"):
                     memory.documents.write(view.scope, document.path, document.text)
+                written[key] = digest
         else:
             report.notes.append(f"{document.path} exists here with other content: kept as it is")
-    if report.documents and not dry_run:
+    if written:
+        ledger.record_many(view.scope, written)
         memory.index.sync_documents(view.scope)
 
     # Conversations through the persisted queue, each dated when it happened; the ledger makes it resumable.
     conversations = list(parsed.conversations)
     if conversations:
-        ledger = ImportLedger(memory.db, memory.clock)
         keys = [f"{parsed.format}:{c.id}"[:300] for c in conversations]
         known = ledger.known(view.scope, keys)
         report.sample += [c.title or c.id for c in conversations[:SAMPLE]]

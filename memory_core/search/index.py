@@ -53,7 +53,10 @@ REFRESH_ON_REQUEST = 5_000
 # indexed hash, so that a new bound re-chunks what was indexed under the old one.
 CHUNK_CHARS = 1_600
 HEADING_CHARS = 200  # of the MEMORY.md heading that prefixes each of its bullets' chunks
-_CHUNKING = f"chunks<={CHUNK_CHARS}"
+# Keyword search's tables: (table, owner expression, extra condition: only valid facts are searched).
+_TABLES = (("facts", "'f:' || t.id", " AND t.invalid_at IS NULL"), ("chunks", "'c:' || t.pk", ""))
+_TEXT = {"facts": "content", "chunks": "text"}
+_CHUNKING = f"chunks<={CHUNK_CHARS}, preamble"  # how documents are cut: a change re-chunks them
 _BOUNDARIES = (re.compile(r"\n[ \t]*\n\s*"), re.compile(r"\n"), re.compile(r"(?<=[.!?])\s+|(?<=[。！？])"),
                re.compile(r"\s+"))
 # Embedding calls are bounded: at most EMBED_BATCH_ITEMS texts and EMBED_BATCH_CHARS characters, each text
@@ -262,7 +265,8 @@ class SearchIndex:
     def _items(self, scope: Scope) -> list[tuple[str, str]]:
         with self.db.read() as s:
             facts = s.execute(select(FactRow.id, FactRow.content).where(
-                FactRow.user_id == scope.user_id, FactRow.agent_name == scope.agent_name)).all()
+                FactRow.user_id == scope.user_id, FactRow.agent_name == scope.agent_name,
+                FactRow.invalid_at.is_(None))).all()  # superseded and forgotten facts are not searched
             chunks = s.execute(select(ChunkRow.pk, ChunkRow.text).where(
                 ChunkRow.user_id == scope.user_id, ChunkRow.agent_name == scope.agent_name)).all()
         return [(f"f:{i}", c) for i, c in facts] + [(f"c:{pk}", t) for pk, t in chunks]
@@ -516,20 +520,21 @@ class SearchIndex:
 
     def _bm25(self, s, index: str, match: str, params: dict) -> dict[str, float]:
         found: dict[str, float] = {}
-        for table, owner in (("facts", "'f:' || t.id"), ("chunks", "'c:' || t.pk")):
+        for table, owner, valid in _TABLES:
             rows = s.execute(text(
                 f"SELECT {owner}, bm25({table}_{index}) FROM {table}_{index} JOIN {table} t ON t.pk = {table}_{index}.rowid "
-                f"WHERE {table}_{index} MATCH :q AND t.user_id = :u AND t.agent_name = :a "
+                f"WHERE {table}_{index} MATCH :q AND t.user_id = :u AND t.agent_name = :a{valid} "
                 f"ORDER BY bm25({table}_{index}) LIMIT :n"), {**params, "q": match}).all()
             found.update((o, -float(score)) for o, score in rows)
         return found
 
     def _ts_rank(self, s, tsquery: str, params: dict) -> dict[str, float]:
         found: dict[str, float] = {}
-        for table, owner, col in (("facts", "'f:' || t.id", "content"), ("chunks", "'c:' || t.pk", "text")):
+        for table, owner, valid in _TABLES:
+            col = _TEXT[table]
             rows = s.execute(text(
                 f"SELECT {owner}, ts_rank(to_tsvector('simple', t.{col}), to_tsquery('simple', :q)) AS r "
-                f"FROM {table} t WHERE t.user_id = :u AND t.agent_name = :a AND "
+                f"FROM {table} t WHERE t.user_id = :u AND t.agent_name = :a{valid} AND "
                 f"to_tsvector('simple', t.{col}) @@ to_tsquery('simple', :q) ORDER BY r DESC LIMIT :n"),
                 {**params, "q": tsquery}).all()
             found.update((o, float(score)) for o, score in rows)
@@ -539,9 +544,10 @@ class SearchIndex:
         found: dict[str, float] = {}
         for term in terms:
             like = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            for table, owner, col in (("facts", "'f:' || t.id", "content"), ("chunks", "'c:' || t.pk", "text")):
+            for table, owner, valid in _TABLES:
+                col = _TEXT[table]
                 rows = s.execute(text(
-                    f"SELECT {owner} FROM {table} t WHERE t.user_id = :u AND t.agent_name = :a "
+                    f"SELECT {owner} FROM {table} t WHERE t.user_id = :u AND t.agent_name = :a{valid} "
                     f"AND lower(t.{col}) LIKE :p ESCAPE '\\' LIMIT :n"), {**params, "p": like}).all()
                 for (o,) in rows:
                     found[o] = found.get(o, 0.0) + 1.0
@@ -607,7 +613,8 @@ class SearchIndex:
         with self.db.read() as s:
             if fact_ids:
                 for r in s.execute(select(FactRow).where(FactRow.id.in_(fact_ids), FactRow.user_id == scope.user_id,
-                                                         FactRow.agent_name == scope.agent_name)).scalars():
+                                                         FactRow.agent_name == scope.agent_name,
+                                                         FactRow.invalid_at.is_(None))).scalars():
                     out[f"f:{r.id}"] = (SearchHit("fact", r.id, r.content, 0.0, r.source), scores[f"f:{r.id}"])
             if chunk_pks:
                 for r in s.execute(select(ChunkRow).where(ChunkRow.pk.in_(chunk_pks), ChunkRow.user_id == scope.user_id,

@@ -27,11 +27,19 @@ class ImportLedger:
         return found
 
     def record(self, scope: Scope, key: str, content_hash: str) -> None:
+        self.record_many(scope, {key: content_hash})
+
+    def record_many(self, scope: Scope, items: dict[str, str]) -> None:
+        """Remember {source_key: content_hash} as imported into `scope`, in one transaction."""
+        if not items:
+            return
+        now = self.clock.now()
         with self.db.write(lock=f"imports:{scope.key}") as s:
-            row = s.get(ImportedItemRow, (scope.user_id, scope.agent_name, key))
-            if row is None:
-                s.add(ImportedItemRow(user_id=scope.user_id, agent_name=scope.agent_name, source_key=key,
-                                      content_hash=content_hash, imported_at=self.clock.now()))
-            else:
-                row.content_hash, row.imported_at = content_hash, self.clock.now()
-                s.add(row)
+            for key, content_hash in items.items():
+                row = s.get(ImportedItemRow, (scope.user_id, scope.agent_name, key))
+                if row is None:
+                    s.add(ImportedItemRow(user_id=scope.user_id, agent_name=scope.agent_name, source_key=key,
+                                          content_hash=content_hash, imported_at=now))
+                else:
+                    row.content_hash, row.imported_at = content_hash, now
+                    s.add(row)

@@ -108,10 +108,16 @@ class DailyTier:
 
 
 def split_blocks(text: str) -> list[tuple[int, int, str]]:
-    """The `## ` blocks of a daily file as (first line, last non-blank line, text), 1-based."""
+    """The blocks of a daily file as (first line, last non-blank line, text), 1-based: each `## ` block, and
+    first whatever stands between the `# ` day header and the first block (a log written by another tool)."""
     lines = text.split("\n")
     starts = [i for i, line in enumerate(lines, 1) if line.startswith("## ")]
     blocks: list[tuple[int, int, str]] = []
+    head = [(i, line) for i, line in enumerate(lines[:starts[0] - 1] if starts else lines, 1)
+            if line.strip() and not (i == 1 and line.startswith("# "))]
+    if head:
+        first, last = head[0][0], head[-1][0]
+        blocks.append((first, last, "\n".join(lines[first - 1:last]).strip()))
     for n, start in enumerate(starts):
         end = starts[n + 1] - 1 if n + 1 < len(starts) else len(lines)
         while end > start and not lines[end - 1].strip():

@@ -23,6 +23,7 @@ PAGES = [
     st.Page("pages/dream.py", title="Dream", icon=":material/bedtime:"),
     st.Page("pages/context_preview.py", title="Context Preview", icon=":material/token:"),
     st.Page("pages/search.py", title="Search", icon=":material/search:"),
+    st.Page("pages/import_export.py", title="Import / Export", icon=":material/swap_vert:"),
 ]
 if memory.access.admin_patterns(who):
     PAGES.append(st.Page("pages/access.py", title="Access", icon=":material/admin_panel_settings:"))

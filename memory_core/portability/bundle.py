@@ -19,7 +19,7 @@ import re
 import zipfile
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..clock import iso_utc
 from ..documents import is_document_path
@@ -31,6 +31,7 @@ from ..validation import check_text
 from .safety import ZipLimits, read_member, safe_members
 
 if TYPE_CHECKING:
+    from ..access import Principal
     from ..memory import Memory
 
 FORMAT = "memory_core-bundle"
@@ -159,6 +160,20 @@ def read_bundle(path: str | Path) -> tuple[dict[str, Any], dict[Scope, dict[str,
     return manifest, rows, documents
 
 
+def is_bundle(path: str | Path) -> bool:
+    """Whether `path` looks like a memory_core bundle (a zip whose manifest names our format); it is checked
+    whole only when imported."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            members = safe_members(zf, LIMITS)
+            if "manifest.json" not in members:
+                return False
+            manifest = json.loads(read_member(zf, members["manifest.json"], LIMITS))
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and manifest.get("format") == FORMAT
+
+
 def _load_json(blob: bytes, name: str) -> Any:
     try:
         return json.loads(blob.decode("utf-8"))
@@ -256,11 +271,17 @@ def _check_rows(data: Any, name: str) -> dict[str, Any]:
     return data
 
 
-def import_bundle(memory: "Memory", path: str | Path, mode: str = "skip", dry_run: bool = False) -> dict[str, Any]:
-    """Import a bundle. Returns counts of what was (or, with `dry_run`, would be) written."""
+def import_bundle(memory: "Memory", path: str | Path, mode: str = "skip", dry_run: bool = False,
+                  allowed: Callable[[Scope], bool] | None = None) -> dict[str, Any]:
+    """Import a bundle. Returns counts of what was (or, with `dry_run`, would be) written. With `allowed`,
+    PermissionError before anything is written when the bundle holds a scope it refuses."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r:.40}")
     manifest, rows, documents = read_bundle(path)
+    refused = sorted(s.key for s in rows if allowed is not None and not allowed(s))
+    if refused:
+        shown = ", ".join(refused[:5]) + (f" and {len(refused) - 5} more" if len(refused) > 5 else "")
+        raise PermissionError(f"this bundle holds scopes you may not change: {shown}")
     totals: dict[str, Any] = {"scopes": sorted(s.key for s in rows), "dry_run": bool(dry_run), "mode": mode}
     counts: dict[str, int] = {}
     doc_writes: list[tuple[Scope, str, str]] = []
@@ -287,6 +308,20 @@ def import_bundle(memory: "Memory", path: str | Path, mode: str = "skip", dry_ru
     totals.update(counts)
     totals["manifest_counts"] = manifest.get("counts", {})
     return totals
+
+
+def import_bundle_as(memory: "Memory", principal: "Principal", path: str | Path, *, mode: str = "skip",
+                     dry_run: bool = False) -> dict[str, Any]:
+    """Import a bundle for a person or token: every scope in it must be one the principal may write
+    (PermissionError before anything changes otherwise); changes are recorded as the principal's."""
+    from ..access import ACTIONS, rank
+    from ..actors import acting_as
+
+    def allowed(scope: Scope) -> bool:
+        return rank(memory.access.role(principal, scope)) >= rank(ACTIONS["write"])
+
+    with acting_as(principal.actor):
+        return import_bundle(memory, path, mode=mode, dry_run=dry_run, allowed=allowed)
 
 
 def bundle_bytes(memory: "Memory", scopes: list | None = None) -> bytes:

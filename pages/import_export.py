@@ -1,0 +1,144 @@
+"""Import / Export: other tools' memory and conversations into the scope in view; bundles in and out."""
+
+import re
+import tempfile
+from datetime import datetime
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from memory_core.dashboard import ensure_entrypoint, escape_markdown, get_memory, readable_scopes, view, who
+from memory_core.errors import MemoryCoreError
+from memory_core.portability.bundle import bundle_bytes, import_bundle_as, is_bundle
+
+MAX_IMPORT_BYTES = 100 * 1024 * 1024  # server.maxUploadSize; bigger exports go through `memory-core import`
+FORMATS = {"bundle": "memory_core bundle", "deerflow": "DeerFlow memory.json", "mem0": "mem0 / OpenMemory",
+           "chatgpt": "ChatGPT data export", "claude": "Claude data export", "markdown": "Markdown workspace"}
+
+ensure_entrypoint()
+memory = get_memory()
+scoped = view()
+me = who()
+st.title("Import / Export")
+tab_in, tab_out = st.tabs(["Import", "Export"])
+
+
+def _saved(upload, folder: str) -> Path:
+    """The upload as a file in `folder`, under its own name made safe (a Markdown file's name says what it is)."""
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", Path(upload.name).name)[-100:].lstrip(".") or "upload"
+    path = Path(folder) / name
+    path.write_bytes(upload.getvalue())
+    return path
+
+
+def _run(upload, *, dry_run: bool, mode: str = "skip", progress=None) -> dict:
+    """Read the upload and import it (or preview the import): {"kind", "result"} or {"error"}."""
+    with tempfile.TemporaryDirectory(prefix="memory-core-import-") as folder:
+        path = _saved(upload, folder)
+        try:
+            if is_bundle(path):
+                return {"kind": "bundle", "result": import_bundle_as(memory, me, path, mode=mode, dry_run=dry_run)}
+            report = scoped.import_file(path, dry_run=dry_run, progress=progress)
+            return {"kind": report.format, "result": report}
+        except (ValueError, PermissionError, MemoryCoreError) as exc:
+            return {"error": str(exc)}
+
+
+def _show_report(report, done: bool) -> None:
+    verb = "" if done else "would be "
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric(f"Facts {verb}added", report.facts_added)
+    c2.metric("Summaries", report.summaries)
+    c3.metric("Documents", report.documents)
+    c4.metric(f"Conversations {verb}queued", report.conversations)
+    if report.facts_skipped or report.conversations_skipped:
+        st.caption(f"Left out: {report.facts_skipped} facts already here or below the confidence threshold, "
+                   f"{report.conversations_skipped} conversations imported before.")
+    if report.sample and not done:
+        st.caption("A sample of what the file holds")
+        st.dataframe(pd.DataFrame({"item": report.sample}), hide_index=True, width="stretch")
+    for label, lines in (("Notes", report.notes), ("Problems in the file (those items are left out)", report.errors)):
+        if lines:
+            with st.expander(f"{label}: {len(lines)}"):
+                st.dataframe(pd.DataFrame({label.split(" (")[0].lower(): lines}), hide_index=True, width="stretch")
+
+
+def _show_bundle(result: dict, done: bool) -> None:
+    st.write("Scopes in this bundle: " + ", ".join(f"`{s}`" for s in result["scopes"]))
+    counts = {k: v for k, v in result.items() if isinstance(v, int) and not isinstance(v, bool)}
+    st.caption("Written:" if done else "Would be written (the rest is here already):")
+    st.dataframe(pd.DataFrame([counts]), hide_index=True)
+
+
+with tab_in:
+    st.caption("Bring memory in from " + ", ".join(f"{v} (`{k}`)" for k, v in FORMATS.items() if k != "bundle")
+               + ", or restore a memory_core bundle. A folder is uploaded as a zip. The file is checked whole "
+                 "before anything changes, and importing the same file again adds nothing.")
+    if not scoped.can_write:
+        st.info(f"Your role in {scoped.scope.key} is {scoped.role}: you can export this scope, not import into it.")
+    else:
+        upload = st.file_uploader("File to import", type=["zip", "json", "jsonl", "gz", "md"], key="import_file")
+        if upload is not None and upload.size > MAX_IMPORT_BYTES:  # refused before a byte of it is read
+            st.error(f"The file is {upload.size / 1024 ** 2:,.0f} MiB; this page takes up to "
+                     f"{MAX_IMPORT_BYTES // 1024 ** 2} MiB. Use `memory-core import` for bigger exports.")
+        elif upload is not None:
+            key = (upload.file_id, scoped.scope.key)
+            if st.session_state.get("_import_preview_key") != key:
+                with st.spinner("Reading the file…"):
+                    st.session_state["_import_preview"] = _run(upload, dry_run=True)
+                st.session_state["_import_preview_key"] = key
+            preview = st.session_state["_import_preview"]
+            if "error" in preview:
+                st.error(f"Cannot import this file: {escape_markdown(preview['error'])}. Nothing was changed.")
+            else:
+                kind = preview["kind"]
+                st.write(f"Detected format: **{FORMATS.get(kind, kind)}**"
+                         + ("" if kind == "bundle" else f", into **{escape_markdown(scoped.scope.key)}**"))
+                mode = "skip"
+                if kind == "bundle":
+                    _show_bundle(preview["result"], done=False)
+                    mode = st.radio("Where the bundle and this memory differ", ["skip", "replace"], horizontal=True,
+                                    key="import_mode", captions=["keep what is here", "let the bundle win"])
+                else:
+                    _show_report(preview["result"], done=False)
+                if st.button("Import", type="primary", key="import_go"):
+                    bar = st.progress(0.0, text="Importing…")
+                    outcome = _run(upload, dry_run=False, mode=mode,
+                                   progress=lambda fraction, what: bar.progress(min(max(fraction, 0.0), 1.0), text=what))
+                    bar.progress(1.0, text="Done")
+                    st.session_state.pop("_import_preview_key", None)  # the next look at this file previews anew
+                    if "error" in outcome:
+                        st.error(f"Nothing was imported: {escape_markdown(outcome['error'])}")
+                    elif outcome["kind"] == "bundle":
+                        st.success("Bundle imported.")
+                        _show_bundle(outcome["result"], done=True)
+                    else:
+                        report = outcome["result"]
+                        st.success(f"Imported into {escape_markdown(scoped.scope.key)}.")
+                        _show_report(report, done=True)
+                        if report.conversations:
+                            st.info(f"{report.conversations} conversations wait in this scope's update queue; the "
+                                    "worker turns them into facts in the background and writes each into the daily "
+                                    "log of the day it happened. The sidebar shows how many are pending.")
+
+with tab_out:
+    st.caption("A bundle is one zip with everything of a scope: facts with their validity and history, summaries, "
+               "every MEMORY.md version, daily logs, dream diaries and plans. It restores with `memory-core import` "
+               "or on this page, into SQLite or PostgreSQL alike.")
+    scopes = readable_scopes(memory, me)
+    choices = {f"This scope ({scoped.scope.key})": [scoped.scope]}
+    if len(scopes) > 1:
+        choices[f"All {len(scopes)} scopes you may read"] = scopes
+    chosen = st.radio("What to export", list(choices), key="export_what")
+    if st.button("Prepare bundle", key="export_prepare"):
+        with st.spinner("Writing the bundle…"):
+            data = bundle_bytes(memory, [s.key for s in choices[chosen]])
+        stem = scoped.scope.key.replace("/", "-") if len(choices[chosen]) == 1 else "all"
+        st.session_state["_export"] = (chosen, scoped.scope.key, f"memory_core-{stem}-{datetime.now():%Y%m%d-%H%M}.zip",
+                                       data)
+    exported = st.session_state.get("_export")
+    if exported and exported[:2] == (chosen, scoped.scope.key):  # never a bundle prepared for another choice
+        _choice, _scope, name, data = exported
+        st.download_button(f"Download {name} ({len(data) / 1024:,.0f} KiB)", data, file_name=name,
+                           mime="application/zip", key="export_download", on_click="ignore")

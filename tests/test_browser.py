@@ -23,7 +23,8 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("MEMORY_CORE_CHROMIUM", "/usr/bin/chromium")
 PAGES = {"facts": "Facts", "": "Ingest", "daily": "Daily logs", "dream": "Deep Dream",
-         "context_preview": "Context Preview", "search": "Search"}
+         "context_preview": "Context Preview", "search": "Search", "import_export": "Import / Export"}
+DATA = Path(__file__).parent / "data" / "imports"
 
 
 def free_port() -> int:
@@ -198,3 +199,29 @@ def test_budget_slider_changes_the_token_counter(app, page):
     used, budget = metric.inner_text().split(" / ")
     assert int(budget) < 2000 and int(used) <= int(budget)
     assert page.locator("[data-testid=stException]").count() == 0
+
+
+def test_import_a_file_then_download_a_bundle(app, page, tmp_path):
+    from memory_core.portability.bundle import is_bundle, read_bundle
+
+    url, home = app
+    open_page(page, url, "import_export")
+    page.locator("[data-testid=stFileUploaderDropzoneInput]").set_input_files(str(DATA / "deerflow" / "memory.json"))
+    page.get_by_text("DeerFlow memory.json").first.wait_for(timeout=60_000)
+    page.get_by_role("button", name="Import", exact=True).click()
+    page.get_by_text(re.compile(r"Imported into default/default")).wait_for(timeout=60_000)
+    with store(home) as m:
+        imported = [f for f in m.facts.list() if f.source == "import:deerflow"]
+    assert imported
+
+    page.get_by_role("tab", name="Export").click()
+    page.get_by_role("button", name="Prepare bundle").click()
+    button = page.get_by_role("button", name=re.compile(r"Download memory_core-default-default-"))
+    button.wait_for(timeout=60_000)
+    with page.expect_download() as download:
+        button.click()
+    target = tmp_path / "bundle.zip"
+    download.value.save_as(target)
+    assert is_bundle(target)
+    _manifest, rows, _documents = read_bundle(target)
+    assert {f.id for f in imported} <= {row["id"] for scope_rows in rows.values() for row in scope_rows["facts"]}

@@ -414,15 +414,14 @@ class Memory:
         return self.documents.read(make_scope(user_id, agent_name), path)
 
     def apply_retention(self) -> list[str]:
-        """Remove daily logs older than daily_retention_days that a dream has consolidated, and invalid facts
+        """Remove daily logs older than daily_retention_days that a dream has read as they are, and invalid facts
         older than invalid_fact_retention_days (0 keeps them forever)."""
-        from datetime import date, timedelta
+        from datetime import timedelta
 
         removed = []
         for scope in self.active_scopes():
-            state = self.dreamer.state(scope)
-            through = date.fromisoformat(state.consolidated_through) if state and state.consolidated_through else None
-            removed += self.daily.remove_older_than(scope, self.settings.daily_retention_days, through)
+            removed += self.daily.remove_older_than(scope, self.settings.daily_retention_days,
+                                                    self.dreamer.dreamt_days(scope))
         days = self.settings.invalid_fact_retention_days
         if days:
             purged = self._store.purge_invalid(self.clock.now() - timedelta(days=days))

@@ -386,3 +386,20 @@ def test_daily_blocks_include_text_before_the_first_block():
     assert split_blocks(text) == [(3, 4, "- Priya set up VLAN 30.\n- Backups nightly."), (6, 7, "## Notes (10:00)\nmore")]
     assert split_blocks("# 2026-01-15\n\n## A (09:00)\nx\n") == [(3, 4, "## A (09:00)\nx")]
     assert split_blocks("no header, just text\n") == [(1, 1, "no header, just text")]
+
+
+def test_retention_keeps_logs_no_dream_read_and_logs_changed_since(tmp_path, database_url, clock):
+    clock.set(WHEN)
+    with make_memory(tmp_path, database_url, clock=clock, daily_retention_days=2) as m:
+        m.daily.append("- User likes the sea", when=WHEN - timedelta(days=3))
+        m.deep_dream(7)  # reads that log
+        # An old day's log brought in later (an import), and an old log appended to after the dream:
+        m.daily.append("- User lived in Lisbon in 2024", when=WHEN - timedelta(days=400))
+        m.daily.append("- User also likes boats", when=WHEN - timedelta(days=3))
+        assert m.apply_retention() == []
+        assert m.daily.read((WHEN - timedelta(days=400)).date())
+        m.deep_dream(7, force=True)  # reads the changed log again, not the 400-day-old one
+        assert m.apply_retention() == [f"memory/{(WHEN - timedelta(days=3)).date()}.md"]
+        assert m.daily.read((WHEN - timedelta(days=400)).date())
+        m.deep_dream(500, force=True)
+        assert m.apply_retention() == [f"memory/{(WHEN - timedelta(days=400)).date()}.md"]

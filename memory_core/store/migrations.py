@@ -234,10 +234,15 @@ def m010_import_ledger(conn: Connection, db: Database) -> None:
     SQLModel.metadata.create_all(conn, tables=[models.ImportedItemRow.__table__])
 
 
+def m011_dreamt_days(conn: Connection, db: Database) -> None:
+    """Which daily logs dreams have read, and as what text (so retention never removes a log no dream read)."""
+    SQLModel.metadata.create_all(conn, tables=[models.DreamtDayRow.__table__])
+
+
 MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_keyword_index, m003_word_index,
                                                             m004_fact_counts, m005_pg_trgm, m006_token_stats,
                                                             m007_validity_and_actors, m008_unicode_dedup_keys,
-                                                            m009_access, m010_import_ledger]
+                                                            m009_access, m010_import_ledger, m011_dreamt_days]
 
 
 def migrate(db: Database) -> list[str]:

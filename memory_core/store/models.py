@@ -101,6 +101,18 @@ class DreamStateRow(SQLModel, table=True):
     last_run_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))
 
 
+class DreamtDayRow(SQLModel, table=True):
+    """A daily log a dream has read, with the hash of its text then: retention removes only logs read as they
+    are now (a log imported for an old day, or appended to since, is kept until a dream reads it)."""
+
+    __tablename__ = "dreamt_days"
+    user_id: str = Field(max_length=64, primary_key=True)
+    agent_name: str = Field(max_length=64, primary_key=True)
+    day: str = Field(max_length=10, primary_key=True)  # YYYY-MM-DD
+    content_hash: str = Field(max_length=64)
+    dreamt_at: datetime = Field(sa_column=_ts())
+
+
 class DreamRunRow(SQLModel, table=True):
     __tablename__ = "dream_runs"
     pk: int | None = Field(default=None, primary_key=True)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from datetime import date, datetime, timedelta
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from ..scope import Scope, make_scope
 from ..validation import check_text
@@ -94,14 +95,16 @@ class DailyTier:
                 out.append((day, text))
         return out
 
-    def remove_older_than(self, scope: Scope, keep_days: int, consolidated_through: date | None) -> list[str]:
-        """Delete logs older than `keep_days` that a dream has already consolidated."""
-        if consolidated_through is None:
-            return []
+    def remove_older_than(self, scope: Scope, keep_days: int, dreamt: Mapping[str, str]) -> list[str]:
+        """Delete logs older than `keep_days` that a dream has read as they are now (`dreamt`: {YYYY-MM-DD:
+        hash of the text read}); a log no dream read (imported for an old day, say) or appended to since is kept."""
         cutoff = self.today() - timedelta(days=keep_days)
         removed = []
         for day in self.days(user_id=scope.user_id, agent_name=scope.agent_name):
-            if day < cutoff and day <= consolidated_through:
+            if day >= cutoff or day.isoformat() not in dreamt:
+                continue
+            text = self.store.read(scope, daily_path(day)) or ""
+            if hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() == dreamt[day.isoformat()]:
                 self.store.delete(scope, daily_path(day))
                 removed.append(daily_path(day))
         return removed

@@ -34,7 +34,7 @@ from ..errors import LLMError
 from ..extraction import escape_for_prompt
 from ..llm.base import ChatModel
 from ..scope import Scope
-from ..store.models import DreamRunRow, DreamStateRow
+from ..store.models import DreamRunRow, DreamStateRow, DreamtDayRow
 from ..text import STOPWORDS, stem, words
 from ..tokens import count_tokens, truncate_to_tokens
 from .core import BULLET, bullets
@@ -85,6 +85,10 @@ _GENERIC_NAMES = frozenset({"user", "users", "assistant", "agent", "memory", "th
                             "likes", "prefers", "works", "lives", "wants", "is", "has", "was", "i", "a", "an"})
 # Words that rewriting in the third person brings in ("User's", "no longer"): not content to look for.
 _REWRITE_WORDS = frozenset({"user's", "longer", "theirs", "themselves"})
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass
@@ -232,6 +236,12 @@ class DeepDream:
         found = self.facts_of(scope) or []
         return [dict(f) for f in found if isinstance(f, Mapping) and isinstance(f.get("content"), str)]
 
+    def dreamt_days(self, scope: Scope) -> dict[str, str]:
+        """{YYYY-MM-DD: hash of the log's text when a dream last read it} of the scope."""
+        with self.db.read() as s:
+            return dict(s.execute(select(DreamtDayRow.day, DreamtDayRow.content_hash).where(
+                DreamtDayRow.user_id == scope.user_id, DreamtDayRow.agent_name == scope.agent_name)).all())
+
     def state(self, scope: Scope) -> DreamStateRow | None:
         with self.db.read() as s:
             return s.get(DreamStateRow, (scope.user_id, scope.agent_name))
@@ -285,6 +295,8 @@ class DeepDream:
         current = self.core.read(scope) or ""
         bounded = self._bounded(daily)
         days = [d for d, _ in daily]
+        read_days = {d for d, _ in bounded}
+        read = {d.isoformat(): _sha(t) for d, t in daily if d in read_days}  # recorded as dreamt when it succeeds
         try:
             reply, tin, tout = self.consolidator.consolidate(current, bounded, self.settings.dream_max_bullets,
                                                              facts=facts)
@@ -294,7 +306,7 @@ class DeepDream:
         memory, narrative = parse_dream_reply(reply)
         if memory is None and isinstance(self.consolidator, DeterministicConsolidator):
             return self._finish(scope, DreamResult("skipped_empty", "nothing in the daily logs says something lasting "
-                                                   "about the user; MEMORY.md left as it is", days=days), digest)
+                                                   "about the user; MEMORY.md left as it is", days=days), digest, read)
         if memory is None:
             result.reason = "the reply has no [MEMORY] section"
             return self._finish(scope, result, None)
@@ -334,7 +346,7 @@ class DeepDream:
         self.core.write(scope, memory, "deep dream")
         result.status, result.memory = "updated", memory
         result.diary_path = self._diary(scope, narrative, result, len(previous), len(new_bullets))
-        return self._finish(scope, result, digest)
+        return self._finish(scope, result, digest, read)
 
     def _diary(self, scope: Scope, narrative: str | None, result: DreamResult, before: int, after: int) -> str:
         local = self.clock.now().astimezone(self.settings.tz)
@@ -348,8 +360,11 @@ class DeepDream:
         self.daily.store.append(scope, path, block, f"# Dream Diary: {local.date().isoformat()}\n\n")
         return path
 
-    def _finish(self, scope: Scope, result: DreamResult, digest: str | None) -> DreamResult:
+    def _finish(self, scope: Scope, result: DreamResult, digest: str | None,
+                read: Mapping[str, str] | None = None) -> DreamResult:
+        """Record the run; with a `digest` (the logs were consolidated), the days `read` ({day: text hash})."""
         now = self.clock.now()
+        read = read or {}
         with self.db.write(lock=f"dream:{scope.key}") as s:
             state = s.get(DreamStateRow, (scope.user_id, scope.agent_name)) or DreamStateRow(
                 user_id=scope.user_id, agent_name=scope.agent_name)
@@ -360,6 +375,13 @@ class DeepDream:
                     through = max(result.days).isoformat()
                     if not state.consolidated_through or through > state.consolidated_through:
                         state.consolidated_through = through
+                for day, content_hash in read.items():
+                    row = s.get(DreamtDayRow, (scope.user_id, scope.agent_name, day))
+                    if row is None:
+                        row = DreamtDayRow(user_id=scope.user_id, agent_name=scope.agent_name, day=day,
+                                           content_hash=content_hash, dreamt_at=now)
+                    row.content_hash, row.dreamt_at = content_hash, now
+                    s.add(row)
             s.add(state)
             s.add(DreamRunRow(user_id=scope.user_id, agent_name=scope.agent_name, status=result.status,
                               reason=result.reason, input_tokens=result.input_tokens,

@@ -2,16 +2,24 @@
 
 Every subcommand works on the memory of `Settings.from_env()`, the same settings as the dashboard
 (MEMORY_CORE_HOME, MEMORY_CORE_DATABASE_URL, ...). A new subcommand is an `_add_<name>(subparsers, common)`
-that sets `handler=cmd_<name>`, and a `cmd_<name>(args) -> int`.
+that sets `handler=cmd_<name>`, and a `cmd_<name>(args, settings) -> int`. A misused option raises ValueError
+(usage and exit status 2); a refused file or target is one line on stderr and exit status 2 (`Refused`).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import logging
 import sys
-from typing import Callable, Sequence
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence, TextIO
 
+from .portability.bundle import MODES, is_bundle
+from .portability.records import FORMATS
 from .scope import make_scope
 from .settings import Settings
 
@@ -19,6 +27,11 @@ log = logging.getLogger(__name__)
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+SHOWN = 10  # errors and notes listed in a readable summary; --json has them all
+
+
+class Refused(Exception):
+    """A file or target that a command will not take: one line on stderr, exit status 2, nothing changed."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      "MEMORY_CORE_DATABASE_URL, ...).")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_mcp(commands, common)
+    _add_export(commands, common)
+    _add_import(commands, common)
     return parser
 
 
@@ -45,8 +60,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler: Callable[[argparse.Namespace, Settings], int] = args.handler
     try:
         return handler(args, settings)
+    except Refused as exc:
+        print(f"memory-core {args.command}: error: {exc}", file=sys.stderr)
+        return 2
     except ValueError as exc:
-        parser.error(str(exc))
+        args.parser.error(str(exc))
     return 2  # not reached: parser.error exits
 
 
@@ -75,7 +93,7 @@ def _add_mcp(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
                    help="stdio: viewer serves the scope read-only (default: editor)")
     p.add_argument("--host", default="127.0.0.1", help="http: the address to bind (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="http: the port (default: 8000)")
-    p.set_defaults(handler=cmd_mcp)
+    p.set_defaults(handler=cmd_mcp, parser=p)
 
 
 def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
@@ -108,3 +126,228 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
             serve_stdio(memory.scoped(user_id=scope.user_id, agent_name=scope.agent_name, role=args.role,
                                       actor="mcp:stdio"))
     return 0
+
+
+# -- export ------------------------------------------------------------------------------------------
+
+
+def _add_export(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = commands.add_parser(
+        "export", parents=[common], help="write a bundle (one zip) of every scope, or of the scopes named",
+        description="Write a memory_core bundle: facts with their validity and audit history, summaries, "
+                    "MEMORY.md and its versions, daily logs, dream diaries and plans of the chosen scopes. "
+                    "`memory-core import` reads it back, into this or another database.")
+    p.add_argument("path", help="the zip to write")
+    p.add_argument("--scope", action="append", metavar="USER/AGENT",
+                   help="a scope to export (repeat for more; default: every scope)")
+    p.add_argument("--force", action="store_true", help="overwrite the file if it exists")
+    p.add_argument("--json", action="store_true", help="print the counts as JSON")
+    p.set_defaults(handler=cmd_export, parser=p)
+
+
+def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
+    """Write the bundle (export_bundle writes a temporary file beside it and renames it: never half a bundle)."""
+    from .memory import Memory
+
+    target = Path(args.path)
+    if target.is_dir():
+        raise Refused(f"{target} is a folder; give the path of the zip to write")
+    if target.exists() and not args.force:
+        raise Refused(f"{target} exists; --force overwrites it")
+    scopes = None if args.scope is None else [_scope_key(value) for value in args.scope]
+    memory = Memory(settings)
+    try:
+        with memory.acting_as("cli:export"):
+            counts = memory.export_bundle(target, scopes=scopes)
+    finally:
+        memory.close(flush=False)  # pending updates stay queued for the worker
+    if args.json:
+        print(json.dumps({"path": str(target), **counts}, indent=2))
+    else:
+        print(f"Wrote {target}: {_counted(counts, ('scopes', 'facts', 'audit', 'summaries', 'core_versions', 'plans', 'documents'))}")
+    return 0
+
+
+def _scope_key(value: str) -> str:
+    if value.count("/") != 1:
+        raise ValueError(f"--scope takes USER/AGENT; got {value!r:.80}")
+    return make_scope(*value.split("/")).key
+
+
+# -- import ------------------------------------------------------------------------------------------
+
+
+def _add_import(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = commands.add_parser(
+        "import", parents=[common], help="import a bundle, or another tool's memory or conversations",
+        description="Import a memory_core bundle (it carries its own scopes), or an export of DeerFlow, mem0 / "
+                    "OpenMemory, ChatGPT, Claude, or a Markdown workspace (OpenClaw, CowAgent) into one scope. "
+                    "The format is recognised by content unless --format names it. Importing the same file "
+                    "again adds nothing. Conversations go to the update queue, which the worker of the "
+                    "dashboard or of `memory-core mcp` processes at the configured rate; --wait processes "
+                    "them before exiting.")
+    p.add_argument("path", help="a file, folder or zip")
+    p.add_argument("--format", choices=("bundle", *FORMATS), default=None, help="default: recognised by content")
+    p.add_argument("--user", default=None, help="the user_id to import into (not for bundles; default: default)")
+    p.add_argument("--agent", default=None, help="the agent_name to import into (not for bundles; default: default)")
+    p.add_argument("--dry-run", action="store_true", help="say what would be imported; change nothing")
+    p.add_argument("--mode", choices=MODES, default=None,
+                   help="bundles: skip keeps what exists (default), replace lets the bundle win")
+    p.add_argument("--wait", action="store_true",
+                   help="process the queued conversations now (with the LLM when one is configured)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(handler=cmd_import, parser=p)
+
+
+def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
+    """Check the options and the file's kind, then import as `cli:import`; a file that cannot be read is
+    Refused before anything changes."""
+    from .memory import Memory
+
+    path = Path(args.path)
+    if not path.exists():
+        raise Refused(f"{path}: no such file or folder")
+    bundle = args.format == "bundle" or (args.format is None and is_bundle(path))
+    if bundle and (args.user is not None or args.agent is not None):
+        raise ValueError("--user and --agent are not for a bundle: it carries its own scopes")
+    if not bundle and args.mode is not None:
+        raise ValueError("--mode is for bundles; another tool's file is imported once and never overwrites")
+    if args.wait and (bundle or args.dry_run):
+        raise ValueError("--wait processes queued conversations; " +
+                         ("a bundle queues none" if bundle else "a dry run queues none"))
+    scope = None if bundle else make_scope(args.user or "default", args.agent or "default")
+
+    progress = Progress(sys.stderr)
+    memory = Memory(settings)
+    try:
+        with memory.acting_as("cli:import"):
+            try:
+                if bundle:
+                    result = memory.import_bundle(path, mode=args.mode or "skip", dry_run=args.dry_run)
+                else:
+                    report = memory.import_file(path, format=args.format, user_id=scope.user_id,
+                                                agent_name=scope.agent_name, dry_run=args.dry_run,
+                                                progress=progress.importing)
+                    result = dataclasses.asdict(report)
+            except ValueError as exc:  # the file cannot be read or is not what it should be: nothing was written
+                raise Refused(str(exc) if path.name in str(exc) else f"{path.name}: {exc}") from None
+            finally:
+                progress.done()
+            if not bundle:
+                result["scope"] = scope.key
+                if args.wait:
+                    facts_before = memory.facts.count(user_id=scope.user_id, agent_name=scope.agent_name)
+                    result["processed"] = _process_queue(memory, progress)
+                    result["facts_from_conversations"] = memory.facts.count(
+                        user_id=scope.user_id, agent_name=scope.agent_name) - facts_before
+                result["pending"] = memory.queue.pending(user_id=scope.user_id, agent_name=scope.agent_name)
+    finally:
+        memory.close(flush=False)  # what is queued stays for the worker, unless --wait processed it
+    if args.json:
+        print(json.dumps({"kind": "bundle" if bundle else "file", "path": str(path), **result}, indent=2,
+                         default=str))
+    else:
+        print(_bundle_summary(path, result) if bundle else _file_summary(path, result, args.wait))
+    return 0
+
+
+def _process_queue(memory: Any, progress: "Progress") -> int:
+    """queue.flush() in this thread (where the actor is set), a percentage on stderr from another."""
+    total = memory.queue.pending()
+    stop = threading.Event()
+
+    def report() -> None:
+        while not stop.wait(0.5):
+            progress.processing(total - memory.queue.pending(), total)
+
+    watcher = threading.Thread(target=report, name="memory-core-import-progress", daemon=True)
+    watcher.start()
+    try:
+        return memory.queue.flush()
+    finally:
+        stop.set()
+        watcher.join()
+        progress.done()
+
+
+class Progress:
+    """A percentage line on stderr for work that takes a while (quiet for the first second): redrawn in
+    place on a terminal, a line per ten percent elsewhere."""
+
+    def __init__(self, stream: TextIO, quiet_seconds: float = 1.0) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.start = time.monotonic()
+        self.quiet_seconds = quiet_seconds
+        self.last: int | None = None
+        self.open = False
+
+    def importing(self, fraction: float, what: str) -> None:
+        self._show("importing", fraction, what)
+
+    def processing(self, done: int, total: int) -> None:
+        self._show("processing the queue", done / total if total else 1.0, f"{done} of {total} conversations")
+
+    def _show(self, label: str, fraction: float, what: str) -> None:
+        percent = max(0, min(100, int(fraction * 100)))
+        if time.monotonic() - self.start < self.quiet_seconds or percent == self.last:
+            return
+        if not self.tty and self.last is not None and percent // 10 == self.last // 10 and percent < 100:
+            return
+        self.last = percent
+        line = f"{label}: {percent:3d}%  {what}"
+        if self.tty:
+            self.stream.write(f"\r{line[:100]:<100}")
+            self.open = True
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def done(self) -> None:
+        if self.open:
+            self.stream.write("\n")
+            self.stream.flush()
+        self.open, self.last, self.start = False, None, time.monotonic()
+
+
+def _counted(counts: dict[str, Any], keys: Sequence[str]) -> str:
+    return ", ".join(f"{counts.get(k, 0):,} {k.replace('_', ' ')}" for k in keys)
+
+
+def _listed(title: str, items: list[str]) -> list[str]:
+    if not items:
+        return []
+    lines = [f"  {title} ({len(items):,}):"] + [f"    - {item}" for item in items[:SHOWN]]
+    if len(items) > SHOWN:
+        lines.append(f"    ... and {len(items) - SHOWN:,} more (--json lists them all)")
+    return lines
+
+
+def _file_summary(path: Path, r: dict[str, Any], waited: bool) -> str:
+    head = "Dry run, nothing changed: would import" if r["dry_run"] else "Imported"
+    verb = "would be queued" if r["dry_run"] else "queued"
+    lines = [f"{head} {r['format']} from {path.name} into {r['scope']}",
+             f"  facts: {r['facts_added']:,} added, {r['facts_skipped']:,} skipped (known or below the threshold)",
+             f"  summaries: {r['summaries']:,}    documents: {r['documents']:,}",
+             f"  conversations: {r['conversations']:,} {verb}, {r['conversations_skipped']:,} imported before"]
+    lines += _listed("errors, left out", r["errors"]) + _listed("notes", r["notes"])
+    if r["dry_run"] and r["sample"]:
+        lines += ["  sample:"] + [f"    - {item[:100]}" for item in r["sample"]]
+    if waited:
+        lines.append(f"Processed {r['processed']:,} queued update(s) now (all the queue held): {r['scope']} has "
+                     f"{r['facts_from_conversations']:,} more fact(s).")
+    if r["pending"]:
+        lines.append(f"{r['pending']:,} conversation(s) of {r['scope']} wait in the update queue: the worker of the "
+                     "dashboard or of `memory-core mcp` processes them (or import again with --wait).")
+    return "\n".join(lines)
+
+
+def _bundle_summary(path: Path, r: dict[str, Any]) -> str:
+    head = "Dry run, nothing changed: would import" if r["dry_run"] else "Imported"
+    scopes = r["scopes"]
+    shown = ", ".join(scopes[:SHOWN]) + (f" and {len(scopes) - SHOWN:,} more" if len(scopes) > SHOWN else "")
+    return "\n".join([
+        f"{head} bundle {path.name} (mode {r['mode']}): {len(scopes):,} scope(s): {shown or 'none'}",
+        f"  {_counted(r, ('facts', 'audit', 'summaries', 'core_versions', 'plans', 'documents'))}",
+        f"  kept as they are: {r.get('facts_skipped', 0):,} facts, {r.get('documents_skipped', 0):,} documents",
+    ])

@@ -20,7 +20,7 @@ if not mine:  # the page is listed only for admins; a crafted URL gets nothing e
     st.stop()
 st.caption("You administer: " + ", ".join(f"`{p}`" for p in mine))
 if flash := st.session_state.pop("access_flash", None):
-    st.success(flash)
+    st.success(escape_markdown(flash))  # it names scope patterns and e-mails: "*/*" must not become emphasis
 
 tab_grants, tab_tokens, tab_log = st.tabs(["People", "API tokens", "Log"])
 with tab_grants:

@@ -81,7 +81,9 @@ with tab_tokens:
         agent = t3.text_input("Agent", value="default", max_chars=64)
         role = t4.selectbox("Role", ROLES, index=1)
         expires = t5.date_input("Expires (optional)", value=None)
-        url = st.text_input("Server URL for the snippet", value="http://127.0.0.1:8765/mcp", max_chars=300)
+        url = st.text_input("Server URL for the snippet", value="http://127.0.0.1:8000/mcp", max_chars=300,
+                            help="Where `memory-core mcp --transport http` listens (port 8000 unless `--port` "
+                                 "says otherwise), as the agent reaches it")
         if st.form_submit_button("Create token", type="primary"):
             try:
                 expires_at = datetime.combine(expires, time.max, tzinfo=timezone.utc) if expires else None

@@ -1,17 +1,27 @@
-"""Run the benchmarks: `python -m bench` (all) or `python -m bench injection queue ...`."""
+"""Run the benchmarks: `python -m bench` (all) or `python -m bench injection queue ...`.
+
+The names come first; options after them are the sections' own (`python -m bench mcp --seconds 10`)."""
 
 import logging
 import sys
 
-from bench import (compression_bench, facts_and_injection, near_duplicates_bench, pages_bench, queue_bench, search_locomo,
-                   search_scale, tiers_bench)
+from bench import (chatgpt_export, compression_bench, facts_and_injection, index_memory_bench, mcp_bench,
+                   near_duplicates_bench, pages_bench, queue_bench, search_locomo, search_scale, tiers_bench)
 
 SECTIONS = {"injection": facts_and_injection.main, "tiers": tiers_bench.main, "queue": queue_bench.main,
             "compression": compression_bench.main, "search": search_locomo.main, "search_scale": search_scale.main,
-            "pages": pages_bench.main, "near_duplicates": near_duplicates_bench.main}
+            "pages": pages_bench.main, "near_duplicates": near_duplicates_bench.main, "mcp": mcp_bench.main,
+            "index_memory": index_memory_bench.main, "chatgpt_export": chatgpt_export.main}
 
 logging.basicConfig(level=logging.WARNING)
-chosen = [a for a in sys.argv[1:] if not a.startswith("-")] or list(SECTIONS)
-for name in chosen:
+names = []
+for arg in sys.argv[1:]:
+    if arg.startswith("-"):
+        break
+    names.append(arg)
+unknown = [n for n in names if n not in SECTIONS]
+if unknown:
+    sys.exit(f"unknown section(s) {', '.join(unknown)}; the sections are: {', '.join(SECTIONS)}")
+for name in names or list(SECTIONS):
     SECTIONS[name]()
     print()

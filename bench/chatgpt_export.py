@@ -11,16 +11,25 @@ The user is one persona who states things about themselves in the first person (
 not true: an offline heuristic extractor can find the statements, and a reader that follows the wrong branch
 is caught. Same seed, same bytes.
 
-Run: `python -m bench.chatgpt_export [conversations]` to time writing, reading and heuristic extraction.
+Run: `python -m bench.chatgpt_export [conversations]` (or `python -m bench chatgpt_export`) to time writing,
+reading and heuristic extraction, then importing the export into a fresh SQLite workspace through
+`Memory.import_file` (offline: the heuristic extractor, WordLlama): the time to queue every conversation, the
+memory that takes, the progress callbacks, processing the queue with `queue.flush()`, and a second import.
+Each import runs in a fresh process, so that its memory is its own: one timed (peak RSS over the RSS before,
+reset through /proc/self/clear_refs on Linux), one under tracemalloc (which slows Python down).
 """
 
 from __future__ import annotations
 
 import json
 import random
+import resource
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 import uuid
 import zipfile
 from datetime import datetime, timezone
@@ -234,9 +243,9 @@ def main(conversations: int = 2000) -> None:
         row("write (zip)", f"{time.perf_counter() - t:.2f} s", f"{stats['bytes'] / 2**20:.1f} MiB JSON")
         t = time.perf_counter()
         parsed = read_import(target)
-        elapsed = time.perf_counter() - t
+        read_seconds = time.perf_counter() - t
         messages = sum(len(c.messages) for c in parsed.conversations)
-        row("read_import (detect + parse)", f"{elapsed:.2f} s", f"{len(parsed.conversations):,} conversations",
+        row("read_import (detect + parse)", f"{read_seconds:.2f} s", f"{len(parsed.conversations):,} conversations",
             f"{messages:,} messages")
         texts = [m.content for c in parsed.conversations for m in c.messages if m.role == "user"]
         t = time.perf_counter()
@@ -247,7 +256,114 @@ def main(conversations: int = 2000) -> None:
         read = sum(any(text.startswith(u) for u in untrue) for text in texts)
         row("untrue statements from dead branches read (should be 0)", read,
             f"{len(stats['abandoned']):,} planted on dead branches")
+        del parsed, texts
+        imported(target, stats, read_seconds)
+
+
+def imported(target: Path, stats: dict[str, Any], read_seconds: float) -> None:
+    """Import the export in fresh processes and print the figures beside the reading time."""
+    from bench.common import row
+
+    print("Importing it into a fresh SQLite workspace (Memory.import_file, offline), each run in a fresh process")
+    said = {c for c in CITIES if any(c in text for text in stats["statements"])}
+    wrong = sorted({c for c in CITIES if any(c in text for text in stats["abandoned"])} - said)
+    timed = _child("timed", target, wrong)
+    traced = _child("traced", target, wrong)
+    queued, seconds = timed["queued"], timed["import_seconds"]
+    row("import_file: detect, parse, queue every conversation", f"{seconds:.2f} s",
+        f"{queued:,} queued ({timed['pending']:,} pending)", f"{seconds / read_seconds:.1f}x read_import",
+        f"{seconds / max(queued, 1) * 1e3:.2f} ms per conversation")
+    row("  extra memory: peak RSS growth, tracemalloc peak",
+        f"{timed['rss_mb']:.0f} MB" + ("" if timed["rss_precise"] else " (ru_maxrss)"),
+        f"{traced['traced_mb']:.0f} MB", f"{stats['bytes'] / 1e6:.0f} MB of JSON",
+        f"{timed['rss_mb'] / (stats['bytes'] / 1e6):.1f}x the JSON")
+    row("  tracemalloc peak of read_import alone", f"{traced['read_traced_mb']:.0f} MB",
+        f"import / read {traced['traced_mb'] / traced['read_traced_mb']:.2f}x")
+    row("  progress callbacks (monotonic, last fraction)", f"{timed['callbacks']:,}",
+        "yes" if timed["monotonic"] else "NO", f"{timed['last_fraction']}")
+    flushed = timed["flushed"]
+    row("queue.flush(): process every queued conversation", f"{timed['flush_seconds']:.1f} s",
+        f"{flushed:,} applied", f"{timed['flush_seconds'] / max(flushed, 1) * 1e3:.1f} ms each",
+        f"{timed['flush_seconds'] / seconds:.1f}x the import")
+    row("  facts produced (valid / with superseded ones)", f"{timed['facts']:,}", f"{timed['facts_all']:,}",
+        f"{timed['days']:,} daily files")
+    row("  facts from dead branches (should be 0)", timed["untrue_facts"],
+        f"({len(stats['abandoned']):,} untrue statements planted)")
+    again = timed["again"]
+    row("second import of the same file (adds nothing)", f"{timed['again_seconds']:.2f} s",
+        f"{again['conversations']:,} queued, {again['conversations_skipped']:,} skipped",
+        f"{timed['again_seconds'] / read_seconds:.1f}x read_import",
+        f"{timed['again_seconds'] / seconds:.2f}x the first")
+
+
+def _child(kind: str, target: Path, wrong: list[str]) -> dict[str, Any]:
+    command = [sys.executable, "-m", "bench.chatgpt_export", "--child", kind, str(target), ",".join(wrong)]
+    out = subprocess.run(command, capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[1])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def measure_import(kind: str, target: Path, wrong: list[str]) -> dict[str, Any]:
+    """In this process: import `target` into a fresh workspace; with kind "traced" only the import, under
+    tracemalloc; with "timed" the import (time, RSS), the flush and a second import. `wrong`: cities said
+    only on dead branches (a fact naming one was read from the wrong branch)."""
+    from bench.common import fresh_memory
+    from bench.index_memory_bench import _reset_peak, _rss_kib
+
+    memory = fresh_memory(rate_limit_seconds=0, debounce_seconds=3600, dream_schedule_enabled=False)
+    try:
+        memory.queue.pending()  # the database opened and migrated before measuring
+        fractions: list[float] = []
+
+        def progress(fraction: float, _what: str) -> None:
+            fractions.append(fraction)
+
+        result: dict[str, Any] = {}
+        if kind == "traced":
+            from memory_core.portability import read_import
+
+            tracemalloc.start()
+            parsed = read_import(target)
+            result["read_traced_mb"] = tracemalloc.get_traced_memory()[1] / 1e6
+            del parsed
+            tracemalloc.reset_peak()
+            memory.import_file(target, user_id="ana", agent_name="chatgpt", progress=progress)
+            result["traced_mb"] = tracemalloc.get_traced_memory()[1] / 1e6
+            tracemalloc.stop()
+            return result
+        before = _rss_kib("VmRSS")
+        precise = _reset_peak() and before is not None
+        before_max = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        t = time.perf_counter()
+        report = memory.import_file(target, user_id="ana", agent_name="chatgpt", progress=progress)
+        result["import_seconds"] = time.perf_counter() - t
+        if precise:
+            result["rss_mb"] = (_rss_kib("VmHWM") - before) * 1024 / 1e6
+        else:
+            result["rss_mb"] = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before_max) * 1024 / 1e6
+        result.update(rss_precise=precise, queued=report.conversations, callbacks=len(fractions),
+                      monotonic=fractions == sorted(fractions), last_fraction=fractions[-1] if fractions else None,
+                      pending=memory.queue.pending(user_id="ana", agent_name="chatgpt"))
+        t = time.perf_counter()
+        result["flushed"] = memory.queue.flush()
+        result["flush_seconds"] = time.perf_counter() - t
+        facts = memory.facts.list(user_id="ana", agent_name="chatgpt", include_invalid=True)
+        result["facts_all"] = len(facts)
+        result["facts"] = memory.facts.count(user_id="ana", agent_name="chatgpt")
+        result["days"] = len(memory.daily.days(user_id="ana", agent_name="chatgpt"))
+        result["untrue_facts"] = sum("bakery" in f.content.lower() or any(c in f.content for c in wrong)
+                                     for f in facts)
+        t = time.perf_counter()
+        again = memory.import_file(target, user_id="ana", agent_name="chatgpt")
+        result["again_seconds"] = time.perf_counter() - t
+        result["again"] = {"conversations": again.conversations, "conversations_skipped": again.conversations_skipped}
+        return result
+    finally:
+        memory.close(flush=False)
+        shutil.rmtree(memory.settings.home, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 2000)
+    if sys.argv[1:2] == ["--child"]:
+        print(json.dumps(measure_import(sys.argv[2], Path(sys.argv[3]), [c for c in sys.argv[4].split(",") if c])))
+    else:
+        main(int(sys.argv[1]) if len(sys.argv) > 1 else 2000)

@@ -12,6 +12,7 @@ import argparse
 import dataclasses
 import json
 import logging
+import signal
 import sys
 import threading
 import time
@@ -155,17 +156,27 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
     if target.exists() and not args.force:
         raise Refused(f"{target} exists; --force overwrites it")
     scopes = None if args.scope is None else [_scope_key(value) for value in args.scope]
+    _exit_on_sigterm()
     memory = Memory(settings)
     try:
         with memory.acting_as("cli:export"):
             counts = memory.export_bundle(target, scopes=scopes)
+    except OSError as exc:
+        raise Refused(f"cannot write {target}: {exc.strerror or exc}") from None
     finally:
         memory.close(flush=False)  # pending updates stay queued for the worker
     if args.json:
         print(json.dumps({"path": str(target), **counts}, indent=2))
     else:
-        print(f"Wrote {target}: {_counted(counts, ('scopes', 'facts', 'audit', 'summaries', 'core_versions', 'plans', 'documents'))}")
+        kinds = ("scopes", "facts", "audit", "summaries", "core_versions", "plans", "documents")
+        print(f"Wrote {target}: {_counted(counts, kinds)}")
     return 0
+
+
+def _exit_on_sigterm() -> None:
+    """SIGTERM ends the command as Ctrl-C does, through the `finally` that closes the memory without flushing
+    (the library's own handler would first process everything queued)."""
+    signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
 
 
 def _scope_key(value: str) -> str:
@@ -218,6 +229,7 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     scope = None if bundle else make_scope(args.user or "default", args.agent or "default")
 
     progress = Progress(sys.stderr)
+    _exit_on_sigterm()
     memory = Memory(settings)
     try:
         with memory.acting_as("cli:import"):
@@ -263,11 +275,13 @@ def _process_queue(memory: Any, progress: "Progress") -> int:
     watcher = threading.Thread(target=report, name="memory-core-import-progress", daemon=True)
     watcher.start()
     try:
-        return memory.queue.flush()
+        processed = memory.queue.flush()
     finally:
         stop.set()
         watcher.join()
-        progress.done()
+    progress.processing(total - memory.queue.pending(), total)
+    progress.done()
+    return processed
 
 
 class Progress:

@@ -209,6 +209,16 @@ class StreamlitServer:
         return self.log_path.read_text(encoding="utf-8", errors="replace")
 
 
+def app_env(home: Path, **settings: object) -> dict[str, str]:
+    """This process's environment for the app on `home`, offline (no OpenAI key or URL), in UTC; `settings`
+    become MEMORY_CORE_<NAME> variables, e.g. max_injection_tokens=500."""
+    env = {**os.environ, "MEMORY_CORE_HOME": str(home), "MEMORY_CORE_TIMEZONE": "UTC"}
+    env.pop("OPENAI_API_KEY", None)
+    env.pop("OPENAI_BASE_URL", None)
+    env.update({f"MEMORY_CORE_{name.upper()}": str(value) for name, value in settings.items()})
+    return env
+
+
 @contextmanager
 def start_streamlit(script: Path, *, port: int, cwd: Path, log_path: Path, secrets_file: Path | None = None,
                     env: Mapping[str, str] | None = None, options: Mapping[str, object] | None = None,

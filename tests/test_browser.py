@@ -5,71 +5,34 @@ Marked `browser` (slow); CI runs them. The browser is never downloaded: /usr/bin
 
 from __future__ import annotations
 
-import os
 import re
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from memory_core import Memory, Settings
 from memory_core.search.embedders import HashingEmbedder
+from tests.oidc_support import app_env, chromium, free_port, start_streamlit  # noqa: F401  (the chromium fixture)
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = os.environ.get("MEMORY_CORE_CHROMIUM", "/usr/bin/chromium")
 PAGES = {"facts": "Facts", "": "Ingest", "daily": "Daily logs", "dream": "Deep Dream",
          "context_preview": "Context Preview", "search": "Search", "import_export": "Import / Export"}
 DATA = Path(__file__).parent / "data" / "imports"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
     home = tmp_path_factory.mktemp("browser") / "home"
-    port = free_port()
-    env = {**os.environ, "MEMORY_CORE_HOME": str(home), "MEMORY_CORE_TIMEZONE": "UTC"}
-    env.pop("OPENAI_API_KEY", None)
-    env.pop("OPENAI_BASE_URL", None)
-    log = open(home.parent / "streamlit.log", "wb")  # a file, not a pipe nobody reads (a full pipe blocks the app)
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"),
-                             "--server.port", str(port), "--server.headless", "true"], cwd=ROOT, env=env,
-                            stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            pass
-        assert time.monotonic() < deadline and proc.poll() is None, "streamlit did not start"
-        time.sleep(0.3)
-    yield url, home
-    proc.terminate()
-    proc.wait(timeout=30)
-    log.close()
+    with start_streamlit(ROOT / "streamlit_app.py", port=free_port(), cwd=ROOT, env=app_env(home),
+                         log_path=home.parent / "streamlit.log") as server:
+        yield server.url, home
 
 
 @pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync"])
-        yield b
-        b.close()
+def browser(chromium):
+    return chromium
 
 
 @pytest.fixture

@@ -11,15 +11,10 @@ Same approach as test_browser.py: `streamlit run` on a free port, Debian's /usr/
 
 from __future__ import annotations
 
-import os
 import re
-import socket
 import socketserver
-import subprocess
-import sys
 import threading
 import time
-import urllib.request
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
@@ -28,10 +23,11 @@ import pytest
 from memory_core import Memory, ScriptedChatModel, Settings, build_injection
 from memory_core.scope import make_scope
 from memory_core.search.embedders import HashingEmbedder
+from tests.oidc_support import app_env, chromium, free_port, start_streamlit  # noqa: F401  (chromium: a fixture)
+from tests.test_browser import browser, page  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = os.environ.get("MEMORY_CORE_CHROMIUM", "/usr/bin/chromium")
 HEADINGS = {"": "Ingest", "facts": "Facts", "daily": "Daily logs", "dream": "Deep Dream",
             "context_preview": "Context Preview", "search": "Search"}
 DATA_URL = "data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg=="
@@ -161,12 +157,6 @@ def fill(home: Path, port: int) -> dict:
     return {"shown": shown, "budget": budget, "kept_id": kept.id}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def pixel():
     server = PixelServer()
@@ -187,49 +177,10 @@ def app(tmp_path_factory, pixel):
     base = tmp_path_factory.mktemp("browser_safety")
     home = base / "home"
     filled = fill(home, pixel.port)
-    port = free_port()
-    env = {**os.environ, "MEMORY_CORE_HOME": str(home), "MEMORY_CORE_TIMEZONE": "UTC",
-           "MEMORY_CORE_MAX_INJECTION_TOKENS": str(filled["budget"])}
-    env.pop("OPENAI_API_KEY", None)
-    env.pop("OPENAI_BASE_URL", None)
     log_path = base / "server.log"
-    with open(log_path, "wb") as log:  # a file, not a pipe: nobody reads a pipe until the end, and it fills up
-        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"),
-                                 "--server.port", str(port), "--server.headless", "true"], cwd=ROOT, env=env,
-                                stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            pass
-        assert time.monotonic() < deadline and proc.poll() is None, "streamlit did not start"
-        time.sleep(0.3)
-    yield {"url": url, "home": home, "log": log_path, **filled}
-    proc.terminate()
-    proc.wait(timeout=30)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync"])
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    yield page
-    context.close()
+    with start_streamlit(ROOT / "streamlit_app.py", port=free_port(), cwd=ROOT, log_path=log_path,
+                         env=app_env(home, max_injection_tokens=filled["budget"])) as server:
+        yield {"url": server.url, "home": home, "log": log_path, **filled}
 
 
 def open_page(page, url: str, path: str) -> None:

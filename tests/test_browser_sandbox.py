@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
-import time
-import urllib.request
 
 import pytest
 
 from memory_core import Memory, Settings
 from memory_core.search.embedders import HashingEmbedder
-from tests.test_browser import ROOT, browser, free_port  # noqa: F401  (the browser fixture)
+from tests.oidc_support import app_env, chromium, free_port, start_streamlit  # noqa: F401  (chromium: a fixture)
+from tests.test_browser import ROOT, browser  # noqa: F401  (the browser fixture)
 
 pytestmark = pytest.mark.browser
 
@@ -24,27 +20,9 @@ def public_app(tmp_path_factory):
     with Memory(Settings(home=home, timezone="UTC"), embedder=HashingEmbedder()) as m:
         m.facts.add("User is the real Ana, whose memory visitors must never see", "context", 0.9,
                     user_id="ana", agent_name="bot")
-    port = free_port()
-    env = {**os.environ, "MEMORY_CORE_HOME": str(home), "MEMORY_CORE_TIMEZONE": "UTC",
-           "STREAMLIT_SHARING_MODE": "streamlit"}  # what Community Cloud sets: a public host
-    env.pop("OPENAI_API_KEY", None)
-    env.pop("OPENAI_BASE_URL", None)
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"),
-                             "--server.port", str(port), "--server.headless", "true"], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            pass
-        assert time.monotonic() < deadline and proc.poll() is None, "streamlit did not start"
-        time.sleep(0.3)
-    yield url, home
-    proc.terminate()
-    proc.wait(timeout=30)
+    with start_streamlit(ROOT / "streamlit_app.py", port=free_port(), cwd=ROOT, log_path=home.parent / "streamlit.log",
+                         env={**app_env(home), "STREAMLIT_SHARING_MODE": "streamlit"}) as server:  # a public host
+        yield server.url, home
 
 
 def visit(browser, url, path=""):  # noqa: F811

@@ -157,7 +157,7 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
         raise Refused(f"{target} exists; --force overwrites it")
     scopes = None if args.scope is None else [_scope_key(value) for value in args.scope]
     _exit_on_sigterm()
-    memory = Memory(settings)
+    memory = Memory(settings, worker=False)  # what is queued is the worker's of the app or the MCP server
     try:
         with memory.acting_as("cli:export"):
             counts = memory.export_bundle(target, scopes=scopes)
@@ -230,7 +230,7 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
 
     progress = Progress(sys.stderr)
     _exit_on_sigterm()
-    memory = Memory(settings)
+    memory = Memory(settings, worker=False)  # what is queued is the worker's of the app or the MCP server
     try:
         with memory.acting_as("cli:import"):
             try:

@@ -64,7 +64,9 @@ class Memory:
     """Long-term memory for agents. `with Memory(Settings()) as memory: ...`"""
 
     def __init__(self, settings: Settings | None = None, *, llm: ChatModel | None = None,
-                 embedder: Embedder | None = None, clock: Clock | None = None) -> None:
+                 embedder: Embedder | None = None, clock: Clock | None = None, worker: bool = True) -> None:
+        """`worker=False`: queuing an update does not start the background worker in this process (a
+        command-line import leaves what it queued to the app's or the MCP server's worker); `start()` still does."""
         self.settings = settings or Settings()
         self.clock = UTCClock(clock) if clock is not None else SystemClock()
         self.db = Database(self.settings.database_url)  # opened, and migrated, on first use
@@ -108,7 +110,8 @@ class Memory:
         self.plans = Plans(self.db, self.clock, max_chars=self.settings.max_document_chars)
         self.access = Access(self.db, self.clock, self.settings)
         self.contexts = ContextManager(self, self.settings.context_sessions_max, self.settings.context_budget_tokens)
-        self.queue = UpdateQueue(self.settings, self.db, self.clock, apply=self._apply_queued, on_enqueue=self.start)
+        self.queue = UpdateQueue(self.settings, self.db, self.clock, apply=self._apply_queued,
+                                  on_enqueue=self.start if worker else (lambda: None))
         self.leases = Leases(self.db, self.clock, self.queue.worker_id)
         self.worker = Worker(self)
         self._closed = False

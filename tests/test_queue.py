@@ -258,3 +258,18 @@ def test_async_variants_do_not_block_the_loop(tmp_path):
 
         result, ticks = asyncio.run(main())
         assert len(result.added) == 1 and ticks > 0 and m.queue.pending() == 1
+
+
+def test_worker_false_leaves_queued_updates_to_another_process(tmp_path, clock):
+    from memory_core import Memory, Settings
+    from memory_core.search.embedders import HashingEmbedder
+
+    settings = Settings(home=tmp_path / "home", rate_limit_seconds=0, llm_api_key=None, llm_base_url=None)
+    with Memory(settings, clock=clock, embedder=HashingEmbedder(), worker=False) as m:
+        m.queue.add(convo(), thread_id="t1")
+        assert not m.status().running and m.queue.pending() == 1
+        m.close(flush=False)
+    with make_memory(tmp_path, clock=clock, rate_limit_seconds=0) as other:
+        assert other.queue.pending() == 1
+        other.queue.add(convo("I prefer coffee."), thread_id="t2")
+        assert other.status().running  # the default: queuing starts this process's worker

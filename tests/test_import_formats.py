@@ -599,3 +599,38 @@ def test_synthetic_chatgpt_export_reads_back(tmp_path):
     assert not any(t.startswith(u) for t in user_text for u in stats["abandoned"])  # dead branches
     days = (stats["last"] - stats["first"]) / 86400
     assert 600 < days <= 730 and stats["statements"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("[]", []), (" [ ] ", []), ('\ufeff[{"a": 1}, [2], "x", 3, null]', [{"a": 1}, [2], "x", 3, None]),
+    ('[\n  {"a": "]"},\n  {"b": "\\"],"}\n]\n', [{"a": "]"}, {"b": '"],'}]),
+])
+def test_json_array_is_read_one_element_at_a_time(text, expected):
+    from memory_core.portability.safety import JsonArray, load_json_lazily
+
+    value = load_json_lazily(text.encode("utf-8"), "x.json")
+    assert isinstance(value, JsonArray) and list(value) == expected and value.head(1) == expected[:1]
+    assert bool(value) is bool(expected)
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[{"a": 1}, {"b": ]', "not valid JSON"), ('[{"a": 1} {"b": 2}]', "expected ',' or ']'"),
+    ('[{"a": 1}] trailing', "extra data"), ('[{"a": 1},', "not valid JSON"), ("[" * 100_000 + "]" * 100_000, "deep"),
+])
+def test_json_array_refuses_what_is_not_json(text, message):
+    from memory_core.portability.safety import load_json_lazily
+
+    with pytest.raises(ValueError, match=message):
+        list(load_json_lazily(text.encode("utf-8"), "x.json"))
+
+
+def test_a_conversation_list_broken_near_its_end_is_refused_whole(tmp_path):
+    good = json.loads((DATA / "chatgpt" / "conversations.json").read_text(encoding="utf-8"))
+    text = json.dumps(good * 20)
+    path = tmp_path / "conversations.json"
+    path.write_text(text[:-40], encoding="utf-8")  # cut inside the last conversation
+    with pytest.raises(ValueError, match="not valid JSON"):
+        read_import(path)
+    path.write_text(text, encoding="utf-8")
+    once = len(read_import(DATA / "chatgpt" / "conversations.json").conversations)
+    assert len(read_import(path).conversations) == 20 * once

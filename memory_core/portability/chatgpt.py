@@ -19,7 +19,7 @@ from collections import Counter
 from typing import Any
 
 from .records import ImportedConversation, ImportedMessage, ParsedImport, label, storable, to_utc
-from .safety import Source
+from .safety import JsonArray, Source, first_items
 
 FORMAT = "chatgpt"
 _TEXT_TYPES = ("text", "multimodal_text")
@@ -32,12 +32,12 @@ _CITATION = re.compile("[ \t]*(?:\ue200[^\ue201]{0,200}\ue201|【[^】\n]{0,80}�
 def looks_like(value: Any) -> bool:
     """Whether a parsed JSON value is ChatGPT's conversations (a list, or one conversation, with a mapping)."""
     items = _conversations(value)
-    first = next((v for v in (items or [])[:50] if isinstance(v, dict)), None)
+    first = next((v for v in first_items(items, 50) if isinstance(v, dict)), None)
     return first is not None and isinstance(first.get("mapping"), dict)
 
 
-def _conversations(value: Any) -> list[Any] | None:
-    if isinstance(value, list):
+def _conversations(value: Any) -> list[Any] | JsonArray | None:
+    if isinstance(value, (list, JsonArray)):
         return value
     if isinstance(value, dict) and isinstance(value.get("mapping"), dict):
         return [value]
@@ -49,7 +49,7 @@ def parse(source: Source) -> ParsedImport:
     name = source.names[0] if source.kind == "file" else source.find("conversations.json")
     if name is None:
         raise ValueError("not a ChatGPT export: there is no conversations.json in it")
-    items = _conversations(source.json(name))
+    items = _conversations(source.json_lazily(name))
     if items is None or (items and not looks_like(items)):
         raise ValueError("not a ChatGPT export: conversations.json should be a list of conversations, each with a "
                          "'mapping' of messages")

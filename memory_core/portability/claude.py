@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from .records import ImportedConversation, ImportedMessage, ParsedImport, bad_text, label, storable, to_utc
-from .safety import Source
+from .safety import JsonArray, Source, first_items
 
 FORMAT = "claude"
 ROOT_PARENT = "00000000-0000-4000-8000-000000000000"  # what Claude writes as the parent of a first message
@@ -38,18 +38,18 @@ _HEADING = re.compile(r"^\s*(?:#{1,6}\s+)?(?:\*\*|__|\*|_)?\s*(?P<name>[A-Za-z][
 def looks_like(value: Any) -> bool:
     """Whether a parsed JSON value is Claude's conversations (a list, or one conversation, with chat_messages)."""
     items = _conversations(value)
-    first = next((v for v in (items or [])[:50] if isinstance(v, dict)), None)
+    first = next((v for v in first_items(items, 50) if isinstance(v, dict)), None)
     return first is not None and isinstance(first.get("chat_messages"), list)
 
 
 def looks_like_memories(value: Any) -> bool:
     """Whether a parsed JSON value is Claude's memories.json."""
-    entries = value if isinstance(value, list) else [value]
+    entries = first_items(value, 10) if isinstance(value, (list, JsonArray)) else [value]
     return any(isinstance(e, dict) and "conversations_memory" in e for e in entries[:10])
 
 
-def _conversations(value: Any) -> list[Any] | None:
-    if isinstance(value, list):
+def _conversations(value: Any) -> list[Any] | JsonArray | None:
+    if isinstance(value, (list, JsonArray)):
         return value
     if isinstance(value, dict) and isinstance(value.get("chat_messages"), list):
         return [value]
@@ -60,9 +60,9 @@ def parse(source: Source) -> ParsedImport:
     """Read Claude's conversations.json and memories.json (or the export zip or folder). ValueError when not."""
     out = ParsedImport(FORMAT)
     if source.kind == "file":
-        value = source.json(source.names[0])
+        value = source.json_lazily(source.names[0])
         if looks_like_memories(value):
-            _memories(value, out)
+            _memories(list(value) if isinstance(value, JsonArray) else value, out)
             return out.finish()
         conversations_value: Any = value
     else:
@@ -75,7 +75,7 @@ def parse(source: Source) -> ParsedImport:
                 _memories(memories, out)
             elif conversations_name is None:
                 raise ValueError("not a Claude export: memories.json is not Claude's memory")
-        conversations_value = [] if conversations_name is None else source.json(conversations_name)
+        conversations_value = [] if conversations_name is None else source.json_lazily(conversations_name)
         if any(n == "projects.json" or n.startswith("projects/") for n in source.names):
             out.notes.append("Claude projects (their documents and instructions) were not imported")
     items = _conversations(conversations_value)

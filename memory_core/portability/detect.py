@@ -13,7 +13,7 @@ from typing import Callable
 
 from . import chatgpt, claude, deerflow, markdown, mem0
 from .records import FORMATS, ParsedImport
-from .safety import GZIP_MAGIC, Source
+from .safety import GZIP_MAGIC, JsonArray, Source
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ def detect(source: Source) -> str:
         return _detect_file(source)
     conversations = source.find("conversations.json")
     if conversations is not None:
-        value = source.json(conversations)
+        value = source.json_lazily(conversations)
         if chatgpt.looks_like(value):
             return "chatgpt"
         if claude.looks_like(value):
@@ -61,7 +61,9 @@ def _detect_file(source: Source) -> str:
         return "markdown"
     if source.head(name, 2) == GZIP_MAGIC or name.lower().endswith(".jsonl"):
         return "mem0"  # only OpenMemory's export writes memories as (gzipped) JSON Lines
-    value = source.json(name)
+    value = source.json_lazily(name)
+    if isinstance(value, JsonArray):  # a list (a large export, say): its first elements tell what it is
+        value = value.head(50)
     for fmt, looks_like in (("chatgpt", chatgpt.looks_like), ("claude", claude.looks_like),
                             ("claude", claude.looks_like_memories), ("deerflow", deerflow.looks_like),
                             ("mem0", mem0.looks_like)):

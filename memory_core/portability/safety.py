@@ -180,6 +180,83 @@ def load_json(data: bytes, what: str) -> Any:
         raise ValueError(f"{what} is JSON nested absurdly deep; refused") from None
 
 
+class JsonArray:
+    """A top-level JSON array read lazily from its text: `head(n)` parses the first `n` elements, iterating
+    parses them all, one at a time, so that a large export is never held whole as Python objects (about seven
+    times the size of its JSON). A malformed element raises ValueError, naming `what`, when it is reached."""
+
+    def __init__(self, text: str, start: int, what: str) -> None:
+        self.text, self.start, self.what = text, start, what  # start: just after the opening bracket
+
+    def __bool__(self) -> bool:
+        return bool(self.head(1))
+
+    def head(self, n: int) -> list[Any]:
+        out = []
+        for item in self:
+            if len(out) >= n:
+                break
+            out.append(item)
+        return out
+
+    def __iter__(self) -> Iterator[Any]:
+        text, decode = self.text, json.JSONDecoder().raw_decode
+        i = _skip_space(text, self.start)
+        if text.startswith("]", i):
+            return self._end(i + 1)
+        while True:
+            try:
+                item, i = decode(text, i)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{self.what} is not valid JSON (line {exc.lineno}, column {exc.colno}: "
+                                 f"{exc.msg})") from None
+            except RecursionError:
+                raise ValueError(f"{self.what} is JSON nested absurdly deep; refused") from None
+            yield item
+            i = _skip_space(text, i)
+            if text.startswith(",", i):
+                i = _skip_space(text, i + 1)
+            elif text.startswith("]", i):
+                return self._end(i + 1)
+            else:
+                line = text.count("\n", 0, i) + 1
+                raise ValueError(f"{self.what} is not valid JSON (line {line}: expected ',' or ']' in its list)")
+
+    def _end(self, i: int) -> None:
+        if _skip_space(self.text, i) != len(self.text):
+            line = self.text.count("\n", 0, i) + 1
+            raise ValueError(f"{self.what} is not valid JSON (line {line}: extra data after its list)")
+
+
+def first_items(items: Any, n: int) -> list[Any]:
+    """The first `n` elements of a list or a JsonArray ([] for None)."""
+    if isinstance(items, JsonArray):
+        return items.head(n)
+    return list(items[:n]) if items else []
+
+
+def _skip_space(text: str, i: int) -> int:
+    n = len(text)
+    while i < n and text[i] in " \t\r\n":
+        i += 1
+    return i
+
+
+def load_json_lazily(data: bytes, what: str) -> Any:
+    """Like `load_json`, but a top-level array comes back as a JsonArray (parsed when iterated)."""
+    text = decode_text(data, what)
+    del data
+    start = _skip_space(text, 0)
+    if text.startswith("[", start):
+        return JsonArray(text, start + 1, what)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{what} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except RecursionError:
+        raise ValueError(f"{what} is JSON nested absurdly deep; refused") from None
+
+
 def iter_json_lines(data: bytes, what: str) -> Iterator[tuple[int, Any, str | None]]:
     """(line number, value, error) for each non-empty line of JSON Lines; a bad line is an error, not a stop."""
     text = decode_text(data, what)
@@ -242,6 +319,7 @@ class Source:
         self._zip = archive
         self._members = members or {}
         self._parsed: dict[str, Any] = {}
+        self._lazy: dict[str, Any] = {}
 
     @classmethod
     def open(cls, path: str | Path, limits: ZipLimits = IMPORT_LIMITS) -> "Source":
@@ -308,6 +386,18 @@ class Source:
                 data = gunzip(data, name, limits=self.limits)
             self._parsed[name] = load_json(data, name)
         return self._parsed[name]
+
+    def json_lazily(self, name: str) -> Any:
+        """`name` as JSON, a top-level array as a JsonArray (see there): for the files that can be large, the
+        conversations of ChatGPT and Claude exports."""
+        if name in self._parsed:
+            return self._parsed[name]
+        if name not in self._lazy:
+            data = self.read(name)
+            if data[:2] == GZIP_MAGIC:
+                data = gunzip(data, name, limits=self.limits)
+            self._lazy[name] = load_json_lazily(data, name)
+        return self._lazy[name]
 
     def find(self, basename: str) -> str | None:
         """The shallowest name whose last part is `basename` (exports are sometimes zipped inside a folder)."""

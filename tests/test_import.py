@@ -236,3 +236,13 @@ def test_imports_stay_in_their_scope(tmp_path, database_url, clock):
         assert bob.facts.count() == 0 and bob.daily.days() == [] and bob.queue.items() == []
         # The ledger is per scope: bob importing the same file gets everything.
         assert bob.import_file(DATA / "deerflow" / "memory.json").facts_added > 0
+
+
+def test_conversations_wait_for_updates_to_be_switched_on(tmp_path, clock):
+    with make_memory(tmp_path, clock=clock, enabled=False) as m:
+        report = m.scoped(user_id="ana", agent_name="bot").import_file(DATA / "chatgpt" / "conversations.json")
+        assert report.conversations == 0 and any("switched off" in n for n in report.notes)
+        assert m.queue.pending() == 0
+    with make_memory(tmp_path, clock=clock) as m:  # switched on: the same file queues them all
+        assert m.scoped(user_id="ana", agent_name="bot").import_file(
+            DATA / "chatgpt" / "conversations.json").conversations > 0

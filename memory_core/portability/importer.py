@@ -172,6 +172,10 @@ def import_file(view: "ScopedMemory", path: str | Path, *, format: str | None = 
 
     # Conversations through the persisted queue, each dated when it happened; the ledger makes it resumable.
     conversations = list(parsed.conversations)
+    if conversations and not settings.enabled:  # queue.add would drop them, and the ledger would skip them later
+        report.notes.append(f"{len(conversations)} conversation(s) not queued: memory updates are switched off "
+                            "(Settings.enabled is False); import the file again once they are on")
+        conversations = []
     if conversations:
         keys = [f"{parsed.format}:{c.id}"[:300] for c in conversations]
         known = ledger.known(view.scope, keys)

@@ -246,3 +246,21 @@ def test_conversations_wait_for_updates_to_be_switched_on(tmp_path, clock):
     with make_memory(tmp_path, clock=clock) as m:  # switched on: the same file queues them all
         assert m.scoped(user_id="ana", agent_name="bot").import_file(
             DATA / "chatgpt" / "conversations.json").conversations > 0
+
+
+def test_an_import_never_evicts_and_brings_the_rest_later(tmp_path, database_url):
+    with make_memory(tmp_path, database_url, max_facts=3) as m:
+        view = m.scoped(user_id="ana", agent_name="bot")
+        mine = view.facts.add("User keeps bees", "context", 0.55)
+        preview = view.import_file(DATA / "deerflow" / "memory.json", dry_run=True)
+        assert preview.facts_added == 2 and any("never evicts" in n for n in preview.notes)
+        report = view.import_file(DATA / "deerflow" / "memory.json")
+        assert report.facts_added == 2 and any("never evicts" in n for n in report.notes)
+        assert view.facts.get(mine.id).valid and view.facts.count() == 3
+    with make_memory(tmp_path, database_url, max_facts=500) as m:  # room now: the rest comes in, once
+        view = m.scoped(user_id="ana", agent_name="bot")
+        everything = m.scoped(user_id="bob", agent_name="bot").import_file(DATA / "deerflow" / "memory.json")
+        again = view.import_file(DATA / "deerflow" / "memory.json")
+        assert everything.facts_added > 2 and again.facts_added == everything.facts_added - 2
+        assert view.facts.count() == 3 + again.facts_added
+        assert view.import_file(DATA / "deerflow" / "memory.json").facts_added == 0

@@ -111,27 +111,43 @@ def import_file(view: "ScopedMemory", path: str | Path, *, format: str | None = 
     known_facts = ledger.known(view.scope, list(fact_keys))
     fresh_facts = [(key, c) for key, c in fact_keys.items() if key not in known_facts]
     report.facts_skipped += len(candidates) - len(fresh_facts)
+    # An import never evicts: facts beyond max_facts are left out (and not remembered as imported).
+    full = 0
     if dry_run:
         existing = {content_key(f.content) for f in view.facts.list()}
+        room = settings.max_facts - len(existing)
         for _key, (content, _category, confidence, _when) in fresh_facts:
             ckey = content_key(content)
             if ckey in existing or confidence < settings.fact_confidence_threshold:
                 report.facts_skipped += 1
+            elif room <= 0:
+                full += 1
             else:
                 existing.add(ckey)
+                room -= 1
                 report.facts_added += 1
     elif fresh_facts:
         step(0.05, f"adding {len(fresh_facts)} facts")
+        imported: dict[str, str] = {}
         with view._writing("import facts"), memory._store.transaction(view.scope) as tx:
-            for _key, (content, category, confidence, when) in fresh_facts:
-                fact, _reason = tx.add(content, category, confidence, source=f"import:{parsed.format}",
-                                       threshold=settings.fact_confidence_threshold, max_facts=settings.max_facts,
-                                       created_at=when)
+            for key, (content, category, confidence, when) in fresh_facts:
+                fact, reason = tx.add(content, category, confidence, source=f"import:{parsed.format}",
+                                      threshold=settings.fact_confidence_threshold, max_facts=settings.max_facts,
+                                      created_at=when, evict=False)
+                if reason == "full":
+                    full += 1
+                    continue
+                imported[key] = key.split(":", 1)[1]
                 if fact is None:
                     report.facts_skipped += 1
                 else:
                     report.facts_added += 1
-        ledger.record_many(view.scope, {key: key.split(":", 1)[1] for key, _c in fresh_facts})
+        ledger.record_many(view.scope, imported)
+    if full:
+        report.facts_skipped += full
+        report.notes.append(f"{full} fact(s) {'would be ' if dry_run else ''}left out: this scope holds max_facts "
+                            f"({settings.max_facts}) valid facts, and an import never evicts any; raise max_facts "
+                            "or forget some, then import again to add them")
 
     # Summaries fill empty sections only: memory the scope already has is never overwritten by an import.
     current = {k: v["summary"] for group in view.memory_data().values() if isinstance(group, dict)

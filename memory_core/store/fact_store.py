@@ -103,9 +103,11 @@ class FactTransaction:
 
     def add(self, content: str, category: str, confidence: float, *, source: str | None = None,
             thread_id: str | None = None, threshold: float = 0.0, max_facts: int = 500,
-            reason: str | None = None, created_at: datetime | None = None) -> tuple[Fact | None, str | None]:
-        """Store a (validated) fact: (fact, None), or (None, "low_confidence"|"duplicate"). `created_at`
-        backdates an imported fact (it is also valid from then)."""
+            reason: str | None = None, created_at: datetime | None = None,
+            evict: bool = True) -> tuple[Fact | None, str | None]:
+        """Store a (validated) fact: (fact, None), or (None, "low_confidence"|"duplicate"|"full"). `created_at`
+        backdates an imported fact (it is also valid from then). With `evict=False` a full scope keeps its
+        facts and the new one is not stored ("full")."""
         if confidence < threshold:
             log.info("skipped low-confidence fact (%.2f < %.2f) in %s: %.80s", confidence, threshold,
                      self.scope.key, content)
@@ -114,6 +116,8 @@ class FactTransaction:
         if self.valid_with_key(key) is not None:
             log.info("skipped duplicate fact in %s: %.80s", self.scope.key, content)
             return None, "duplicate"
+        if not evict and self.count() >= max_facts:
+            return None, "full"
         self._evict(max_facts)
         since = min(utc(created_at), self.now) if created_at is not None else self.now
         for _attempt in range(ID_ATTEMPTS):

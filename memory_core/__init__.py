@@ -6,6 +6,8 @@
         print(memory.format_for_injection())
 """
 
+from .access import ROLES, ApiToken, Grant, Principal
+from .actors import acting_as
 from .clock import ManualClock, SystemClock
 from .compression import CompressionResult, compress_messages
 from .errors import EmbeddingError, IngestError, LLMError, LLMReplyError, MemoryCoreError, QueueFullError
@@ -14,10 +16,13 @@ from .injection import InjectionReport, build_injection, format_memory_for_injec
 from .llm import ChatModel, ChatResult, ScriptedChatModel
 from .memory import Memory, UpdateResult
 from .plans import Plan, PlanStep
+from .portability.importer import ImportReport
+from .scoped import ScopedMemory
 from .search.index import SearchHit
 from .settings import Settings
 from .swr import SWRCache
 from .tiers.context import ContextSession
+from .tiers.core import CoreVersion
 from .tiers.dream import DreamResult
 from .tokens import count_tokens
 
@@ -26,5 +31,6 @@ __all__ = [
     "build_injection", "InjectionReport", "count_tokens", "SearchHit", "DreamResult", "ContextSession",
     "compress_messages", "CompressionResult", "Plan", "PlanStep", "SWRCache", "ChatModel", "ChatResult",
     "ScriptedChatModel", "ManualClock", "SystemClock", "MemoryCoreError", "LLMError", "LLMReplyError",
-    "EmbeddingError", "QueueFullError", "IngestError",
+    "EmbeddingError", "QueueFullError", "IngestError", "ScopedMemory", "ImportReport", "Grant", "ApiToken",
+    "Principal", "ROLES", "acting_as", "CoreVersion",
 ]

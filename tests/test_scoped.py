@@ -99,3 +99,11 @@ def test_the_queue_seen_from_a_view_is_its_scope_only(tmp_path, database_url):
         assert ana.queue.retry() == 1
         assert [i.status for i in m.queue.items(user_id="bob")] == ["failed"]
         assert [i.status for i in m.queue.items(user_id="ana")] == ["pending"]
+
+
+def test_the_types_of_the_public_api_import_from_the_package():
+    import memory_core
+
+    for name in ("ScopedMemory", "ImportReport", "Grant", "ApiToken", "AuditEntry", "CoreVersion", "Fact",
+                 "UpdateResult", "DreamResult", "SearchHit", "Plan", "acting_as", "Memory", "Settings"):
+        assert name in memory_core.__all__ and getattr(memory_core, name) is not None

@@ -268,6 +268,17 @@ def _check_rows(data: Any, name: str) -> dict[str, Any]:
         if not isinstance(state, dict) or set(state) - allowed:
             raise ValueError(f"damaged bundle: {name} dream_state is malformed")
         _time(state.get("last_run_at"), f"{name} dream_state", optional=True)
+    dreamt = data.get("dreamt_days")
+    if dreamt is not None:  # bundles written before dreamt_days existed lack it
+        if not isinstance(dreamt, list):
+            raise ValueError(f"damaged bundle: {name} dreamt_days is not a list")
+        for i, d in enumerate(dreamt):
+            where = f"{name} dreamt_days[{i}]"
+            if not isinstance(d, dict) or not isinstance(d.get("day"), str) or \
+                    not re.fullmatch(r"\d{4}-\d{2}-\d{2}", d["day"]) or not isinstance(d.get("content_hash"), str) or \
+                    not re.fullmatch(r"[0-9a-f]{64}", d["content_hash"]):
+                raise ValueError(f"damaged bundle: {where} is malformed")
+            _time(d.get("dreamt_at"), where)
     return data
 
 

@@ -1,7 +1,7 @@
 """The rows of a scope as plain data, and back: what a bundle carries, in SQL.
 
 Dumped: facts (every one, valid or not, with validity), their audit log, the summaries, every MEMORY.md
-version, the dream state and the plans. Timestamps travel as ISO 8601 UTC with microseconds, so that a
+version, the dream state, the days dreams have read, and the plans. Timestamps travel as ISO 8601 UTC with microseconds, so that a
 bundle moved SQLite -> PostgreSQL -> SQLite comes back equal.
 """
 
@@ -17,11 +17,11 @@ from ..clock import utc
 from ..facts import content_key
 from ..scope import Scope
 from .fact_store import invalid_key, new_fact_id
-from .models import CoreVersionRow, DreamStateRow, FactAuditRow, FactRow, PlanRow, SummaryRow
+from .models import CoreVersionRow, DreamStateRow, DreamtDayRow, FactAuditRow, FactRow, PlanRow, SummaryRow
 
 FACT_FIELDS = ("id", "content", "category", "confidence", "created_at", "updated_at", "source", "thread_id",
                "valid_from", "invalid_at", "superseded_by", "invalid_reason")
-TIME_FIELDS = {"created_at", "updated_at", "valid_from", "invalid_at", "at", "last_run_at"}
+TIME_FIELDS = {"created_at", "updated_at", "valid_from", "invalid_at", "at", "last_run_at", "dreamt_at"}
 
 
 def _out(value: Any) -> Any:
@@ -52,6 +52,8 @@ def dump_scope(session, scope: Scope) -> dict[str, Any]:
     plans = session.execute(select(PlanRow).where(*_where(PlanRow, scope)).order_by(PlanRow.created_at,
                                                                                      PlanRow.id)).scalars().all()
     state = session.get(DreamStateRow, (scope.user_id, scope.agent_name))
+    dreamt = session.execute(select(DreamtDayRow).where(*_where(DreamtDayRow, scope))
+                             .order_by(DreamtDayRow.day)).scalars().all()
     return {
         "facts": [_row(f, FACT_FIELDS) | {"confidence": float(f.confidence)} for f in facts],
         "audit": [_row(a, ("fact_id", "action", "reason", "at", "actor"))
@@ -63,6 +65,7 @@ def dump_scope(session, scope: Scope) -> dict[str, Any]:
                   | {"steps": json.loads(p.steps), "session_ids": json.loads(p.session_ids)} for p in plans],
         "dream_state": _row(state, ("last_hash", "consolidated_through", "last_status", "last_reason",
                                     "last_run_at")) if state else None,
+        "dreamt_days": [_row(d, ("day", "content_hash", "dreamt_at")) for d in dreamt],
     }
 
 
@@ -173,12 +176,21 @@ def load_scope(session, scope: Scope, data: dict[str, Any], mode: str) -> dict[s
                 setattr(row, key, _in(key, value))
             session.add(row)
             counts["dream_state"] += 1
+    for item in data.get("dreamt_days") or []:  # absent from bundles written before it existed
+        row = session.get(DreamtDayRow, (scope.user_id, scope.agent_name, item["day"]))
+        if row is not None and (mode == "skip" or row.content_hash == item["content_hash"]):
+            continue
+        row = row or DreamtDayRow(user_id=scope.user_id, agent_name=scope.agent_name, day=item["day"],
+                                  content_hash="", dreamt_at=_in("dreamt_at", item["dreamt_at"]))
+        row.content_hash, row.dreamt_at = item["content_hash"], _in("dreamt_at", item["dreamt_at"])
+        session.add(row)
+        counts["dreamt_days"] = counts.get("dreamt_days", 0) + 1
     return counts
 
 
 def bundle_scopes(session) -> list[Scope]:
     """Every scope with rows worth a bundle."""
     found: set[Scope] = set()
-    for table in ("facts", "scope_summaries", "core_versions", "plans", "documents", "dream_state"):
+    for table in ("facts", "scope_summaries", "core_versions", "plans", "documents", "dream_state", "dreamt_days"):
         found |= {Scope(u, a) for u, a in session.execute(text(f"SELECT DISTINCT user_id, agent_name FROM {table}"))}
     return sorted(found)

@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence, TextIO
 
 from .portability.bundle import MODES, is_bundle
 from .portability.records import FORMATS
-from .scope import make_scope
+from .scope import Scope, make_scope
 from .settings import Settings
 
 log = logging.getLogger(__name__)
@@ -249,7 +249,7 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
                 result["scope"] = scope.key
                 if args.wait:
                     facts_before = memory.facts.count(user_id=scope.user_id, agent_name=scope.agent_name)
-                    result["processed"] = _process_queue(memory, progress)
+                    result["processed"] = _process_queue(memory, scope, progress)
                     result["facts_from_conversations"] = memory.facts.count(
                         user_id=scope.user_id, agent_name=scope.agent_name) - facts_before
                 result["pending"] = memory.queue.pending(user_id=scope.user_id, agent_name=scope.agent_name)
@@ -263,23 +263,25 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _process_queue(memory: Any, progress: "Progress") -> int:
-    """queue.flush() in this thread (where the actor is set), a percentage on stderr from another."""
-    total = memory.queue.pending()
+def _process_queue(memory: Any, scope: Scope, progress: "Progress") -> int:
+    """The scope's queued updates, flushed in this thread (where the actor is set), a percentage on stderr
+    from another; other scopes' updates are left to their worker."""
+    mine = {"user_id": scope.user_id, "agent_name": scope.agent_name}
+    total = memory.queue.pending(**mine)
     stop = threading.Event()
 
     def report() -> None:
         while not stop.wait(0.5):
-            progress.processing(total - memory.queue.pending(), total)
+            progress.processing(total - memory.queue.pending(**mine), total)
 
     watcher = threading.Thread(target=report, name="memory-core-import-progress", daemon=True)
     watcher.start()
     try:
-        processed = memory.queue.flush()
+        processed = memory.queue.flush(**mine)
     finally:
         stop.set()
         watcher.join()
-    progress.processing(total - memory.queue.pending(), total)
+    progress.processing(total - memory.queue.pending(**mine), total)
     progress.done()
     return processed
 
@@ -348,7 +350,7 @@ def _file_summary(path: Path, r: dict[str, Any], waited: bool) -> str:
     if r["dry_run"] and r["sample"]:
         lines += ["  sample:"] + [f"    - {item[:100]}" for item in r["sample"]]
     if waited:
-        lines.append(f"Processed {r['processed']:,} queued update(s) now (all the queue held): {r['scope']} has "
+        lines.append(f"Processed {r['processed']:,} queued update(s) of {r['scope']} now: it has "
                      f"{r['facts_from_conversations']:,} more fact(s).")
     if r["pending"]:
         lines.append(f"{r['pending']:,} conversation(s) of {r['scope']} wait in the update queue: the worker of the "

@@ -173,9 +173,12 @@ class UpdateQueue:
             ).values(status="in_flight", claimed_by=self.worker_id, claimed_at=self.clock.now()))
             return result.rowcount == 1
 
-    def _keys(self, due_only: bool, keys: list[tuple[str, str, str]] | None = None) -> list[tuple[int, int]]:
+    def _keys(self, due_only: bool, keys: list[tuple[str, str, str]] | None = None,
+              scope: Scope | None = None) -> list[tuple[int, int]]:
         query = select(PendingUpdateRow.pk, PendingUpdateRow.generation, PendingUpdateRow.thread_id,
                        PendingUpdateRow.user_id, PendingUpdateRow.agent_name).where(PendingUpdateRow.status == "pending")
+        if scope is not None:
+            query = query.where(PendingUpdateRow.user_id == scope.user_id, PendingUpdateRow.agent_name == scope.agent_name)
         if due_only:
             query = query.where(PendingUpdateRow.due_at <= self.clock.now())
         with self.db.read() as s:
@@ -251,11 +254,13 @@ class UpdateQueue:
         self._recover_stale(self.clock.now())
         return self._run_batch(self._keys(True))
 
-    def flush(self) -> int:
-        """Process everything pending now, in the caller's thread; return how many updates were applied."""
+    def flush(self, *, user_id: str | None = None, agent_name: str | None = None) -> int:
+        """Process everything pending now (of one scope, when both are given), in the caller's thread; return
+        how many updates were applied."""
+        scope = make_scope(user_id, agent_name) if user_id is not None and agent_name is not None else None
         self._recover_stale(self.clock.now())
         self.wait()
-        return self._run_batch(self._keys(False))
+        return self._run_batch(self._keys(False, scope=scope))
 
     def wait(self, timeout: float | None = 60.0) -> None:
         """Wait for `add_nowait` threads in flight."""

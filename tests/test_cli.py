@@ -149,7 +149,7 @@ def test_every_fixture_format_is_recognised_and_imported_into_its_scope(tmp_path
 def test_wait_processes_the_conversations_before_exiting(tmp_path):
     env = cli_env(tmp_path / "home")
     out = ok(env, "import", DATA / "chatgpt" / "conversations.json", "--user", "ana", "--agent", "bot", "--wait")
-    assert "Processed 6 queued update(s) now" in out and "wait in the update queue" not in out
+    assert "Processed 6 queued update(s) of ana/bot now" in out and "wait in the update queue" not in out
     with opened(env) as memory:
         assert memory.queue.pending() == 0
         facts = memory.facts.list(user_id="ana", agent_name="bot")

@@ -273,3 +273,13 @@ def test_worker_false_leaves_queued_updates_to_another_process(tmp_path, clock):
         assert other.queue.pending() == 1
         other.queue.add(convo("I prefer coffee."), thread_id="t2")
         assert other.status().running  # the default: queuing starts this process's worker
+
+
+def test_flush_of_one_scope_leaves_the_others(tmp_path, database_url, clock):
+    with make_memory(tmp_path, database_url, clock=clock, rate_limit_seconds=0) as m:
+        m.queue.add(convo(), thread_id="t", user_id="ana", agent_name="bot")
+        m.queue.add(convo(), thread_id="t", user_id="bob", agent_name="bot")
+        assert m.queue.flush(user_id="ana", agent_name="bot") == 1
+        assert m.queue.pending(user_id="ana", agent_name="bot") == 0
+        assert m.queue.pending(user_id="bob", agent_name="bot") == 1
+        assert m.queue.flush() == 1 and m.queue.pending() == 0

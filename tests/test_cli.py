@@ -154,7 +154,7 @@ def test_wait_processes_the_conversations_before_exiting(tmp_path):
         assert memory.queue.pending() == 0
         facts = memory.facts.list(user_id="ana", agent_name="bot")
         assert "Lisbon" in " ".join(f.content for f in facts)
-        assert f"ana/bot has {len(facts)} more fact(s)" in out
+        assert f"of ana/bot now: it has {len(facts)} more fact(s)" in out
 
 
 def test_a_bad_file_is_refused_in_one_line_and_changes_nothing(tmp_path):

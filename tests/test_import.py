@@ -180,7 +180,7 @@ def test_a_long_conversation_keeps_its_end(tmp_path, clock):
     with make_memory(tmp_path, clock=clock, max_conversation_chars=5_000, rate_limit_seconds=0) as m:
         view = m.scoped(user_id="ana", agent_name="bot")
         report = view.import_file(path)
-        assert report.conversations == 1 and any("last 5,000 characters" in n for n in report.notes)
+        assert report.conversations == 1 and any("max_conversation_chars (5,000)" in n for n in report.notes)
         assert view.queue.pending() == 1 and m.queue.flush() == 1
         said = " ".join(f.content for f in view.facts.list(include_invalid=True))
         assert "Town38" in said and "Town0" not in said

@@ -14,13 +14,14 @@ import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import QueueFullError
 from ..facts import content_key, validate_category, validate_confidence, validate_content
 from ..store.import_store import ImportLedger
 from ..validation import check_text
 from . import read_import
+from .records import ImportedDocument, ParsedImport
 
 if TYPE_CHECKING:
     from ..scoped import ScopedMemory
@@ -69,133 +70,159 @@ def import_file(view: "ScopedMemory", path: str | Path, *, format: str | None = 
     """Import another tool's file into the view's scope (see the module docstring). ValueError for a file that
     cannot be read, before anything changes."""
     parsed = read_import(path, format)
-    report = ImportReport(format=parsed.format, dry_run=bool(dry_run), errors=list(parsed.errors),
-                          notes=list(parsed.notes))
     if not dry_run and not view.can_write:
         raise PermissionError(f"the {view.role} role may not import into {view.scope.key}")
-    memory = view._memory
-    settings = memory.settings
-    step = progress or (lambda _fraction, _what: None)
+    run = _Import(view, parsed, bool(dry_run), progress or (lambda _fraction, _what: None))
+    run.check()  # everything is checked before anything is written
+    run.facts()
+    run.summaries()
+    run.documents()
+    run.conversations()
+    run.step(1.0, "done")
+    log.info("import of %s into %s: %s", parsed.format, view.scope.key, run.report)
+    return run.report
 
-    ledger = ImportLedger(memory.db, memory.clock)
 
-    # Everything is checked before anything is written: what cannot be stored is reported and left out.
-    candidates = []
-    for i, fact in enumerate(parsed.facts):
-        try:
-            candidates.append((validate_content(fact.content, settings.max_fact_chars), validate_category(fact.category),
-                               validate_confidence(fact.confidence), fact.created_at))
-        except ValueError as exc:
-            report.errors.append(f"fact {fact.source_id or i}: {exc}")
-    summaries: dict[str, str] = {}
-    for key, text in parsed.summaries.items():
-        try:
-            summaries[key] = check_text(text, f"summary {key}", settings.max_document_chars,
-                                        setting="max_document_chars").strip()
-        except ValueError as exc:
-            report.errors.append(str(exc))
-    documents = []
-    for document in parsed.documents:
-        try:
-            check_text(document.text, document.path, settings.max_document_chars, setting="max_document_chars")
-            existing_text = view.read_document(document.path)
-        except (ValueError, KeyError) as exc:
-            report.errors.append(f"{document.path}: {exc.args[0] if exc.args else exc}")
-            continue
-        documents.append((document, existing_text))
-    report.sample += [c[0] for c in candidates[:SAMPLE]]
+class _Import:
+    """One import into one scope, step by step; what was imported goes into the ledger as it is written."""
 
-    # Facts: a fact imported before is not added again, even if it was superseded or forgotten here since;
-    # the rest are added in one transaction (the whole lot or none of it), deduplicated as always.
-    fact_keys = {f"fact:{_digest(content_key(c[0]))}": c for c in candidates}
-    known_facts = ledger.known(view.scope, list(fact_keys))
-    fresh_facts = [(key, c) for key, c in fact_keys.items() if key not in known_facts]
-    report.facts_skipped += len(candidates) - len(fresh_facts)
-    # An import never evicts: facts beyond max_facts are left out (and not remembered as imported).
-    full = 0
-    if dry_run:
-        existing = {content_key(f.content) for f in view.facts.list()}
-        room = settings.max_facts - len(existing)
-        for _key, (content, _category, confidence, _when) in fresh_facts:
-            ckey = content_key(content)
-            if ckey in existing or confidence < settings.fact_confidence_threshold:
-                report.facts_skipped += 1
-            elif room <= 0:
-                full += 1
-            else:
-                existing.add(ckey)
-                room -= 1
-                report.facts_added += 1
-    elif fresh_facts:
-        step(0.05, f"adding {len(fresh_facts)} facts")
-        imported: dict[str, str] = {}
-        with view._writing("import facts"), memory._store.transaction(view.scope) as tx:
-            for key, (content, category, confidence, when) in fresh_facts:
-                fact, reason = tx.add(content, category, confidence, source=f"import:{parsed.format}",
-                                      threshold=settings.fact_confidence_threshold, max_facts=settings.max_facts,
-                                      created_at=when, evict=False)
-                if reason == "full":
-                    full += 1
-                    continue
-                imported[key] = key.split(":", 1)[1]
-                if fact is None:
+    def __init__(self, view: "ScopedMemory", parsed: ParsedImport, dry_run: bool,
+                 step: Callable[[float, str], None]) -> None:
+        self.view, self.parsed, self.dry_run, self.step = view, parsed, dry_run, step
+        self.memory = view._memory
+        self.settings = self.memory.settings
+        self.ledger = ImportLedger(self.memory.db, self.memory.clock)
+        self.report = ImportReport(format=parsed.format, dry_run=dry_run, errors=list(parsed.errors),
+                                   notes=list(parsed.notes))
+        self.candidates: list[tuple[str, str, float, Any]] = []
+        self.checked_summaries: dict[str, str] = {}
+        self.checked_documents: list[tuple[ImportedDocument, str | None]] = []
+
+    def check(self) -> None:
+        """What cannot be stored is reported and left out."""
+        settings, report = self.settings, self.report
+        for i, fact in enumerate(self.parsed.facts):
+            try:
+                self.candidates.append((validate_content(fact.content, settings.max_fact_chars),
+                                        validate_category(fact.category), validate_confidence(fact.confidence),
+                                        fact.created_at))
+            except ValueError as exc:
+                report.errors.append(f"fact {fact.source_id or i}: {exc}")
+        for key, text in self.parsed.summaries.items():
+            try:
+                self.checked_summaries[key] = check_text(text, f"summary {key}", settings.max_document_chars,
+                                                         setting="max_document_chars").strip()
+            except ValueError as exc:
+                report.errors.append(str(exc))
+        for document in self.parsed.documents:
+            try:
+                check_text(document.text, document.path, settings.max_document_chars, setting="max_document_chars")
+                self.checked_documents.append((document, self.view.read_document(document.path)))
+            except ValueError as exc:
+                report.errors.append(str(exc))
+            except KeyError:
+                report.errors.append(f"{document.path}: not a document memory_core keeps")
+        report.sample += [c[0] for c in self.candidates[:SAMPLE]]
+
+    def facts(self) -> None:
+        """A fact imported before is not added again, even if it was superseded or forgotten here since; the
+        rest are added in one transaction (the whole lot or none of it), deduplicated as always. An import
+        never evicts: facts beyond max_facts are left out, and not remembered as imported."""
+        settings, report, view = self.settings, self.report, self.view
+        keyed = {f"fact:{_digest(content_key(c[0]))}": c for c in self.candidates}
+        known = self.ledger.known(view.scope, list(keyed))
+        fresh = [(key, c) for key, c in keyed.items() if key not in known]
+        report.facts_skipped += len(self.candidates) - len(fresh)
+        full = 0
+        if self.dry_run:
+            existing = {content_key(f.content) for f in view.facts.list()}
+            room = settings.max_facts - len(existing)
+            for _key, (content, _category, confidence, _when) in fresh:
+                ckey = content_key(content)
+                if ckey in existing or confidence < settings.fact_confidence_threshold:
                     report.facts_skipped += 1
+                elif room <= 0:
+                    full += 1
                 else:
+                    existing.add(ckey)
+                    room -= 1
                     report.facts_added += 1
-        ledger.record_many(view.scope, imported)
-    if full:
-        report.facts_skipped += full
-        report.notes.append(f"{full} fact(s) {'would be ' if dry_run else ''}left out: this scope holds max_facts "
-                            f"({settings.max_facts}) valid facts, and an import never evicts any; raise max_facts "
-                            "or forget some, then import again to add them")
+        elif fresh:
+            self.step(0.05, f"adding {len(fresh)} facts")
+            imported: dict[str, str] = {}
+            with view._writing("import facts"), self.memory._store.transaction(view.scope) as tx:
+                for key, (content, category, confidence, when) in fresh:
+                    fact, reason = tx.add(content, category, confidence, source=f"import:{self.parsed.format}",
+                                          threshold=settings.fact_confidence_threshold,
+                                          max_facts=settings.max_facts, created_at=when, evict=False)
+                    if reason == "full":
+                        full += 1
+                        continue
+                    imported[key] = key.split(":", 1)[1]
+                    if fact is None:
+                        report.facts_skipped += 1
+                    else:
+                        report.facts_added += 1
+            self.ledger.record_many(view.scope, imported)
+        if full:
+            report.facts_skipped += full
+            report.notes.append(f"{full} fact(s) {'would be ' if self.dry_run else ''}left out: this scope holds "
+                                f"max_facts ({settings.max_facts}) valid facts, and an import never evicts any; "
+                                "raise max_facts or forget some, then import again to add them")
 
-    # Summaries fill empty sections only: memory the scope already has is never overwritten by an import.
-    current = {k: v["summary"] for group in view.memory_data().values() if isinstance(group, dict)
-               for k, v in group.items() if isinstance(v, dict)}
-    fresh = {k: v for k, v in summaries.items() if v and not current.get(k)}
-    kept = sorted(k for k, v in summaries.items() if v and current.get(k) and current[k] != v)
-    if kept:
-        report.notes.append(f"summaries kept as they are (already set here): {', '.join(kept)}")
-    report.summaries = len(fresh)
-    if fresh and not dry_run:
-        view.set_summaries(fresh)
+    def summaries(self) -> None:
+        """Summaries fill empty sections only: what the scope has is never overwritten by an import."""
+        current = {k: v["summary"] for group in self.view.memory_data().values() if isinstance(group, dict)
+                   for k, v in group.items() if isinstance(v, dict)}
+        fresh = {k: v for k, v in self.checked_summaries.items() if v and not current.get(k)}
+        kept = sorted(k for k, v in self.checked_summaries.items() if v and current.get(k) and current[k] != v)
+        if kept:
+            self.report.notes.append(f"summaries kept as they are (already set here): {', '.join(kept)}")
+        self.report.summaries = len(fresh)
+        if fresh and not self.dry_run:
+            self.view.set_summaries(fresh)
 
-    # Documents as they are: MEMORY.md as a new version; a log or diary the scope lacks is written. A document
-    # imported before is not written again (MEMORY.md may have been dreamt over since).
-    doc_keys = {f"doc:{parsed.format}:{d.path}"[:300]: (d, existing) for d, existing in documents}
-    known_docs = ledger.known(view.scope, list(doc_keys))
-    written: dict[str, str] = {}
-    for key, (document, existing_text) in doc_keys.items():
-        digest = _digest(document.text)
-        if known_docs.get(key) == digest or existing_text == document.text:
-            continue
-        if document.path == "MEMORY.md":
+    def documents(self) -> None:
+        """Documents as they are: MEMORY.md as a new version; a log or diary the scope lacks is written. A
+        document imported before is not written again (MEMORY.md may have been dreamt over since)."""
+        view, report, fmt = self.view, self.report, self.parsed.format
+        keyed = {f"doc:{fmt}:{d.path}"[:300]: (d, existing) for d, existing in self.checked_documents}
+        known = self.ledger.known(view.scope, list(keyed))
+        written: dict[str, str] = {}
+        for key, (document, existing_text) in keyed.items():
+            digest = _digest(document.text)
+            if known.get(key) == digest or existing_text == document.text:
+                continue
+            if document.path != "MEMORY.md" and existing_text is not None:
+                report.notes.append(f"{document.path} exists here with other content: kept as it is")
+                continue
             report.documents += 1
-            if not dry_run:
-                view.write_core(document.text, reason=f"imported from {parsed.format}")
-                written[key] = digest
-        elif existing_text is None:
-            report.documents += 1
-            if not dry_run:
+            if self.dry_run:
+                continue
+            if document.path == "MEMORY.md":
+                view.write_core(document.text, reason=f"imported from {fmt}")
+            else:
                 with view._writing("import documents"):
-                    memory.documents.write(view.scope, document.path, document.text)
-                written[key] = digest
-        else:
-            report.notes.append(f"{document.path} exists here with other content: kept as it is")
-    if written:
-        ledger.record_many(view.scope, written)
-        memory.index.sync_documents(view.scope)
+                    self.memory.documents.write(view.scope, document.path, document.text)
+            written[key] = digest
+        if written:
+            self.ledger.record_many(view.scope, written)
+            self.memory.index.sync_documents(view.scope)
 
-    # Conversations through the persisted queue, each dated when it happened; the ledger makes it resumable.
-    conversations = list(parsed.conversations)
-    if conversations and not settings.enabled:  # queue.add would drop them, and the ledger would skip them later
-        report.notes.append(f"{len(conversations)} conversation(s) not queued: memory updates are switched off "
-                            "(Settings.enabled is False); import the file again once they are on")
-        conversations = []
-    if conversations:
-        keys = [f"{parsed.format}:{c.id}"[:300] for c in conversations]
-        known = ledger.known(view.scope, keys)
+    def conversations(self) -> None:
+        """Through the persisted queue, each dated when it happened; the ledger makes a big import resumable."""
+        view, report, settings = self.view, self.report, self.settings
+        conversations = list(self.parsed.conversations)
+        if conversations and not settings.enabled:  # queue.add would drop them, and the ledger skip them later
+            report.notes.append(f"{len(conversations)} conversation(s) not queued: memory updates are switched "
+                                "off (Settings.enabled is False); import the file again once they are on")
+            return
+        if not conversations:
+            return
+        keys = [f"{self.parsed.format}:{c.id}"[:300] for c in conversations]
+        known = self.ledger.known(view.scope, keys)
         report.sample += [c.title or c.id for c in conversations[:SAMPLE]]
+        cut_short = 0
         for n, (key, conversation) in enumerate(zip(keys, conversations)):
             digest = _conversation_hash(conversation)
             if known.get(key) == digest:
@@ -207,11 +234,9 @@ def import_file(view: "ScopedMemory", path: str | Path, *, format: str | None = 
                 report.errors.append(f"conversation {conversation.id}: no user or assistant text")
                 continue
             messages, cut = _bounded(messages, settings.max_conversation_chars)
-            if cut:
-                report.notes.append(f"conversation {conversation.id}: only its last "
-                                    f"{settings.max_conversation_chars:,} characters are read")
+            cut_short += cut
             report.conversations += 1
-            if dry_run:
+            if self.dry_run:
                 continue
             when = conversation.created_at or conversation.updated_at
             options = {"title": (conversation.title or "Imported conversation")[:120]}
@@ -221,14 +246,12 @@ def import_file(view: "ScopedMemory", path: str | Path, *, format: str | None = 
                 view.queue.add(messages, thread_id=key[:256], options=options)
             except QueueFullError:
                 report.conversations -= 1
-                left = len(conversations) - n
-                report.notes.append(f"the update queue is full: {left} conversation(s) not queued yet; import the "
-                                    "file again later to queue them (what is queued already is skipped)")
+                report.notes.append(f"the update queue is full: {len(conversations) - n} conversation(s) not queued "
+                                    "yet; import the file again later to queue them (what is queued is skipped)")
                 break
-            ledger.record(view.scope, key, digest)
+            self.ledger.record(view.scope, key, digest)
             if n % 50 == 0:
-                step(0.1 + 0.9 * n / len(conversations), f"queued {n} of {len(conversations)} conversations")
-    step(1.0, "done")
-    log.info("import of %s into %s: %s", parsed.format, view.scope.key, report)
-    return report
-
+                self.step(0.1 + 0.9 * n / len(conversations), f"queued {n} of {len(conversations)} conversations")
+        if cut_short:
+            report.notes.append(f"{cut_short} conversation(s) longer than max_conversation_chars "
+                                f"({settings.max_conversation_chars:,}): only the last part of each is read")

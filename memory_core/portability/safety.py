@@ -15,6 +15,7 @@ import os
 import stat
 import zipfile
 import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterator
@@ -169,15 +170,22 @@ def decode_text(data: bytes, what: str) -> str:
         raise ValueError(f"{what} is not UTF-8 text (byte {exc.start:,})") from None
 
 
-def load_json(data: bytes, what: str) -> Any:
-    """Parse JSON from bytes: UTF-8 only, and refused when nested so deep the parser gives up."""
-    text = decode_text(data, what)
+@contextmanager
+def _json_errors(what: str) -> Iterator[None]:
+    """The parser's errors as ValueErrors that name `what`."""
     try:
-        return json.loads(text)
+        yield
     except json.JSONDecodeError as exc:
         raise ValueError(f"{what} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     except RecursionError:
         raise ValueError(f"{what} is JSON nested absurdly deep; refused") from None
+
+
+def load_json(data: bytes, what: str) -> Any:
+    """Parse JSON from bytes: UTF-8 only, and refused when nested so deep the parser gives up."""
+    text = decode_text(data, what)
+    with _json_errors(what):
+        return json.loads(text)
 
 
 class JsonArray:
@@ -205,13 +213,8 @@ class JsonArray:
         if text.startswith("]", i):
             return self._end(i + 1)
         while True:
-            try:
+            with _json_errors(self.what):
                 item, i = decode(text, i)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{self.what} is not valid JSON (line {exc.lineno}, column {exc.colno}: "
-                                 f"{exc.msg})") from None
-            except RecursionError:
-                raise ValueError(f"{self.what} is JSON nested absurdly deep; refused") from None
             yield item
             i = _skip_space(text, i)
             if text.startswith(",", i):
@@ -249,12 +252,8 @@ def load_json_lazily(data: bytes, what: str) -> Any:
     start = _skip_space(text, 0)
     if text.startswith("[", start):
         return JsonArray(text, start + 1, what)
-    try:
+    with _json_errors(what):
         return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{what} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
-    except RecursionError:
-        raise ValueError(f"{what} is JSON nested absurdly deep; refused") from None
 
 
 def iter_json_lines(data: bytes, what: str) -> Iterator[tuple[int, Any, str | None]]:

@@ -29,6 +29,7 @@ SECRET_FIELDS = {"OPENAI_API_KEY": "llm_api_key", "OPENAI_BASE_URL": "llm_base_u
                  "MEMORY_CORE_DATABASE_URL": "database_url", "MEMORY_CORE_HOME": "home", "LLM_MODEL": "llm_model"}
 MAX_PASTE_CHARS = 500_000  # what a text area takes
 MAX_INGEST_BYTES = 5 * 1024 * 1024  # a conversation file, checked before it is read
+MAX_UPLOAD_DEPTH = 8  # folders deep in a folder upload
 
 
 def _secrets() -> dict:
@@ -294,3 +295,24 @@ def ensure_entrypoint() -> None:
     if getattr(PagesManager, "uses_pages_directory", False):
         PagesManager.uses_pages_directory = False
         st.rerun()
+
+
+def safe_upload_parts(name: str) -> list[str]:
+    """A browser-given name (a folder upload's is its path, "ws/memory/2026-01-15.md") as safe path parts:
+    no empty, "." or ".." parts, odd characters replaced; a part of a name is kept, so MEMORY.md stays."""
+    parts = [re.sub(r"[^A-Za-z0-9._-]", "_", p)[-100:] for p in re.split(r"[/\\]", name)]
+    return [p for p in parts if p.strip(".")][-MAX_UPLOAD_DEPTH:] or ["upload"]
+
+
+def save_uploads(uploads: list, folder: str) -> Path:
+    """The upload (one file) or the uploaded folder's files, written under `folder`; the path to import."""
+    root = Path(folder)
+    if len(uploads) == 1 and len(safe_upload_parts(uploads[0].name)) == 1:
+        path = root / safe_upload_parts(uploads[0].name)[0]
+        path.write_bytes(uploads[0].getvalue())
+        return path
+    for upload in uploads:
+        target = root.joinpath("upload", *safe_upload_parts(upload.name))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(upload.getvalue())
+    return root / "upload"

@@ -1,18 +1,18 @@
 """Import / Export: other tools' memory and conversations into the scope in view; bundles in and out."""
 
-import re
 import tempfile
 from datetime import datetime
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
-from memory_core.dashboard import ensure_entrypoint, escape_markdown, get_memory, readable_scopes, view, who
+from memory_core.dashboard import (ensure_entrypoint, escape_markdown, get_memory, readable_scopes, save_uploads,
+                                   view, who)
 from memory_core.errors import MemoryCoreError
 from memory_core.portability.bundle import bundle_bytes, import_bundle_as, is_bundle
 
 MAX_IMPORT_BYTES = 100 * 1024 * 1024  # server.maxUploadSize; bigger exports go through `memory-core import`
+MAX_FOLDER_FILES = 5_000  # a Markdown workspace: a MEMORY.md and a log a day for years
 FORMATS = {"bundle": "memory_core bundle", "deerflow": "DeerFlow memory.json", "mem0": "mem0 / OpenMemory",
            "chatgpt": "ChatGPT data export", "claude": "Claude data export", "markdown": "Markdown workspace"}
 
@@ -24,18 +24,10 @@ st.title("Import / Export")
 tab_in, tab_out = st.tabs(["Import", "Export"])
 
 
-def _saved(upload, folder: str) -> Path:
-    """The upload as a file in `folder`, under its own name made safe (a Markdown file's name says what it is)."""
-    name = re.sub(r"[^A-Za-z0-9._-]", "_", Path(upload.name).name)[-100:].lstrip(".") or "upload"
-    path = Path(folder) / name
-    path.write_bytes(upload.getvalue())
-    return path
-
-
-def _run(upload, *, dry_run: bool, mode: str = "skip", progress=None) -> dict:
+def _run(uploads: list, *, dry_run: bool, mode: str = "skip", progress=None) -> dict:
     """Read the upload and import it (or preview the import): {"kind", "result"} or {"error"}."""
     with tempfile.TemporaryDirectory(prefix="memory-core-import-") as folder:
-        path = _saved(upload, folder)
+        path = save_uploads(uploads, folder)
         try:
             if is_bundle(path):
                 return {"kind": "bundle", "result": import_bundle_as(memory, me, path, mode=mode, dry_run=dry_run)}
@@ -73,20 +65,27 @@ def _show_bundle(result: dict, done: bool) -> None:
 
 with tab_in:
     st.caption("Bring memory in from " + ", ".join(f"{v} (`{k}`)" for k, v in FORMATS.items() if k != "bundle")
-               + ", or restore a memory_core bundle. A folder is uploaded as a zip. The file is checked whole "
-                 "before anything changes, and importing the same file again adds nothing.")
+               + ", or restore a memory_core bundle. A folder can be uploaded as it is, or as a zip. It is checked "
+                 "whole before anything changes, and importing the same file again adds nothing.")
     if not scoped.can_write:
         st.info(f"Your role in {scoped.scope.key} is {scoped.role}: you can export this scope, not import into it.")
     else:
         upload = st.file_uploader("File to import", type=["zip", "json", "jsonl", "gz", "md"], key="import_file")
-        if upload is not None and upload.size > MAX_IMPORT_BYTES:  # refused before a byte of it is read
-            st.error(f"The file is {upload.size / 1024 ** 2:,.0f} MiB; this page takes up to "
-                     f"{MAX_IMPORT_BYTES // 1024 ** 2} MiB. Use `memory-core import` for bigger exports.")
-        elif upload is not None:
-            key = (upload.file_id, scoped.scope.key)
+        folder = st.file_uploader("…or a folder (a Markdown workspace: MEMORY.md and memory/)", type=["md", "json"],
+                                  accept_multiple_files="directory", key="import_folder")
+        uploads = [upload] if upload is not None else list(folder or [])
+        size = sum(u.size for u in uploads)
+        if len(uploads) > MAX_FOLDER_FILES:
+            st.error(f"The folder holds {len(uploads):,} files; this page takes up to {MAX_FOLDER_FILES:,}. Use "
+                     "`memory-core import` for it.")
+        elif size > MAX_IMPORT_BYTES:  # refused before a byte of it is read
+            st.error(f"That is {size / 1024 ** 2:,.0f} MiB; this page takes up to {MAX_IMPORT_BYTES // 1024 ** 2} "
+                     "MiB. Use `memory-core import` for bigger exports.")
+        elif uploads:
+            key = (tuple(u.file_id for u in uploads), scoped.scope.key)
             if st.session_state.get("_import_preview_key") != key:
                 with st.spinner("Reading the file…"):
-                    st.session_state["_import_preview"] = _run(upload, dry_run=True)
+                    st.session_state["_import_preview"] = _run(uploads, dry_run=True)
                 st.session_state["_import_preview_key"] = key
             preview = st.session_state["_import_preview"]
             if "error" in preview:
@@ -104,7 +103,7 @@ with tab_in:
                     _show_report(preview["result"], done=False)
                 if st.button("Import", type="primary", key="import_go"):
                     bar = st.progress(0.0, text="Importing…")
-                    outcome = _run(upload, dry_run=False, mode=mode,
+                    outcome = _run(uploads, dry_run=False, mode=mode,
                                    progress=lambda fraction, what: bar.progress(min(max(fraction, 0.0), 1.0), text=what))
                     bar.progress(1.0, text="Done")
                     st.session_state.pop("_import_preview_key", None)  # the next look at this file previews anew

@@ -133,3 +133,27 @@ def test_is_bundle_tells_bundles_from_other_zips(tmp_path):
     garbage = tmp_path / "garbage.zip"
     garbage.write_bytes(b"PK\x03\x04 not really")
     assert not is_bundle(other) and not is_bundle(garbage) and not is_bundle(tmp_path / "missing.zip")
+
+
+def test_a_workspace_folder_uploaded_as_it_is(app_env):
+    root = DATA / "markdown" / "openclaw"
+    files = [(f"openclaw/{p.relative_to(root).as_posix()}", p.read_bytes(), "text/markdown")
+             for p in sorted(root.rglob("*")) if p.is_file() and p.suffix in (".md", ".json")]
+    at = page()
+    at.file_uploader(key="import_folder").set_value(files)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Markdown workspace" in m.value for m in at.markdown)
+    assert int(metrics(at)["Documents"]) >= 3
+    at.button(key="import_go").click().run()
+    assert not at.exception and "Priya" in (get_memory().read_core() or "")
+
+
+@pytest.mark.parametrize("name, parts", [
+    ("ws/memory/2026-01-15.md", ["ws", "memory", "2026-01-15.md"]), ("../../etc/passwd", ["etc", "passwd"]),
+    ("a\\..\\b c.md", ["a", "b_c.md"]), ("/abs/MEMORY.md", ["abs", "MEMORY.md"]), ("..", ["upload"]),
+])
+def test_uploaded_names_become_safe_paths(name, parts):
+    from memory_core.dashboard import safe_upload_parts
+
+    assert safe_upload_parts(name) == parts

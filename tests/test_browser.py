@@ -6,6 +6,7 @@ Marked `browser` (slow); CI runs them. The browser is never downloaded: /usr/bin
 from __future__ import annotations
 
 import re
+from datetime import date
 import time
 from pathlib import Path
 
@@ -189,3 +190,17 @@ def test_import_a_file_then_download_a_bundle(app, page, tmp_path):
     assert is_bundle(target)
     _manifest, rows, _documents = read_bundle(target)
     assert {f.id for f in imported} <= {row["id"] for scope_rows in rows.values() for row in scope_rows["facts"]}
+
+
+def test_upload_a_workspace_folder_as_it_is(app, page):
+    url, home = app
+    open_page(page, url, "import_export")
+    folder_input = page.locator("[data-testid=stFileUploaderDropzoneInput]").nth(1)
+    folder_input.set_input_files(str(DATA / "markdown" / "openclaw"))
+    page.get_by_text(re.compile(r"Detected format: Markdown workspace")).wait_for(timeout=60_000)
+    page.wait_for_load_state("networkidle")
+    page.get_by_role("button", name="Import", exact=True).click()
+    page.get_by_text(re.compile(r"Imported into default/default")).wait_for(timeout=60_000)
+    with store(home) as m:
+        assert "Priya" in (m.read_core() or "")
+        assert "VLAN 30" in (m.daily.read(date(2026, 1, 15)) or "")

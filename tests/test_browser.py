@@ -170,7 +170,8 @@ def test_import_a_file_then_download_a_bundle(app, page, tmp_path):
 
     url, home = app
     open_page(page, url, "import_export")
-    page.locator("[data-testid=stFileUploaderDropzoneInput]").set_input_files(str(DATA / "deerflow" / "memory.json"))
+    file_input = page.locator("[data-testid=stFileUploaderDropzoneInput]").first  # the second takes folders
+    file_input.set_input_files(str(DATA / "deerflow" / "memory.json"))
     page.get_by_text(re.compile(r"Detected format: DeerFlow memory\.json")).wait_for(timeout=60_000)
     page.wait_for_load_state("networkidle")
     page.get_by_role("button", name="Import", exact=True).click()

@@ -47,6 +47,13 @@ def rank(role: str | None) -> int:
     return ROLES.index(role) + 1 if role in ROLES else 0
 
 
+def enough(role: str | None, action: str) -> bool:
+    """Whether `role` allows `action` (read, write, admin); ValueError for another action."""
+    if action not in ACTIONS:
+        raise ValueError(f"action must be one of {', '.join(ACTIONS)}; got {action!r:.40}")
+    return rank(role) >= rank(ACTIONS[action])
+
+
 def strongest(roles: Iterable[str | None]) -> str | None:
     best = max(roles, key=rank, default=None)
     return best if rank(best) else None
@@ -215,9 +222,7 @@ class Access:
         return strongest(role for pattern, role in self._patterns(email) if matches(pattern, scope))
 
     def can(self, email: str, action: str, *, user_id: str = "default", agent_name: str = "default") -> bool:
-        if action not in ACTIONS:
-            raise ValueError(f"action must be one of {', '.join(ACTIONS)}; got {action!r:.40}")
-        return rank(self.role_for(email, user_id=user_id, agent_name=agent_name)) >= rank(ACTIONS[action])
+        return enough(self.role_for(email, user_id=user_id, agent_name=agent_name), action)
 
     def _patterns(self, email: str) -> list[tuple[str, str]]:
         """(pattern, role) of every grant that names this e-mail or its domain, bootstrap admins included."""
@@ -240,6 +245,10 @@ class Access:
         if principal.kind == "token" and principal.token and principal.token.active(self._clock.now()):
             return principal.token.role if principal.token.scope == scope else None
         return None
+
+    def allows(self, principal: Principal, action: str, scope: Scope) -> bool:
+        """Whether `principal` may `action` (read, write, admin) in `scope`."""
+        return enough(self.role(principal, scope), action)
 
     def view(self, memory: "Memory", principal: Principal, *, user_id: str, agent_name: str) -> "ScopedMemory":
         """A view of one scope with the principal's role there; PermissionError if it may not even read."""

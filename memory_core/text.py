@@ -1,7 +1,8 @@
-"""Small text helpers shared by the heuristics: words, stop words, light stemming."""
+"""Small text helpers: words, stop words and light stemming for the heuristics, and a text's hash."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 _WORD = re.compile(r"[\w']+", re.UNICODE)
@@ -23,3 +24,8 @@ def stem(word: str) -> str:
         if len(word) > len(suffix) + 3 and word.endswith(suffix):
             return word[: -len(suffix)][:6]
     return word[:6]
+
+
+def sha256_text(text: str) -> str:
+    """The SHA-256 of a text, hex (lone surrogates are hashed as they are, never an error)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -99,6 +99,10 @@ def test_principals_and_views(policy):
         access.view(policy, NOBODY, user_id="ana", agent_name="bot")
     scopes = [Scope("ana", "bot"), Scope("bob", "bot"), Scope("bob", "coder"), Scope("team", "x")]
     assert access.readable(ana, scopes) == [Scope("ana", "bot"), Scope("bob", "coder"), Scope("team", "x")]
+    assert access.allows(ana, "write", Scope("ana", "bot")) and not access.allows(ana, "admin", Scope("ana", "bot"))
+    assert not access.allows(ana, "read", Scope("bob", "bot")) and access.allows(OPERATOR, "admin", Scope("bob", "bot"))
+    with pytest.raises(ValueError):
+        access.allows(ana, "delete", Scope("ana", "bot"))
     sandbox, key = access.new_sandbox()
     assert access.readable(sandbox, scopes + [sandbox.sandbox]) == [sandbox.sandbox]
     assert access.sandbox_for(key) == sandbox and access.sandbox_for(key[:-1] + "x") is None

@@ -132,7 +132,11 @@ def test_is_bundle_tells_bundles_from_other_zips(tmp_path):
         z.writestr("manifest.json", '{"format": "something-else"}')
     garbage = tmp_path / "garbage.zip"
     garbage.write_bytes(b"PK\x03\x04 not really")
+    deep = tmp_path / "deep.zip"
+    with zipfile.ZipFile(deep, "w") as z:
+        z.writestr("manifest.json", "[" * 100_000 + "]" * 100_000)  # too deep for the parser
     assert not is_bundle(other) and not is_bundle(garbage) and not is_bundle(tmp_path / "missing.zip")
+    assert not is_bundle(deep)
 
 
 def test_a_workspace_folder_uploaded_as_it_is(app_env):

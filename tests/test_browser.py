@@ -165,17 +165,22 @@ def test_budget_slider_changes_the_token_counter(app, page):
     assert page.locator("[data-testid=stException]").count() == 0
 
 
+def import_on_the_page(page, url, uploader: int, source: Path, detected: str) -> None:
+    """Upload `source` through the Import / Export page's uploader (0: a file, 1: a folder), wait for the
+    preview naming the `detected` format, then import it into the default scope."""
+    open_page(page, url, "import_export")
+    page.locator("[data-testid=stFileUploaderDropzoneInput]").nth(uploader).set_input_files(str(source))
+    page.get_by_text(re.compile(f"Detected format: {re.escape(detected)}")).wait_for(timeout=60_000)
+    page.wait_for_load_state("networkidle")
+    page.get_by_role("button", name="Import", exact=True).click()
+    page.get_by_text(re.compile(r"Imported into default/default")).wait_for(timeout=60_000)
+
+
 def test_import_a_file_then_download_a_bundle(app, page, tmp_path):
     from memory_core.portability.bundle import is_bundle, read_bundle
 
     url, home = app
-    open_page(page, url, "import_export")
-    file_input = page.locator("[data-testid=stFileUploaderDropzoneInput]").first  # the second takes folders
-    file_input.set_input_files(str(DATA / "deerflow" / "memory.json"))
-    page.get_by_text(re.compile(r"Detected format: DeerFlow memory\.json")).wait_for(timeout=60_000)
-    page.wait_for_load_state("networkidle")
-    page.get_by_role("button", name="Import", exact=True).click()
-    page.get_by_text(re.compile(r"Imported into default/default")).wait_for(timeout=60_000)
+    import_on_the_page(page, url, 0, DATA / "deerflow" / "memory.json", "DeerFlow memory.json")
     with store(home) as m:
         imported = [f for f in m.facts.list() if f.source == "import:deerflow"]
     assert imported
@@ -195,13 +200,7 @@ def test_import_a_file_then_download_a_bundle(app, page, tmp_path):
 
 def test_upload_a_workspace_folder_as_it_is(app, page):
     url, home = app
-    open_page(page, url, "import_export")
-    folder_input = page.locator("[data-testid=stFileUploaderDropzoneInput]").nth(1)
-    folder_input.set_input_files(str(DATA / "markdown" / "openclaw"))
-    page.get_by_text(re.compile(r"Detected format: Markdown workspace")).wait_for(timeout=60_000)
-    page.wait_for_load_state("networkidle")
-    page.get_by_role("button", name="Import", exact=True).click()
-    page.get_by_text(re.compile(r"Imported into default/default")).wait_for(timeout=60_000)
+    import_on_the_page(page, url, 1, DATA / "markdown" / "openclaw", "Markdown workspace")
     with store(home) as m:
         assert "Priya" in (m.read_core() or "")
         assert "VLAN 30" in (m.daily.read(date(2026, 1, 15)) or "")

@@ -168,7 +168,7 @@ def is_bundle(path: str | Path) -> bool:
             members = safe_members(zf, LIMITS)
             if "manifest.json" not in members:
                 return False
-            manifest = json.loads(read_member(zf, members["manifest.json"], LIMITS))
+            manifest = _load_json(read_member(zf, members["manifest.json"], LIMITS), "manifest.json")
     except (zipfile.BadZipFile, OSError, ValueError):
         return False
     return isinstance(manifest, dict) and manifest.get("format") == FORMAT
@@ -325,14 +325,11 @@ def import_bundle_as(memory: "Memory", principal: "Principal", path: str | Path,
                      dry_run: bool = False) -> dict[str, Any]:
     """Import a bundle for a person or token: every scope in it must be one the principal may write
     (PermissionError before anything changes otherwise); changes are recorded as the principal's."""
-    from ..access import ACTIONS, rank
     from ..actors import acting_as
 
-    def allowed(scope: Scope) -> bool:
-        return rank(memory.access.role(principal, scope)) >= rank(ACTIONS["write"])
-
     with acting_as(principal.actor):
-        return import_bundle(memory, path, mode=mode, dry_run=dry_run, allowed=allowed)
+        return import_bundle(memory, path, mode=mode, dry_run=dry_run,
+                             allowed=lambda scope: memory.access.allows(principal, "write", scope))
 
 
 def bundle_bytes(memory: "Memory", scopes: list | None = None) -> bytes:

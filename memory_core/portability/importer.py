@@ -9,7 +9,6 @@ came in: importing the same file again adds nothing.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..errors import QueueFullError
 from ..facts import content_key, validate_category, validate_confidence, validate_content
 from ..store.import_store import ImportLedger
+from ..text import sha256_text
 from ..validation import check_text
 from . import read_import
 from .records import ImportedDocument, ParsedImport
@@ -45,12 +45,8 @@ class ImportReport:
     sample: list[str] = field(default_factory=list)
 
 
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
 def _conversation_hash(conversation) -> str:
-    return _digest(json.dumps([(m.role, m.content) for m in conversation.messages], ensure_ascii=False))
+    return sha256_text(json.dumps([(m.role, m.content) for m in conversation.messages], ensure_ascii=False))
 
 
 def _bounded(messages: list[dict[str, str]], max_chars: int) -> tuple[list[dict[str, str]], bool]:
@@ -129,7 +125,7 @@ class _Import:
         rest are added in one transaction (the whole lot or none of it), deduplicated as always. An import
         never evicts: facts beyond max_facts are left out, and not remembered as imported."""
         settings, report, view = self.settings, self.report, self.view
-        keyed = {f"fact:{_digest(content_key(c[0]))}": c for c in self.candidates}
+        keyed = {f"fact:{sha256_text(content_key(c[0]))}": c for c in self.candidates}
         known = self.ledger.known(view.scope, list(keyed))
         fresh = [(key, c) for key, c in keyed.items() if key not in known]
         report.facts_skipped += len(self.candidates) - len(fresh)
@@ -190,7 +186,7 @@ class _Import:
         known = self.ledger.known(view.scope, list(keyed))
         written: dict[str, str] = {}
         for key, (document, existing_text) in keyed.items():
-            digest = _digest(document.text)
+            digest = sha256_text(document.text)
             if known.get(key) == digest or existing_text == document.text:
                 continue
             if document.path != "MEMORY.md" and existing_text is not None:

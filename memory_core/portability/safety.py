@@ -380,10 +380,7 @@ class Source:
     def json(self, name: str) -> Any:
         """`name` parsed as JSON (gunzipped first when it is gzip), parsed once per source."""
         if name not in self._parsed:
-            data = self.read(name)
-            if data[:2] == GZIP_MAGIC:
-                data = gunzip(data, name, limits=self.limits)
-            self._parsed[name] = load_json(data, name)
+            self._parsed[name] = load_json(self._unzipped(name), name)
         return self._parsed[name]
 
     def json_lazily(self, name: str) -> Any:
@@ -392,11 +389,13 @@ class Source:
         if name in self._parsed:
             return self._parsed[name]
         if name not in self._lazy:
-            data = self.read(name)
-            if data[:2] == GZIP_MAGIC:
-                data = gunzip(data, name, limits=self.limits)
-            self._lazy[name] = load_json_lazily(data, name)
+            self._lazy[name] = load_json_lazily(self._unzipped(name), name)
         return self._lazy[name]
+
+    def _unzipped(self, name: str) -> bytes:
+        """The bytes of `name`, gunzipped when it is gzip."""
+        data = self.read(name)
+        return gunzip(data, name, limits=self.limits) if data[:2] == GZIP_MAGIC else data
 
     def find(self, basename: str) -> str | None:
         """The shallowest name whose last part is `basename` (exports are sometimes zipped inside a folder)."""

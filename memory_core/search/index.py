@@ -53,9 +53,8 @@ REFRESH_ON_REQUEST = 5_000
 # indexed hash, so that a new bound re-chunks what was indexed under the old one.
 CHUNK_CHARS = 1_600
 HEADING_CHARS = 200  # of the MEMORY.md heading that prefixes each of its bullets' chunks
-# Keyword search's tables: (table, owner expression, extra condition: only valid facts are searched).
-_TABLES = (("facts", "'f:' || t.id", " AND t.invalid_at IS NULL"), ("chunks", "'c:' || t.pk", ""))
-_TEXT = {"facts": "content", "chunks": "text"}
+# Keyword search's tables: (table, owner expression, text column, extra condition: only valid facts are searched).
+_TABLES = (("facts", "'f:' || t.id", "content", " AND t.invalid_at IS NULL"), ("chunks", "'c:' || t.pk", "text", ""))
 _CHUNKING = f"chunks<={CHUNK_CHARS}, preamble"  # how documents are cut: a change re-chunks them
 _BOUNDARIES = (re.compile(r"\n[ \t]*\n\s*"), re.compile(r"\n"), re.compile(r"(?<=[.!?])\s+|(?<=[。！？])"),
                re.compile(r"\s+"))
@@ -520,7 +519,7 @@ class SearchIndex:
 
     def _bm25(self, s, index: str, match: str, params: dict) -> dict[str, float]:
         found: dict[str, float] = {}
-        for table, owner, valid in _TABLES:
+        for table, owner, _col, valid in _TABLES:
             rows = s.execute(text(
                 f"SELECT {owner}, bm25({table}_{index}) FROM {table}_{index} JOIN {table} t ON t.pk = {table}_{index}.rowid "
                 f"WHERE {table}_{index} MATCH :q AND t.user_id = :u AND t.agent_name = :a{valid} "
@@ -530,8 +529,7 @@ class SearchIndex:
 
     def _ts_rank(self, s, tsquery: str, params: dict) -> dict[str, float]:
         found: dict[str, float] = {}
-        for table, owner, valid in _TABLES:
-            col = _TEXT[table]
+        for table, owner, col, valid in _TABLES:
             rows = s.execute(text(
                 f"SELECT {owner}, ts_rank(to_tsvector('simple', t.{col}), to_tsquery('simple', :q)) AS r "
                 f"FROM {table} t WHERE t.user_id = :u AND t.agent_name = :a{valid} AND "
@@ -544,8 +542,7 @@ class SearchIndex:
         found: dict[str, float] = {}
         for term in terms:
             like = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            for table, owner, valid in _TABLES:
-                col = _TEXT[table]
+            for table, owner, col, valid in _TABLES:
                 rows = s.execute(text(
                     f"SELECT {owner} FROM {table} t WHERE t.user_id = :u AND t.agent_name = :a{valid} "
                     f"AND lower(t.{col}) LIKE :p ESCAPE '\\' LIMIT :n"), {**params, "p": like}).all()

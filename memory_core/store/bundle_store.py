@@ -1,8 +1,8 @@
 """The rows of a scope as plain data, and back: what a bundle carries, in SQL.
 
 Dumped: facts (every one, valid or not, with validity), their audit log, the summaries, every MEMORY.md
-version, the dream state, the days dreams have read, and the plans. Timestamps travel as ISO 8601 UTC with microseconds, so that a
-bundle moved SQLite -> PostgreSQL -> SQLite comes back equal.
+version, the dream state, the days dreams have read, and the plans. Timestamps travel as ISO 8601 UTC with
+microseconds, so that a bundle moved SQLite -> PostgreSQL -> SQLite comes back equal.
 """
 
 from __future__ import annotations

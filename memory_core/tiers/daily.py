@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Callable, Mapping
 
 from ..scope import Scope, make_scope
+from ..text import sha256_text
 from ..validation import check_text
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ class DailyTier:
             if day >= cutoff or day.isoformat() not in dreamt:
                 continue
             text = self.store.read(scope, daily_path(day)) or ""
-            if hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() == dreamt[day.isoformat()]:
+            if sha256_text(text) == dreamt[day.isoformat()]:
                 self.store.delete(scope, daily_path(day))
                 removed.append(daily_path(day))
         return removed

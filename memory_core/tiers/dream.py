@@ -35,7 +35,7 @@ from ..extraction import escape_for_prompt
 from ..llm.base import ChatModel
 from ..scope import Scope
 from ..store.models import DreamRunRow, DreamStateRow, DreamtDayRow
-from ..text import STOPWORDS, stem, words
+from ..text import STOPWORDS, sha256_text, stem, words
 from ..tokens import count_tokens, truncate_to_tokens
 from .core import BULLET, bullets
 from .daily import split_blocks
@@ -85,10 +85,6 @@ _GENERIC_NAMES = frozenset({"user", "users", "assistant", "agent", "memory", "th
                             "likes", "prefers", "works", "lives", "wants", "is", "has", "was", "i", "a", "an"})
 # Words that rewriting in the third person brings in ("User's", "no longer"): not content to look for.
 _REWRITE_WORDS = frozenset({"user's", "longer", "theirs", "themselves"})
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass
@@ -296,7 +292,7 @@ class DeepDream:
         bounded = self._bounded(daily)
         days = [d for d, _ in daily]
         read_days = {d for d, _ in bounded}
-        read = {d.isoformat(): _sha(t) for d, t in daily if d in read_days}  # recorded as dreamt when it succeeds
+        read = {d.isoformat(): sha256_text(t) for d, t in daily if d in read_days}  # recorded as dreamt when it succeeds
         try:
             reply, tin, tout = self.consolidator.consolidate(current, bounded, self.settings.dream_max_bullets,
                                                              facts=facts)

@@ -27,6 +27,7 @@ from .leases import Leases
 from .llm.base import ChatModel
 from .plans import Plans
 from .messages import strip_scheduled_pairs, validate_messages
+from .propagation import Propagation, llm_rewriter
 from .queue import UpdateQueue, validate_thread_id
 from .scope import DEFAULT_SCOPE, Scope, make_scope
 from .search.embedders import Embedder, OpenAIEmbedder, WordLlamaEmbedder
@@ -103,6 +104,7 @@ class Memory:
         self._store.listeners.append(self.index.touch)
         self.daily = DailyTier(self.documents, self.settings, self.clock)
         self.core = CoreTier(self.documents, self.db, self.clock, max_chars=self.settings.max_document_chars)
+        self.propagation = Propagation(self._store, self.core, llm_rewriter(llm) if llm else None)
         consolidator = LLMConsolidator(llm) if llm else DeterministicConsolidator()
         # The dream reads the scope's facts too: valid ones are sources, invalidated ones are kept out.
         self.dreamer = DeepDream(self.settings, self.db, self.clock, self.daily, self.core, consolidator,

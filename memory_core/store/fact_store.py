@@ -11,7 +11,7 @@ import logging
 import secrets
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from sqlalchemy import or_, select, text
 from sqlalchemy.exc import IntegrityError
@@ -20,6 +20,7 @@ from ..actors import current_actor
 from ..clock import Clock, iso_utc, utc
 from ..facts import AuditEntry, Fact, content_key
 from ..scope import Scope
+from ..truth import Retired
 from .db import Database
 from .models import FactAuditRow, FactRow, SummaryRow
 
@@ -74,6 +75,7 @@ class FactTransaction:
         self.scope = scope
         self.now = store.clock.now()
         self.changed = False
+        self.retired: dict[str, tuple[str, str | None]] = {}  # id -> (content, replacement content) ended here
 
     # -- reading inside the transaction -------------------------------------------------------------
 
@@ -154,6 +156,7 @@ class FactTransaction:
     def _mark_invalid(self, row: FactRow, reason: str | None, superseded_by: str | None = None) -> dict[str, Any]:
         """End a fact's validity now; return its snapshot from before, for the audit entry."""
         before = _snapshot(row)
+        self.retired.setdefault(row.id, (row.content, None))
         row.invalid_at, row.superseded_by, row.invalid_reason = self.now, superseded_by, reason
         row.content_key, row.updated_at = invalid_key(row.id), self.now
         self.s.add(row)
@@ -214,6 +217,30 @@ class FactTransaction:
         self._end(drop, "merged", f"merged into {keep.id}", superseded_by=keep.id)
         return _to_fact(keep)
 
+    def valid_contents(self) -> list[str]:
+        """The text of every valid fact of the scope, as this transaction sees it."""
+        return list(self.s.execute(select(FactRow.content).where(*_in_scope(self.scope),
+                                                                FactRow.invalid_at.is_(None))).scalars().all())
+
+    def summary_texts(self) -> dict[str, str]:
+        """{section: summary} of the scope, as this transaction sees it."""
+        rows = self.s.execute(select(SummaryRow).where(SummaryRow.user_id == self.scope.user_id,
+                                                       SummaryRow.agent_name == self.scope.agent_name)).scalars().all()
+        return {r.section: r.summary for r in rows if r.summary}
+
+    def retirements(self) -> list[Retired]:
+        """The facts this transaction ended or removed, each with the text of its replacement (if any)."""
+        out = []
+        for fact_id, (content, replacement) in self.retired.items():
+            if replacement is None:
+                row = self.s.execute(select(FactRow).where(FactRow.id == fact_id)).scalars().first()
+                if row is not None and row.superseded_by:
+                    target = self.s.execute(select(FactRow.content).where(
+                        FactRow.id == row.superseded_by)).scalars().first()
+                    replacement = target
+            out.append(Retired(fact_id, content, replacement))
+        return out
+
     def set_summaries(self, updates: dict[str, str]) -> None:
         for section, summary in updates.items():
             row = self.s.get(SummaryRow, (self.scope.user_id, self.scope.agent_name, section))
@@ -231,6 +258,10 @@ class FactStore:
         self.db = db
         self.clock = clock
         self.listeners: list = []  # called with the scope after a committed change
+        # One truth: `before_retire(tx, retired)` runs inside a transaction that ended facts (the summaries
+        # follow in the same commit); `retire_listeners(scope, retired)` run after it (MEMORY.md follows).
+        self.before_retire: Callable[[FactTransaction, list[Retired]], None] | None = None
+        self.retire_listeners: list[Callable[[Scope, list[Retired]], None]] = []
 
     def _changed(self, scope: Scope) -> None:
         for listener in self.listeners:
@@ -242,8 +273,13 @@ class FactStore:
         with self.db.write(lock=f"facts:{scope.key}") as s:
             tx = FactTransaction(self, s, scope)
             yield tx
+            retired = tx.retirements() if tx.retired else []
+            if retired and self.before_retire is not None:
+                self.before_retire(tx, retired)
         if tx.changed:
             self._changed(scope)
+        for listener in self.retire_listeners if retired else ():
+            listener(scope, retired)
 
     def get(self, fact_id: str) -> Fact:
         with self.db.read() as s:
@@ -288,6 +324,8 @@ class FactStore:
                     if clash is not None and clash.id != fact_id:
                         raise ValueError(f"content duplicates {clash.id} in the same scope")
                     row.content_key = key
+                    if row.content != changes["content"]:
+                        tx.retired[row.id] = (row.content, changes["content"])
                 row.content = changes["content"]
             if "category" in changes:
                 row.category = changes["category"]
@@ -305,6 +343,8 @@ class FactStore:
         with self.transaction(scope) as tx:
             row = tx.row(fact_id)
             tx.audit(row, action, _snapshot(row), None, reason)
+            if row.invalid_at is None:
+                tx.retired[row.id] = (row.content, None)
             tx.s.delete(row)
 
     def audit(self, fact_id: str | None = None, scope: Scope | None = None, limit: int = 500) -> list[AuditEntry]:

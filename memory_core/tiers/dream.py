@@ -36,6 +36,7 @@ from ..llm.base import ChatModel
 from ..scope import Scope
 from ..store.models import DreamRunRow, DreamStateRow, DreamtDayRow
 from ..text import STOPWORDS, sha256_text, stem, words
+from ..truth import Retired, scrub_markdown
 from ..tokens import count_tokens, truncate_to_tokens
 from .core import BULLET, bullets
 from .daily import split_blocks
@@ -94,6 +95,7 @@ class DreamResult:
     memory: str | None = None
     diary_path: str | None = None
     removed: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)  # statements of facts that are no longer true
     input_tokens: int = 0
     output_tokens: int = 0
     days: list[date] = field(default_factory=list)
@@ -215,6 +217,13 @@ class LLMConsolidator:
         return result.text, result.input_tokens, result.output_tokens
 
 
+def no_longer_true(facts: Sequence[Mapping[str, Any]]) -> list[Retired]:
+    """The invalid facts among `facts` (Fact.to_dict() dicts), each with the text of its replacement."""
+    by_id = {f.get("id"): f.get("content") for f in facts}
+    return [Retired(str(f.get("id")), f["content"], by_id.get(f.get("supersededBy")))
+            for f in facts if f.get("invalidAt") and isinstance(f.get("content"), str)]
+
+
 class DeepDream:
     def __init__(self, settings: "Settings", db: "Database", clock: "Clock", daily: "DailyTier", core: "CoreTier",
                  consolidator: Consolidator, facts_of: Callable[[Scope], list[dict]] | None = None) -> None:
@@ -317,6 +326,11 @@ class DeepDream:
             memory = remove_bullets(memory, set(unsupported))
             result.removed = [f"{b} ({'; '.join(p)})" for b, p in unsupported.items()]
             new_bullets = bullets(memory)
+        retired, valid = no_longer_true(facts), [f["content"] for f in valid_facts(facts)]
+        if retired:  # never resurrect: what an invalid fact said stays out, even where the logs still say it
+            memory, left_out = scrub_markdown(memory, retired, valid)
+            result.left_out = left_out
+            new_bullets = bullets(memory)
         if not new_bullets:
             result.reason = "no supported bullet left in [MEMORY]" if unsupported else "[MEMORY] has no '- ' bullets"
             return self._finish(scope, result, None)
@@ -330,8 +344,10 @@ class DeepDream:
         previous = bullets(current)
         counted = previous
         if isinstance(self.consolidator, DeterministicConsolidator):  # an LLM dream keeps the whole guard
-            retired = self.consolidator.retired(current, bounded, facts)
-            counted = [b for b in previous if b not in retired]
+            retiring = self.consolidator.retired(current, bounded, facts)
+            counted = [b for b in previous if b not in retiring]
+        if retired:  # a previous bullet of a fact no longer true is retired on purpose, not lost
+            counted = [b for b in counted if not scrub_markdown(f"- {b}", retired, valid)[1]]
         kept = kept_fraction(counted, new_bullets)
         if kept < 0.5 and not force:
             result.reason = (f"mass loss: the rewrite keeps {kept:.0%} of {len(counted)} previous bullets "
@@ -351,6 +367,7 @@ class DeepDream:
                        f"- daily files read: {', '.join(d.isoformat() for d in result.days)}",
                        f"- tokens: {result.input_tokens} in, {result.output_tokens} out"]
         guard_lines += [f"- removed as unsupported: {r}" for r in result.removed]
+        guard_lines += [f"- left out, no longer true: {r}" for r in result.left_out]
         block = (f"## Dream ({local.strftime('%H:%M')})\n{(narrative or '(no narrative)').strip()}\n\n"
                  f"### Guards\n" + "\n".join(guard_lines) + "\n\n")
         self.daily.store.append(scope, path, block, f"# Dream Diary: {local.date().isoformat()}\n\n")

@@ -1,0 +1,215 @@
+"""One truth: which sentences of a text state a fact that is no longer true, and the text without them.
+
+Memory keeps what it knows in several copies (facts, the summaries, MEMORY.md, daily logs, the search index).
+When a fact is retired (invalidated, superseded, deleted, merged away), the copies an agent reads as current must
+stop stating it. A sentence (or a MEMORY.md bullet) states a fact when it holds the fact's distinctive words:
+its content words less the verbs every statement about the user shares ("works", "lives", "likes", ...) and less
+the words its replacement also says ("User works at Acme" -> "User works at Globex": only "acme" is distinctive).
+Pure functions; `memory_core.propagation` applies them to the stored copies."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable, Iterable, Sequence
+
+from .text import STOPWORDS, stem, words
+
+# Verbs and fillers that statements about the user share: never distinctive on their own.
+GENERIC = frozenset("""user user's users is are was were be been has have had works work worked working lives live
+lived living likes like liked loves love prefers prefer preferred enjoys enjoy uses use used wants want needs need
+currently now still no longer anymore actually called named name based as at in on of for to from with the a an
+""".split())
+ERASED = "[erased]"
+
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
+_BULLET = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)(.*)$")
+
+
+@dataclass(frozen=True)
+class Retired:
+    """A fact that stopped being true: its text, and the text of the fact that replaced it (if any)."""
+
+    fact_id: str
+    content: str
+    replacement: str | None = None
+
+
+@lru_cache(maxsize=4096)
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in words(text))
+
+
+def stems(text: str) -> frozenset[str]:
+    return _stems(text)
+
+
+def content_stems(text: str) -> set[str]:
+    """The stems of a text's words that carry meaning (no stop words, no 'user')."""
+    return {stem(w) for w in words(text) if w not in STOPWORDS and w not in GENERIC and len(w) > 1}
+
+
+@lru_cache(maxsize=4096)
+def distinctive(content: str, replacement: str | None = None) -> frozenset[str]:
+    """What a sentence must hold to state `content`: its meaningful stems less those its replacement shares."""
+    found = frozenset(content_stems(content))
+    if replacement:
+        found -= stems(replacement)
+    return found
+
+
+def states(text: str, marks: frozenset[str] | set[str]) -> bool:
+    """Whether `text` holds the distinctive stems `marks`: all of them when there are up to three, else three
+    in four (a sentence rarely repeats a long fact word for word)."""
+    if not marks:
+        return False
+    held = len(marks & stems(text))
+    return held == len(marks) if len(marks) <= 3 else held >= max(3, round(0.75 * len(marks)))
+
+
+@lru_cache(maxsize=4096)
+def full_stems(content: str) -> frozenset[str]:
+    """Every meaningful stem of a fact, its verb included (what makes two statements the same statement)."""
+    return frozenset(stem(w) for w in words(content) if w not in STOPWORDS and w not in {"user", "user's", "users"})
+
+
+def says_same(text: str, content: str) -> bool:
+    """Whether `text` says all that `content` says (every meaningful stem of it is there)."""
+    marks = full_stems(content)
+    return bool(marks) and marks <= stems(text)
+
+
+def stale(sentence: str, retired: Sequence[Retired], valid: Sequence[str]) -> Retired | None:
+    """The retired fact that `sentence` states, unless a valid fact says what the sentence says of it."""
+    for old in retired:
+        if not states(sentence, distinctive(old.content, old.replacement)):
+            continue
+        if says_same(sentence, old.content) or not any(says_same(sentence, v) for v in valid):
+            if not any(says_same(v, old.content) for v in valid):
+                return old
+    return None
+
+
+def split_sentences(text: str) -> list[str]:
+    return [m.group(0).strip() for m in _SENTENCE.finditer(text) if m.group(0).strip()]
+
+
+Rewrite = Callable[[str, Retired], "str | None"]
+
+
+def _replace(sentence: str, old: Retired, retired: Sequence[Retired], rewrite: Rewrite | None,
+             punctuate: bool = True) -> str | None:
+    """What stands for a stale sentence: a guarded rewrite, else the replacement fact's text, else nothing."""
+    if rewrite is not None:
+        try:
+            new = rewrite(sentence, old)
+        except Exception:  # noqa: BLE001 - a failed rewrite drops the sentence instead
+            new = None
+        if new and "\n" not in new.strip() and len(new) <= 2 * len(sentence) + 200 \
+                and not any(states(new, distinctive(r.content, r.replacement)) for r in retired):
+            return new.strip()
+    if old.replacement:
+        text = old.replacement.strip()
+        return text if not punctuate or text[-1:] in ".!?" else text + "."
+    return None
+
+
+def scrub_prose(text: str, retired: Sequence[Retired], valid: Sequence[str],
+                rewrite: Rewrite | None = None) -> tuple[str, list[str]]:
+    """`text` (a summary) without the sentences that state a retired fact; returns (new text, dropped)."""
+    out: list[str] = []
+    dropped: list[str] = []
+    for sentence in split_sentences(text):
+        old = stale(sentence, retired, valid)
+        if old is None:
+            out.append(sentence)
+            continue
+        dropped.append(sentence)
+        new = _replace(sentence, old, retired, rewrite)
+        if new and not any(says_same(s, new) for s in out):
+            out.append(new)
+    return " ".join(out), dropped
+
+
+def scrub_markdown(markdown: str, retired: Sequence[Retired], valid: Sequence[str],
+                   rewrite: Rewrite | None = None) -> tuple[str, list[str]]:
+    """MEMORY.md without the bullets (and the sentences of other lines) that state a retired fact; a superseded
+    fact's bullet becomes its replacement's. Returns (new text, what was dropped)."""
+    lines: list[str] = []
+    dropped: list[str] = []
+    for line in markdown.split("\n"):
+        if not line.strip() or line.lstrip().startswith("#"):
+            lines.append(line)
+            continue
+        bullet = _BULLET.match(line)
+        lead, body = (bullet.group(1), bullet.group(2)) if bullet else ("", line)
+        old = stale(body, retired, valid)
+        if old is None:
+            lines.append(line)
+            continue
+        if bullet:
+            dropped.append(body)
+            new = _replace(body, old, retired, rewrite, punctuate=False)
+            if new and not any(says_same(existing, new) for existing in lines):
+                lines.append(lead + new)
+            continue
+        kept, gone = scrub_prose(line, retired, valid, rewrite)
+        dropped += gone
+        if kept:
+            lines.append(kept)
+    return "\n".join(lines), dropped
+
+
+def erase_passages(text: str, marks: set[str]) -> tuple[str, int]:
+    """`text` with every sentence that holds `marks` replaced by `[erased]` (line structure and headers kept).
+    Returns (new text, how many passages were erased)."""
+    if not marks:
+        return text, 0
+    count = 0
+
+    def one(match: re.Match) -> str:
+        nonlocal count
+        sentence = match.group(0)
+        if states(sentence, marks):
+            count += 1
+            trail = sentence[len(sentence.rstrip()):]
+            return ERASED + trail
+        return sentence
+
+    out = []
+    for line in text.split("\n"):
+        bullet = _BULLET.match(line)
+        if bullet:
+            body = _SENTENCE.sub(one, bullet.group(2))
+            out.append(bullet.group(1) + body)
+        elif line.lstrip().startswith("#"):
+            out.append(_SENTENCE.sub(one, line) if states(line, marks) else line)
+        else:
+            out.append(_SENTENCE.sub(one, line))
+    return "\n".join(out), count
+
+
+def erase_marks(content: str) -> set[str]:
+    """The stems whose presence marks a passage stating `content` for erasure (its distinctive words)."""
+    return content_stems(content) or full_stems(content)
+
+
+def erase_words(content: str) -> list[str]:
+    """The distinctive words of `content` as written (what a scan for leftovers looks for)."""
+    return [w for w in words(content) if w not in STOPWORDS and w not in GENERIC and len(w) > 1]
+
+
+def contradictions(texts: Iterable[tuple[str, str]], invalid: Sequence[Retired],
+                   valid: Sequence[str]) -> list[tuple[str, str, str]]:
+    """(place, sentence, fact id) for every sentence of the given (place, text) pairs that states an invalid
+    fact no valid fact states again: what `memory-core doctor` reports."""
+    found: list[tuple[str, str, str]] = []
+    for place, text in texts:
+        for line in text.split("\n"):
+            bullet = _BULLET.match(line)
+            for sentence in ([bullet.group(2)] if bullet else split_sentences(line)):
+                old = stale(sentence, invalid, valid)
+                if old is not None:
+                    found.append((place, sentence, old.fact_id))
+    return found

@@ -32,6 +32,7 @@ from .queue import UpdateQueue, validate_thread_id
 from .scope import DEFAULT_SCOPE, Scope, make_scope
 from .search.embedders import Embedder, OpenAIEmbedder, WordLlamaEmbedder
 from .search.index import SearchHit, SearchIndex
+from .search.one_hit import one_hit_per_statement
 from .settings import Settings
 from .store.db import Database
 from .store.fact_store import FactStore, FactTransaction
@@ -495,7 +496,12 @@ class Memory:
 
     def search(self, query: str, *, k: int = 10, user_id: str = "default", agent_name: str = "default",
                **options: Any) -> list[SearchHit]:
-        return self.index.search(make_scope(user_id, agent_name), query, k, **options)
+        """Facts, daily logs and MEMORY.md, best first, one hit per statement (a fact stands for the bullet or
+        log line that says the same)."""
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError("k must be a positive integer")
+        hits = self.index.search(make_scope(user_id, agent_name), query, k * 2, **options)
+        return one_hit_per_statement(hits, k)
 
     def search_info(self, *, user_id: str = "default", agent_name: str = "default") -> str:
         """One line on how the scope's search vectors are made (model, token-frequency snapshot)."""

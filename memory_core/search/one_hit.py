@@ -1,0 +1,56 @@
+"""One hit per statement: where a fact and a MEMORY.md bullet (or a line of a daily log) say the same thing, the
+fact stands for both. A document hit loses the lines a fact among the candidates says (the fact takes the hit's
+place if it ranked lower); a hit left with nothing of its own is dropped."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Sequence
+
+from ..truth import full_stems, stems
+from .index import SearchHit
+
+_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+|^\s*(?:\*\*)?(?:user|assistant)(?:\*\*)?\s*:\s*", re.I)
+
+
+def _statement(line: str) -> str:
+    return _MARK.sub("", line).strip()
+
+
+def _said_by(line: str, facts: Sequence[SearchHit]) -> SearchHit | None:
+    """The fact hit that says everything `line` says, if any."""
+    marks = full_stems(_statement(line))
+    if not marks:
+        return None
+    return next((f for f in facts if marks <= stems(f.text)), None)
+
+
+def one_hit_per_statement(hits: Sequence[SearchHit], k: int) -> list[SearchHit]:
+    """The first `k` of `hits` (best first) with each statement once (see the module's docstring)."""
+    facts = [h for h in hits if h.kind == "fact"]
+    out: list[SearchHit] = []
+    placed: set[str] = set()
+    for hit in hits:
+        if hit.kind == "fact":
+            if hit.ref not in placed:
+                placed.add(hit.ref)
+                out.append(hit)
+            continue
+        kept: list[str] = []
+        own = False
+        for line in hit.text.split("\n"):
+            if not line.strip() or line.lstrip().startswith("#"):
+                kept.append(line)
+                continue
+            fact = _said_by(line, facts)
+            if fact is None:
+                kept.append(line)
+                own = True
+            elif fact.ref not in placed:  # the fact stands for the line, at least as high as the line ranked
+                placed.add(fact.ref)
+                out.append(replace(fact, score=max(fact.score, hit.score)))
+        if own:
+            out.append(hit if len(kept) == len(hit.text.split("\n")) else replace(hit, text="\n".join(kept).strip()))
+    out.sort(key=lambda h: h.score, reverse=True)
+    return out[:k]

@@ -18,6 +18,7 @@ from .validation import check_text
 if TYPE_CHECKING:
     import numpy as np
 
+    from .erase import Eraser
     from .settings import Settings
     from .store.fact_store import FactStore
 
@@ -151,6 +152,7 @@ class Facts:
         self._store = store
         self._settings = settings
         self._embed = embed
+        self.eraser: "Eraser | None" = None  # set by the composition root
 
     def add(
         self,
@@ -241,6 +243,17 @@ class Facts:
         old = self._store.get(fact_id)
         with self._store.transaction(old.scope) as tx:
             return tx.invalidate(fact_id, reason=reason)
+
+    def erase(self, fact_id: str, *, reason: str | None = None) -> dict[str, int]:
+        """Erase a fact for good: invalidated, and its text removed from everything memory_core stores (passages
+        that state it become `[erased]`); one audit row says that it happened, without the text. Returns how
+        many rows, files and passages changed per place. KeyError for an unknown id."""
+        fact_id = validate_fact_id(fact_id)
+        reason = validate_reason(reason)
+        self._store.get(fact_id)  # KeyError before anything is touched
+        if self.eraser is None:
+            raise RuntimeError("erasing needs a Memory")
+        return self.eraser.erase(fact_id, reason)
 
     def merge(self, keep_id: str, drop_id: str) -> Fact:
         """Merge two valid facts of one scope: `drop_id` is superseded by `keep_id`, which keeps the higher

@@ -27,6 +27,7 @@ from .leases import Leases
 from .llm.base import ChatModel
 from .plans import Plans
 from .messages import strip_scheduled_pairs, validate_messages
+from .erase import Eraser
 from .propagation import Propagation, llm_rewriter
 from .queue import UpdateQueue, validate_thread_id
 from .scope import DEFAULT_SCOPE, Scope, make_scope
@@ -35,6 +36,7 @@ from .search.index import SearchHit, SearchIndex
 from .search.one_hit import one_hit_per_statement
 from .settings import Settings
 from .store.db import Database
+from .store.erase_store import EraseStore
 from .store.fact_store import FactStore, FactTransaction
 from .tiers.context import ContextManager, ContextSession
 from .tiers.core import CoreTier
@@ -113,6 +115,8 @@ class Memory:
         self.plans = Plans(self.db, self.clock, max_chars=self.settings.max_document_chars)
         self.access = Access(self.db, self.clock, self.settings)
         self.contexts = ContextManager(self, self.settings.context_sessions_max, self.settings.context_budget_tokens)
+        self.facts.eraser = Eraser(self._store, EraseStore(self.db, self.clock), self.documents, self.index,
+                                   self.contexts.sessions)
         self.queue = UpdateQueue(self.settings, self.db, self.clock, apply=self._apply_queued,
                                   on_enqueue=self.start if worker else (lambda: None))
         self.leases = Leases(self.db, self.clock, self.queue.worker_id)

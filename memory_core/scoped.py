@@ -211,6 +211,11 @@ class ScopedFacts:
         with self._view._writing("invalidate facts"):
             return self._facts.invalidate(fact_id, reason=reason)
 
+    def erase(self, fact_id: str, *, reason: str | None = None) -> dict[str, int]:
+        self.get(fact_id)
+        with self._view._writing("erase facts"):
+            return self._facts.erase(fact_id, reason=reason)
+
     def merge(self, keep_id: str, drop_id: str) -> "Fact":
         self.get(keep_id)
         self.get(drop_id)

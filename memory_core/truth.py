@@ -161,38 +161,68 @@ def scrub_markdown(markdown: str, retired: Sequence[Retired], valid: Sequence[st
     return "\n".join(lines), dropped
 
 
-def erase_passages(text: str, marks: set[str]) -> tuple[str, int]:
-    """`text` with every sentence that holds `marks` replaced by `[erased]` (line structure and headers kept).
-    Returns (new text, how many passages were erased)."""
-    if not marks:
+def erase_passages(text: str, marks: frozenset[str] | set[str], names: frozenset[str] = frozenset()) -> tuple[str, int]:
+    """`text` with every sentence that holds `marks` (or names one of `names`) replaced by `[erased]`, line
+    structure and Markdown headers kept. Returns (new text, how many passages were erased)."""
+    if not marks and not names:
         return text, 0
     count = 0
+
+    def hit(sentence: str) -> bool:
+        return states(sentence, marks) or bool(names and _names_in(sentence, names))
 
     def one(match: re.Match) -> str:
         nonlocal count
         sentence = match.group(0)
-        if states(sentence, marks):
-            count += 1
-            trail = sentence[len(sentence.rstrip()):]
-            return ERASED + trail
-        return sentence
+        if not hit(sentence):
+            return sentence
+        count += 1
+        lead = sentence[:len(sentence) - len(sentence.lstrip())]
+        return lead + ERASED + sentence[len(sentence.rstrip()):]
 
     out = []
     for line in text.split("\n"):
         bullet = _BULLET.match(line)
         if bullet:
-            body = _SENTENCE.sub(one, bullet.group(2))
-            out.append(bullet.group(1) + body)
+            out.append(bullet.group(1) + _SENTENCE.sub(one, bullet.group(2)))
         elif line.lstrip().startswith("#"):
-            out.append(_SENTENCE.sub(one, line) if states(line, marks) else line)
+            heading = re.match(r"^(\s*#+\s*)(.*)$", line)
+            out.append(heading.group(1) + ERASED if heading and hit(heading.group(2)) and (count := count + 1)
+                       else line)
         else:
             out.append(_SENTENCE.sub(one, line))
     return "\n".join(out), count
 
 
-def erase_marks(content: str) -> set[str]:
+def erase_marks(content: str) -> frozenset[str]:
     """The stems whose presence marks a passage stating `content` for erasure (its distinctive words)."""
-    return content_stems(content) or full_stems(content)
+    return frozenset(content_stems(content) or full_stems(content))
+
+
+_CALENDAR = frozenset("""january february march april may june july august september october november december
+monday tuesday wednesday thursday friday saturday sunday""".split())
+
+
+def proper_names(content: str) -> frozenset[str]:
+    """The names in `content` (runs of capitalised words past its first word), casefolded and joined by spaces:
+    a passage naming one of them is about what is erased, whatever else it says ("Globex", "new york city")."""
+    names = set()
+    tokens = re.findall(r"[\w'-]+|[.!?]", content.strip())
+    run: list[str] = []
+    for n, token in enumerate(tokens + ["."]):
+        sentence_start = n == 0 or tokens[n - 1] in ".!?"
+        if token[:1].isupper() and not sentence_start and token.casefold() not in STOPWORDS | GENERIC | {"i"}:
+            run.append(token.casefold())
+            continue
+        if run and not (len(run) == 1 and (run[0] in _CALENDAR or len(run[0]) < 3)):
+            names.add(" ".join(run))
+        run = []
+    return frozenset(names)
+
+
+def _names_in(sentence: str, names: frozenset[str]) -> bool:
+    padded = " " + " ".join(words(sentence)) + " "
+    return any(f" {name} " in padded for name in names)
 
 
 def erase_words(content: str) -> list[str]:

@@ -8,7 +8,7 @@ import re
 from dataclasses import replace
 from typing import Sequence
 
-from ..truth import full_stems, stems
+from ..truth import full_stems, split_sentences, stems
 from .index import SearchHit
 
 _MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+|^\s*(?:\*\*)?(?:user|assistant)(?:\*\*)?\s*:\s*", re.I)
@@ -26,6 +26,19 @@ def _said_by(line: str, facts: Sequence[SearchHit]) -> SearchHit | None:
     return next((f for f in facts if marks <= stems(f.text)), None)
 
 
+def _parts(hit: SearchHit) -> list[str]:
+    """The hit's text as statements: MEMORY.md's one bullet (less its heading prefix), a log's sentences."""
+    if hit.kind == "core" and "\n" not in hit.text and ": " in hit.text:
+        return [hit.text.split(": ", 1)[1]]
+    parts = []
+    for line in hit.text.split("\n"):
+        if not line.strip() or line.lstrip().startswith("#"):
+            parts.append(line)
+        else:
+            parts.extend(split_sentences(_MARK.sub("", line)) or [line])
+    return parts
+
+
 def one_hit_per_statement(hits: Sequence[SearchHit], k: int) -> list[SearchHit]:
     """The first `k` of `hits` (best first) with each statement once (see the module's docstring)."""
     facts = [h for h in hits if h.kind == "fact"]
@@ -37,20 +50,16 @@ def one_hit_per_statement(hits: Sequence[SearchHit], k: int) -> list[SearchHit]:
                 placed.add(hit.ref)
                 out.append(hit)
             continue
-        kept: list[str] = []
-        own = False
-        for line in hit.text.split("\n"):
-            if not line.strip() or line.lstrip().startswith("#"):
-                kept.append(line)
-                continue
-            fact = _said_by(line, facts)
-            if fact is None:
-                kept.append(line)
-                own = True
-            elif fact.ref not in placed:  # the fact stands for the line, at least as high as the line ranked
+        parts = _parts(hit)
+        own = [p for p in parts if p.strip() and not p.lstrip().startswith("#") and _said_by(p, facts) is None]
+        for part in parts:
+            fact = _said_by(part, facts) if part.strip() and not part.lstrip().startswith("#") else None
+            if fact is not None and fact.ref not in placed:  # the fact stands for it, as high as it ranked
                 placed.add(fact.ref)
                 out.append(replace(fact, score=max(fact.score, hit.score)))
-        if own:
-            out.append(hit if len(kept) == len(hit.text.split("\n")) else replace(hit, text="\n".join(kept).strip()))
+        if len(own) == len([p for p in parts if p.strip() and not p.lstrip().startswith("#")]):
+            out.append(hit)
+        elif own:
+            out.append(replace(hit, text=" ".join(own)))
     out.sort(key=lambda h: h.score, reverse=True)
     return out[:k]

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence, TextIO
 
+from .cli_doctor import add_doctor
 from .portability.bundle import MODES, is_bundle
 from .portability.records import FORMATS
 from .scope import Scope, make_scope
@@ -46,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_mcp(commands, common)
     _add_export(commands, common)
     _add_import(commands, common)
+    add_doctor(commands, common)
     return parser
 
 

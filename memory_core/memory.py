@@ -27,6 +27,7 @@ from .leases import Leases
 from .llm.base import ChatModel
 from .plans import Plans
 from .messages import strip_scheduled_pairs, validate_messages
+from .doctor import Finding, check
 from .erase import Eraser
 from .propagation import Propagation, llm_rewriter
 from .queue import UpdateQueue, validate_thread_id
@@ -506,6 +507,12 @@ class Memory:
             raise ValueError("k must be a positive integer")
         hits = self.index.search(make_scope(user_id, agent_name), query, k * 2, **options)
         return one_hit_per_statement(hits, k)
+
+    def doctor(self, *, user_id: str = "default", agent_name: str = "default") -> list[Finding]:
+        """Where the copies of what the scope knows disagree (see memory_core.doctor)."""
+        scope = make_scope(user_id, agent_name)
+        summaries = {name: v["summary"] for group in self._store.summaries(scope).values() for name, v in group.items()}
+        return check(summaries, self.core.read(scope), self._store.list(scope, include_invalid=True))
 
     def search_info(self, *, user_id: str = "default", agent_name: str = "default") -> str:
         """One line on how the scope's search vectors are made (model, token-frequency snapshot)."""

@@ -106,6 +106,10 @@ class ScopedMemory:
     def search(self, query: str, *, k: int = 10, **options: Any) -> list["SearchHit"]:
         return self._memory.search(query, k=k, **options, **self._kw)
 
+    def doctor(self) -> list:
+        """Where the copies of what this scope knows disagree (see memory_core.doctor)."""
+        return self._memory.doctor(**self._kw)
+
     def search_info(self) -> str:
         return self._memory.search_info(**self._kw)
 

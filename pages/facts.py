@@ -119,8 +119,46 @@ if memory.can_write:
                     except (KeyError, ValueError) as exc:
                         st.error(escape_markdown(str(exc)))
 
-tab_chains, tab_dupes, tab_hist, tab_charts, tab_export = st.tabs(
-    ["Changes", "Duplicates", "History", "Charts", "Export"])
+    erasable = memory.facts.list(include_invalid=True)
+    erasable = [f for f in erasable if f.content != "[erased]"]
+    if erasable:
+        with st.expander("Erase a fact (for what must be gone, not just corrected)"):
+            st.caption("Erasing removes the fact's text from everything memory keeps: the fact and its history, "
+                       "the summaries, MEMORY.md and all its earlier versions, daily logs and dream diaries, the "
+                       "search index and conversations still queued. Each passage that says it becomes "
+                       "`[erased]`. One history entry records that it was erased, by whom and why, never the "
+                       "text. This cannot be undone. To record that something stopped being true, correct it "
+                       "instead.")
+            with st.form("erase_fact", clear_on_submit=True):
+                labels = {f"{f.id}: {f.content[:80]}": f.id for f in erasable}
+                target = st.selectbox("Fact", list(labels), key="erase_target")
+                why = st.text_input("Why (kept in the history)", max_chars=200, key="erase_why")
+                sure = st.checkbox("I understand that the text is erased everywhere and cannot be restored",
+                                   key="erase_sure")
+                if st.form_submit_button("Erase", key="erase_submit"):
+                    if not sure:
+                        st.warning("Tick the confirmation to erase.")
+                    else:
+                        try:
+                            counts = memory.facts.erase(labels[target], reason=why or None)
+                            places = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(counts.items()))
+                            st.session_state["facts_flash"] = f"Erased {labels[target]} ({places})."
+                            st.rerun()
+                        except (KeyError, ValueError, PermissionError) as exc:
+                            st.error(escape_markdown(str(exc)))
+
+tab_chains, tab_dupes, tab_check, tab_hist, tab_charts, tab_export = st.tabs(
+    ["Changes", "Duplicates", "Consistency", "History", "Charts", "Export"])
+with tab_check:
+    st.caption("Where the copies of what memory knows disagree: a summary or MEMORY.md sentence that states a "
+               "fact no longer true, or two valid facts that give one thing two values. "
+               "(`memory-core doctor` runs the same check.)")
+    findings = memory.doctor()
+    if findings:
+        st.dataframe(pd.DataFrame([{"kind": f.kind, "where": f.place, "text": f.text, "facts": ", ".join(f.fact_ids),
+                                    "what to do": f.advice} for f in findings]), hide_index=True, width="stretch")
+    else:
+        st.success("No contradictions: every copy agrees with the facts.")
 with tab_chains:
     everything = {f.id: f for f in memory.facts.list(include_invalid=True)}
     chains = []

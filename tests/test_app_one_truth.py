@@ -1,0 +1,34 @@
+"""The Facts page's Erase (with its confirmation) and Consistency tab, through AppTest on a real SQLite file."""
+
+from __future__ import annotations
+
+from memory_core.dashboard import get_memory
+from tests.test_app import app_env, page  # noqa: F401  (the fixture)
+
+
+def test_erase_needs_the_confirmation_then_erases_everywhere(app_env):  # noqa: F811
+    memory = get_memory()
+    fact = memory.facts.add("User works at Globex as a data engineer", "context", 0.9)
+    memory.write_core("- User works at Globex as a data engineer\n- User likes tea\n")
+    at = page("facts")
+    at.text_input(key="erase_why").input("asked by the user")
+    at.button(key="erase_submit").click().run()
+    assert any("Tick the confirmation" in w.value for w in at.warning)
+    assert memory.facts.get(fact.id).content == fact.content
+    at.checkbox(key="erase_sure").check()
+    at.text_input(key="erase_why").input("asked by the user")
+    at.button(key="erase_submit").click().run()
+    assert not at.exception
+    assert any(f"Erased {fact.id}" in s.value for s in at.success)
+    assert memory.facts.get(fact.id).content == "[erased]"
+    assert "Globex" not in "".join(v.content for v in memory.core_versions())
+    assert memory.facts.history(fact.id)[0].reason == "asked by the user"
+
+
+def test_consistency_tab_lists_what_disagrees(app_env):  # noqa: F811
+    memory = get_memory()
+    memory.facts.add("User lives in Lisbon", "context", 0.9)
+    memory.facts.add("User lives in Porto", "context", 0.8)
+    at = page("facts")
+    frames = [d.value for d in at.dataframe]
+    assert any("Lisbon" in " ".join(map(str, df["text"])) for df in frames if "text" in df)

@@ -28,7 +28,9 @@ def fresh_memory(**settings) -> Memory:
     settings.setdefault("timezone", "UTC")
     llm = settings.pop("llm", None)
     clock = settings.pop("clock", None)
-    return Memory(Settings(home=home, llm_api_key=None, llm_base_url=None, **settings), llm=llm, clock=clock)
+    embedder = settings.pop("embedder", None)
+    return Memory(Settings(home=home, llm_api_key=None, llm_base_url=None, **settings), llm=llm, clock=clock,
+                  embedder=embedder)
 
 
 def row(label: str, *values: object) -> None:

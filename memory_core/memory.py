@@ -9,7 +9,7 @@ import os
 import signal
 import threading
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Callable, Iterable
@@ -38,6 +38,7 @@ from .search.one_hit import one_hit_per_statement
 from .settings import Settings
 from .store.db import Database
 from .store.erase_store import EraseStore
+from .store.proposal_store import DreamProposal
 from .store.fact_store import FactStore, FactTransaction
 from .tiers.context import ContextManager, ContextSession
 from .tiers.core import CoreTier
@@ -415,6 +416,23 @@ class Memory:
     def deep_dream(self, lookback_days: int = 1, *, force: bool = False, user_id: str = "default",
                    agent_name: str = "default") -> DreamResult:
         return self.dreamer.run(make_scope(user_id, agent_name), lookback_days, force)
+
+    def dream_proposals(self, *, user_id: str = "default", agent_name: str = "default") -> list[DreamProposal]:
+        """The scope's open dream proposals (Settings.dream_review), newest first, each with its diff against the
+        current MEMORY.md."""
+        scope = make_scope(user_id, agent_name)
+        current = self.core.read(scope) or ""
+        return [replace(p, diff=CoreTier.diff(current, p.text, "MEMORY.md", p.id))
+                for p in self.dreamer.proposals.open(scope)]
+
+    def approve_dream(self, proposal_id: str) -> DreamResult:
+        """Write a proposal as MEMORY.md's new version. KeyError if unknown; ValueError if MEMORY.md changed since
+        the proposal (or it is no longer open)."""
+        return self.dreamer.approve(proposal_id)
+
+    def reject_dream(self, proposal_id: str) -> None:
+        """Drop a proposal (KeyError if unknown)."""
+        self.dreamer.reject(proposal_id)
 
     def dream_diaries(self, *, user_id: str = "default", agent_name: str = "default") -> list[str]:
         return self.documents.list(make_scope(user_id, agent_name), "memory/dreams")

@@ -133,6 +133,25 @@ class ScopedMemory:
         with self._writing("run Deep Dream"):
             return self._memory.deep_dream(lookback_days, force=force, **self._kw)
 
+    def dream_proposals(self) -> list:
+        return self._memory.dream_proposals(**self._kw)
+
+    def _proposal(self, proposal_id: str):
+        proposal = self._memory.dreamer.proposals.get(proposal_id)
+        if (proposal.user_id, proposal.agent_name) != (self.scope.user_id, self.scope.agent_name):
+            raise KeyError(proposal_id)  # another scope's proposal is as unknown as a made-up one
+        return proposal
+
+    def approve_dream(self, proposal_id: str) -> "DreamResult":
+        self._proposal(proposal_id)
+        with self._writing("approve a dream"):
+            return self._memory.approve_dream(proposal_id)
+
+    def reject_dream(self, proposal_id: str) -> None:
+        self._proposal(proposal_id)
+        with self._writing("reject a dream"):
+            self._memory.reject_dream(proposal_id)
+
     def dream_state(self):
         """The scope's last dream: status, reason, when (or None)."""
         return self._memory.dreamer.state(self.scope)

@@ -61,6 +61,7 @@ class Settings:
     dream_max_input_tokens: int = 24_000
     dream_max_block_tokens: int = 2_000
     dream_daily_cost_cap_tokens: int = 200_000
+    dream_review: bool = False  # a dream proposes; a person approves or rejects (the Dream page)
     max_fact_chars: int = 2_000
     # limits: one daily append, a MEMORY.md write, a summary or a plan larger than this is refused
     max_document_chars: int = 200_000

@@ -8,6 +8,8 @@ from memory_core.tiers.core import CoreTier
 ensure_entrypoint()
 memory = view()
 st.title("Deep Dream")
+if flash := st.session_state.pop("dream_flash", None):
+    st.success(flash)
 
 core = memory.read_core()
 left, right = st.columns([3, 2])
@@ -26,10 +28,10 @@ with right:
             with st.spinner("Dreaming…"):
                 result = memory.deep_dream(int(lookback), force=force)
             message = f"Status: {result.status}" + (f" — {escape_markdown(result.reason)}" if result.reason else "")
-            (st.success if result.status == "updated" else st.warning)(message)
+            (st.success if result.status in ("updated", "proposed") else st.warning)(message)
             for removed in result.removed:
                 st.caption(f"Removed as unsupported: {escape_markdown(removed)}")
-            if result.status == "updated":
+            if result.status in ("updated", "proposed"):
                 st.rerun()
     st.subheader("Schedule")
     shared = get_memory()
@@ -46,6 +48,32 @@ with right:
     if state and state.last_status:
         st.caption(f"Last run: {state.last_status}" + (f" ({escape_markdown(state.last_reason)})" if state.last_reason
                                                         else ""))
+
+proposals = memory.dream_proposals()
+if proposals or memory.settings.dream_review:
+    st.subheader("Waiting for review")
+    if not proposals:
+        st.caption("Dreams propose a new MEMORY.md here instead of writing it (dream review is on). Nothing waits now.")
+for proposal in proposals:
+    with st.container(border=True):
+        st.caption(f"{proposal.id}, proposed {proposal.created_at:%Y-%m-%d %H:%M} UTC from the logs of "
+                   f"{', '.join(proposal.notes.get('days', [])) or 'recent days'}")
+        st.code(proposal.diff or "(no difference)", language="diff")
+        for line in proposal.notes.get("left_out", []):
+            st.caption(f"Left out, no longer true: {escape_markdown(line)}")
+        if memory.can_write:
+            a, r = st.columns(2)
+            if a.button("Approve", type="primary", key=f"approve_{proposal.id}"):
+                try:
+                    memory.approve_dream(proposal.id)
+                    st.session_state["dream_flash"] = f"Approved {proposal.id}: MEMORY.md is its text now."
+                    st.rerun()
+                except (KeyError, ValueError) as exc:
+                    st.error(escape_markdown(str(exc)))
+            if r.button("Reject", key=f"reject_{proposal.id}"):
+                memory.reject_dream(proposal.id)
+                st.session_state["dream_flash"] = f"Rejected {proposal.id}: MEMORY.md stays as it is."
+                st.rerun()
 
 versions = memory.core_versions()
 if versions:

@@ -239,10 +239,21 @@ def m011_dreamt_days(conn: Connection, db: Database) -> None:
     SQLModel.metadata.create_all(conn, tables=[models.DreamtDayRow.__table__])
 
 
+def m017_dream_proposals(conn: Connection, db: Database) -> None:
+    """Dreams that wait for a person's review (Settings.dream_review)."""
+    conn.exec_driver_sql(
+        "CREATE TABLE IF NOT EXISTS dream_proposals (id VARCHAR(16) PRIMARY KEY, user_id VARCHAR(64) NOT NULL, "
+        "agent_name VARCHAR(64) NOT NULL, created_at TIMESTAMP WITH TIME ZONE NOT NULL, base_hash VARCHAR(64) NOT NULL, "
+        "text TEXT NOT NULL, notes TEXT NOT NULL, status VARCHAR(16) NOT NULL, "
+        "decided_at TIMESTAMP WITH TIME ZONE, decided_by VARCHAR(256))")
+    conn.exec_driver_sql("CREATE INDEX IF NOT EXISTS ix_dream_proposals_user_id ON dream_proposals (user_id)")
+
+
 MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_keyword_index, m003_word_index,
                                                             m004_fact_counts, m005_pg_trgm, m006_token_stats,
                                                             m007_validity_and_actors, m008_unicode_dedup_keys,
-                                                            m009_access, m010_import_ledger, m011_dreamt_days]
+                                                            m009_access, m010_import_ledger, m011_dreamt_days,
+                                                            m017_dream_proposals]
 
 
 def migrate(db: Database) -> list[str]:

@@ -125,6 +125,22 @@ class DreamRunRow(SQLModel, table=True):
     at: datetime = Field(sa_column=_ts())
 
 
+class DreamProposalRow(SQLModel, table=True):
+    """A Deep Dream's MEMORY.md waiting for a person (Settings.dream_review), with what it was made against."""
+
+    __tablename__ = "dream_proposals"
+    id: str = Field(max_length=16, primary_key=True)
+    user_id: str = Field(max_length=64, index=True)
+    agent_name: str = Field(max_length=64)
+    created_at: datetime = Field(sa_column=_ts())
+    base_hash: str = Field(max_length=64)  # sha256 of MEMORY.md when the dream read it ("" for none)
+    text: str = Field(sa_column=Column(Text, nullable=False))
+    notes: str = Field(sa_column=Column(Text, nullable=False))  # JSON: narrative, removed, left_out, read days
+    status: str = Field(max_length=16)  # open, approved, rejected, stale
+    decided_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True), nullable=True))
+    decided_by: str | None = Field(default=None, max_length=256)
+
+
 class PendingUpdateRow(SQLModel, table=True):
     """The persisted update queue: one row per (thread, user, agent) key."""
 

@@ -35,6 +35,7 @@ from ..extraction import escape_for_prompt
 from ..llm.base import ChatModel
 from ..scope import Scope
 from ..store.models import DreamRunRow, DreamStateRow, DreamtDayRow
+from ..store.proposal_store import ProposalStore
 from ..text import STOPWORDS, sha256_text, stem, words
 from ..truth import Retired, scrub_markdown
 from ..tokens import count_tokens, truncate_to_tokens
@@ -96,6 +97,7 @@ class DreamResult:
     diary_path: str | None = None
     removed: list[str] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)  # statements of facts that are no longer true
+    proposal_id: str | None = None  # status "proposed": the proposal waiting for review
     input_tokens: int = 0
     output_tokens: int = 0
     days: list[date] = field(default_factory=list)
@@ -234,6 +236,7 @@ class DeepDream:
         self.core = core
         self.consolidator = consolidator
         self.facts_of = facts_of  # the scope's valid facts as Fact.to_dict() dicts
+        self.proposals = ProposalStore(db, clock)
 
     def _facts(self, scope: Scope) -> list[dict]:
         if self.facts_of is None:
@@ -355,10 +358,51 @@ class DeepDream:
             return self._finish(scope, result, None)
         if not memory.endswith("\n"):
             memory += "\n"
+        if self.settings.dream_review:  # a person decides: MEMORY.md stays as it is for now
+            notes = {"narrative": narrative, "removed": result.removed, "left_out": result.left_out, "read": read,
+                     "days": [d.isoformat() for d in days], "bullets": [len(previous), len(new_bullets)]}
+            result.status, result.memory, result.reason = "proposed", memory, "waiting for review (dream_review)"
+            result.proposal_id = self.proposals.add(scope, memory, sha256_text(current), notes)
+            return self._finish(scope, result, digest)
         self.core.write(scope, memory, "deep dream")
         result.status, result.memory = "updated", memory
         result.diary_path = self._diary(scope, narrative, result, len(previous), len(new_bullets))
         return self._finish(scope, result, digest, read)
+
+    def approve(self, proposal_id: str) -> DreamResult:
+        """Write an open proposal as MEMORY.md's new version (with its diary); ValueError when MEMORY.md has changed
+        since the dream read it, or the proposal is no longer open. Statements of facts retired since are left out."""
+        proposal = self.proposals.get(proposal_id)
+        if proposal.status != "open":
+            raise ValueError(f"{proposal_id} is {proposal.status}, not open")
+        scope = Scope(proposal.user_id, proposal.agent_name)
+        if sha256_text(self.core.read(scope) or "") != proposal.base_hash:
+            raise ValueError(f"MEMORY.md has changed since {proposal_id} was proposed; run a new dream instead")
+        notes = proposal.notes
+        facts = self._facts(scope)
+        text, late = scrub_markdown(proposal.text, no_longer_true(facts), [f["content"] for f in valid_facts(facts)])
+        result = DreamResult("updated", memory=text, removed=list(notes.get("removed", [])),
+                             left_out=list(notes.get("left_out", [])) + late,
+                             days=[date.fromisoformat(d) for d in notes.get("days", [])])
+        self.core.write(scope, text, "deep dream (approved)")
+        self.proposals.decide(proposal_id, "approved")
+        before, _after = notes.get("bullets", [0, 0])
+        result.diary_path = self._diary(scope, notes.get("narrative"), result, before, len(bullets(text)))
+        self._record_read(scope, notes.get("read") or {})
+        return result
+
+    def reject(self, proposal_id: str) -> None:
+        self.proposals.decide(proposal_id, "rejected")
+
+    def _record_read(self, scope: Scope, read: Mapping[str, str]) -> None:
+        now = self.clock.now()
+        with self.db.write(lock=f"dream:{scope.key}") as s:
+            for day, content_hash in read.items():
+                row = s.get(DreamtDayRow, (scope.user_id, scope.agent_name, day)) or DreamtDayRow(
+                    user_id=scope.user_id, agent_name=scope.agent_name, day=day, content_hash=content_hash,
+                    dreamt_at=now)
+                row.content_hash, row.dreamt_at = content_hash, now
+                s.add(row)
 
     def _diary(self, scope: Scope, narrative: str | None, result: DreamResult, before: int, after: int) -> str:
         local = self.clock.now().astimezone(self.settings.tz)

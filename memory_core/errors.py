@@ -21,6 +21,10 @@ class QueueFullError(MemoryCoreError):
     """The update queue holds its maximum number of pending keys."""
 
 
+class BudgetExceeded(MemoryCoreError):
+    """The scope has spent its daily_token_budget of LLM tokens today; nothing was changed."""
+
+
 class IngestError(MemoryCoreError):
     """An uploaded or pasted conversation cannot be parsed."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +73,10 @@ class Settings:
     admins: list[str] = field(default_factory=list)
     anonymous_access: str | None = None  # full, sandbox, none; None: full locally, sandbox on a public host
     sandbox_ttl_hours: float = 24.0
+    # cost: {model: [input $ per 1M tokens, output $ per 1M]} (MEMORY_CORE_LLM_PRICES as JSON); the LLM tokens one
+    # scope may spend in a day (None: no limit)
+    llm_prices: dict | None = None
+    daily_token_budget: int | None = None
 
     def __post_init__(self) -> None:
         self.home = Path(self.home)
@@ -99,6 +104,17 @@ class Settings:
             raise ValueError("anonymous_access must be 'full', 'sandbox' or 'none'")
         if self.invalid_fact_retention_days < 0:
             raise ValueError("invalid_fact_retention_days must not be negative (0 keeps invalid facts forever)")
+        if isinstance(self.llm_prices, str):
+            try:
+                self.llm_prices = json.loads(self.llm_prices) if self.llm_prices.strip() else None
+            except ValueError:
+                raise ValueError("llm_prices must be JSON: {\"model\": [input $ per 1M tokens, output $ per 1M]}") from None
+        for model, price in (self.llm_prices or {}).items():
+            if not (isinstance(price, (list, tuple)) and len(price) == 2
+                    and all(isinstance(p, (int, float)) and p >= 0 for p in price)):
+                raise ValueError(f"llm_prices[{model!r}] must be [input $ per 1M tokens, output $ per 1M]")
+        if self.daily_token_budget is not None and int(self.daily_token_budget) < 0:
+            raise ValueError("daily_token_budget must not be negative")
         if self.document_store not in ("auto", "files", "database"):
             raise ValueError("document_store must be 'auto', 'files' or 'database'")
         try:

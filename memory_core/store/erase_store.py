@@ -31,6 +31,7 @@ TEXT_COLUMNS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
     "pending_updates": (("pk",), ("last_error",), ("messages", "options")),
     "plans": (("id",), ("name",), ("steps",)),
     "chunks": (("pk",), ("text",), ()),
+    "injections": (("pk",), ("query",), ()),
 }
 ERASED = "[erased]"
 

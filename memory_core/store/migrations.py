@@ -249,11 +249,27 @@ def m017_dream_proposals(conn: Connection, db: Database) -> None:
     conn.exec_driver_sql("CREATE INDEX IF NOT EXISTS ix_dream_proposals_user_id ON dream_proposals (user_id)")
 
 
+def m018_usage_and_injections(conn: Connection, db: Database) -> None:
+    """The usage ledger (every LLM and embedding call) and the record of what went into each injection."""
+    pk = "INTEGER PRIMARY KEY AUTOINCREMENT" if db.dialect == "sqlite" else "SERIAL PRIMARY KEY"
+    conn.exec_driver_sql(
+        f"CREATE TABLE IF NOT EXISTS usage (pk {pk}, at TIMESTAMP WITH TIME ZONE NOT NULL, day VARCHAR(10) NOT NULL, "
+        "user_id VARCHAR(64), agent_name VARCHAR(64), operation VARCHAR(32) NOT NULL, model VARCHAR(128) NOT NULL, "
+        "input_tokens INTEGER NOT NULL DEFAULT 0, output_tokens INTEGER NOT NULL DEFAULT 0, cost_usd FLOAT, "
+        "actor VARCHAR(256))")
+    conn.exec_driver_sql("CREATE INDEX IF NOT EXISTS ix_usage_scope_day ON usage (user_id, agent_name, day)")
+    conn.exec_driver_sql(
+        f"CREATE TABLE IF NOT EXISTS injections (pk {pk}, at TIMESTAMP WITH TIME ZONE NOT NULL, "
+        "user_id VARCHAR(64) NOT NULL, agent_name VARCHAR(64) NOT NULL, actor VARCHAR(256), query TEXT, "
+        "tokens INTEGER NOT NULL DEFAULT 0, max_tokens INTEGER NOT NULL DEFAULT 0, fact_ids TEXT NOT NULL)")
+    conn.exec_driver_sql("CREATE INDEX IF NOT EXISTS ix_injections_scope ON injections (user_id, agent_name, at)")
+
+
 MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_keyword_index, m003_word_index,
                                                             m004_fact_counts, m005_pg_trgm, m006_token_stats,
                                                             m007_validity_and_actors, m008_unicode_dedup_keys,
                                                             m009_access, m010_import_ledger, m011_dreamt_days,
-                                                            m017_dream_proposals]
+                                                            m017_dream_proposals, m018_usage_and_injections]
 
 
 def migrate(db: Database) -> list[str]:

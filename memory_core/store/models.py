@@ -141,6 +141,38 @@ class DreamProposalRow(SQLModel, table=True):
     decided_by: str | None = Field(default=None, max_length=256)
 
 
+class UsageRow(SQLModel, table=True):
+    """One call to an LLM or embedding API: who, for what, how many tokens, what it cost."""
+
+    __tablename__ = "usage"
+    pk: int | None = Field(default=None, primary_key=True)
+    at: datetime = Field(sa_column=_ts())
+    day: str = Field(max_length=10)  # YYYY-MM-DD in Settings.timezone: what a daily budget counts
+    user_id: str | None = Field(default=None, max_length=64)
+    agent_name: str | None = Field(default=None, max_length=64)
+    operation: str = Field(max_length=32)
+    model: str = Field(max_length=128)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    actor: str | None = Field(default=None, max_length=256)
+
+
+class InjectionRow(SQLModel, table=True):
+    """What an agent asked to have injected: who, when, the query, the tokens and the facts that went in."""
+
+    __tablename__ = "injections"
+    pk: int | None = Field(default=None, primary_key=True)
+    at: datetime = Field(sa_column=_ts())
+    user_id: str = Field(max_length=64)
+    agent_name: str = Field(max_length=64)
+    actor: str | None = Field(default=None, max_length=256)
+    query: str | None = Field(default=None, sa_column=Column(Text))
+    tokens: int = 0
+    max_tokens: int = 0
+    fact_ids: str = Field(sa_column=Column(Text, nullable=False))  # JSON list
+
+
 class PendingUpdateRow(SQLModel, table=True):
     """The persisted update queue: one row per (thread, user, agent) key."""
 

@@ -1,0 +1,97 @@
+"""The SQL of the usage ledger and of the injection record."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import func, select
+
+from ..clock import utc
+from ..scope import Scope
+from .db import Database
+from .models import InjectionRow, UsageRow
+
+
+@dataclass(frozen=True)
+class UsageRecord:
+    at: datetime
+    user_id: str | None
+    agent_name: str | None
+    operation: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    actor: str | None
+
+
+@dataclass(frozen=True)
+class Injection:
+    at: datetime
+    actor: str | None
+    query: str | None
+    tokens: int
+    fact_ids: list[str]
+    max_tokens: int = 0
+    user_id: str = "default"
+    agent_name: str = "default"
+
+
+class UsageStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def add(self, row: UsageRow) -> None:
+        with self.db.write() as s:
+            s.add(row)
+
+    def spent(self, scope: Scope, day: str) -> int:
+        """LLM tokens (input and output, embeddings excluded) the scope has spent on `day`."""
+        with self.db.read() as s:
+            total = s.execute(select(func.sum(UsageRow.input_tokens + UsageRow.output_tokens)).where(
+                UsageRow.user_id == scope.user_id, UsageRow.agent_name == scope.agent_name, UsageRow.day == day,
+                UsageRow.operation != "embed")).scalar()
+        return int(total or 0)
+
+    def records(self, *, user_id: str | None = None, agent_name: str | None = None, since: datetime | None = None,
+                limit: int = 10_000) -> list[UsageRecord]:
+        query = select(UsageRow)
+        if user_id is not None:
+            query = query.where(UsageRow.user_id == user_id)
+        if agent_name is not None:
+            query = query.where(UsageRow.agent_name == agent_name)
+        if since is not None:
+            query = query.where(UsageRow.at >= since)
+        query = query.order_by(UsageRow.at.desc(), UsageRow.pk.desc()).limit(limit)
+        with self.db.read() as s:
+            rows = s.execute(query).scalars().all()
+        return [UsageRecord(utc(r.at), r.user_id, r.agent_name, r.operation, r.model, r.input_tokens,
+                            r.output_tokens, r.cost_usd, r.actor) for r in rows]
+
+    def add_injection(self, scope: Scope, at: datetime, actor: str | None, query: str | None, tokens: int,
+                      max_tokens: int, fact_ids: list[str]) -> None:
+        with self.db.write() as s:
+            s.add(InjectionRow(at=at, user_id=scope.user_id, agent_name=scope.agent_name, actor=actor, query=query,
+                               tokens=tokens, max_tokens=max_tokens, fact_ids=json.dumps(fact_ids)))
+
+    def injections(self, scope: Scope, limit: int = 50) -> list[Injection]:
+        with self.db.read() as s:
+            rows = s.execute(select(InjectionRow).where(
+                InjectionRow.user_id == scope.user_id, InjectionRow.agent_name == scope.agent_name)
+                .order_by(InjectionRow.at.desc(), InjectionRow.pk.desc()).limit(limit)).scalars().all()
+        return [Injection(utc(r.at), r.actor, r.query, r.tokens, json.loads(r.fact_ids), r.max_tokens, r.user_id,
+                          r.agent_name) for r in rows]
+
+    def injection_counts(self, scope: Scope) -> dict[str, tuple[int, datetime]]:
+        """{fact id: (how often injected, when last)} of the scope."""
+        with self.db.read() as s:
+            rows = s.execute(select(InjectionRow.fact_ids, InjectionRow.at).where(
+                InjectionRow.user_id == scope.user_id, InjectionRow.agent_name == scope.agent_name)).all()
+        counts: dict[str, tuple[int, datetime]] = {}
+        for ids, at in rows:
+            for fact_id in json.loads(ids):
+                n, last = counts.get(fact_id, (0, utc(at)))
+                counts[fact_id] = (n + 1, max(last, utc(at)))
+        return counts

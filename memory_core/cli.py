@@ -46,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_mcp(commands, common)
     _add_export(commands, common)
     _add_import(commands, common)
+    from .cli_tokens import add_token  # `token create | list | revoke`
+
+    add_token(commands, common, Refused)
     return parser
 
 

@@ -239,10 +239,18 @@ def m011_dreamt_days(conn: Connection, db: Database) -> None:
     SQLModel.metadata.create_all(conn, tables=[models.DreamtDayRow.__table__])
 
 
+def m016_agent_items(conn: Connection, db: Database) -> None:
+    """Key-value items of agent frameworks (LangGraph's store); those that are facts point at them."""
+    from .item_store import AgentItemRow
+
+    SQLModel.metadata.create_all(conn, tables=[AgentItemRow.__table__])
+
+
 MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_keyword_index, m003_word_index,
                                                             m004_fact_counts, m005_pg_trgm, m006_token_stats,
                                                             m007_validity_and_actors, m008_unicode_dedup_keys,
-                                                            m009_access, m010_import_ledger, m011_dreamt_days]
+                                                            m009_access, m010_import_ledger, m011_dreamt_days,
+                                                            m016_agent_items]
 
 
 def migrate(db: Database) -> list[str]:

@@ -10,7 +10,7 @@ from .db import Database
 # Every table with user_id/agent_name columns. fact_counts goes last: the facts' delete triggers update it.
 SCOPED_TABLES = ("embeddings", "chunks", "indexed_docs", "token_stats", "facts", "fact_audit", "scope_summaries",
                  "documents", "core_versions", "dream_state", "dream_runs", "pending_updates", "plans", "sandboxes",
-                 "imported_items", "dreamt_days", "fact_counts")
+                 "imported_items", "dreamt_days", "agent_items", "fact_counts")
 
 
 def purge_scope(db: Database, scope: Scope) -> dict[str, int]:

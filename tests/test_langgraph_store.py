@@ -191,3 +191,10 @@ def test_a_langgraph_graph_writes_and_reads_memory_through_the_store(store):
     out = asyncio.run(graph.ainvoke({"user": "bob", "said": "User drinks espresso", "recalled": []}))
     assert out["recalled"] == ["User drinks espresso"]  # bob's scope only
     assert "User drinks green tea" in store.memory.format_for_injection(user_id="ana", agent_name="assistant")
+
+
+def test_purging_a_scope_removes_its_items(store):
+    store.put(ANA, "plain", {"v": 1})
+    store.put(("ana", "other"), "kept", {"v": 2})
+    assert store.memory.purge_scope(user_id="ana", agent_name="coder")["agent_items"] == 1
+    assert store.get(ANA, "plain") is None and store.list_namespaces() == [("ana", "other")]

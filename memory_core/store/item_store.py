@@ -10,30 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Column, Index, Text, UniqueConstraint, delete, select
-from sqlmodel import Field, SQLModel
+from sqlalchemy import delete, select
 
 from ..clock import Clock, utc
 from ..scope import Scope
 from .db import Database
-from .models import FactRow, _ts
-
-
-class AgentItemRow(SQLModel, table=True):
-    __tablename__ = "agent_items"
-    __table_args__ = (
-        UniqueConstraint("user_id", "agent_name", "path", "item_key", name="uq_agent_items_key"),
-        Index("ix_agent_items_fact", "fact_id"),
-    )
-    pk: int | None = Field(default=None, primary_key=True)
-    user_id: str = Field(max_length=64)
-    agent_name: str = Field(max_length=64)
-    path: str = Field(sa_column=Column(Text, nullable=False))
-    item_key: str = Field(sa_column=Column(Text, nullable=False))
-    value: str = Field(sa_column=Column(Text, nullable=False))  # JSON
-    fact_id: str | None = Field(default=None, max_length=16)
-    created_at: datetime = Field(sa_column=_ts())
-    updated_at: datetime = Field(sa_column=_ts())
+from .models import AgentItemRow, FactRow
 
 
 @dataclass(frozen=True)

@@ -241,9 +241,7 @@ def m011_dreamt_days(conn: Connection, db: Database) -> None:
 
 def m016_agent_items(conn: Connection, db: Database) -> None:
     """Key-value items of agent frameworks (LangGraph's store); those that are facts point at them."""
-    from .item_store import AgentItemRow
-
-    SQLModel.metadata.create_all(conn, tables=[AgentItemRow.__table__])
+    SQLModel.metadata.create_all(conn, tables=[models.AgentItemRow.__table__])
 
 
 MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_keyword_index, m003_word_index,

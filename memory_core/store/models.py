@@ -289,3 +289,22 @@ class ImportedItemRow(SQLModel, table=True):
     source_key: str = Field(max_length=300, primary_key=True)  # "<format>:<id in the export>"
     content_hash: str = Field(max_length=64)
     imported_at: datetime = Field(sa_column=_ts())
+
+
+class AgentItemRow(SQLModel, table=True):
+    """An agent framework's key-value item (LangGraph's store): see store/item_store.py."""
+
+    __tablename__ = "agent_items"
+    __table_args__ = (
+        UniqueConstraint("user_id", "agent_name", "path", "item_key", name="uq_agent_items_key"),
+        Index("ix_agent_items_fact", "fact_id"),
+    )
+    pk: int | None = Field(default=None, primary_key=True)
+    user_id: str = Field(max_length=64)
+    agent_name: str = Field(max_length=64)
+    path: str = Field(sa_column=Column(Text, nullable=False))
+    item_key: str = Field(sa_column=Column(Text, nullable=False))
+    value: str = Field(sa_column=Column(Text, nullable=False))  # JSON
+    fact_id: str | None = Field(default=None, max_length=16)
+    created_at: datetime = Field(sa_column=_ts())
+    updated_at: datetime = Field(sa_column=_ts())

@@ -126,12 +126,12 @@ def http_app(memory: "Memory", *, host: str = "127.0.0.1") -> "ASGIApp":
     return WellKnown(BearerAuth(app, memory.access.verify_token))
 
 
-def serve_http(memory: "Memory", *, host: str = "127.0.0.1", port: int = 8000) -> None:
+def serve_http(memory: "Memory", *, host: str = "127.0.0.1", port: int = 8000, app: "ASGIApp | None" = None) -> None:
     """Serve over streamable HTTP until SIGTERM or SIGINT. The caller owns the memory: it starts the worker
     before and closes the memory (flushing pending updates) after."""
     import uvicorn
 
-    config = uvicorn.Config(http_app(memory, host=host), host=host, port=port, log_config=None, lifespan="on",
+    config = uvicorn.Config(app or http_app(memory, host=host), host=host, port=port, log_config=None, lifespan="on",
                             server_header=False, timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)
     # uvicorn stops gracefully on SIGTERM/SIGINT, then raises the signal again for the handler it found: let

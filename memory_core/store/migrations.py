@@ -244,11 +244,16 @@ def m016_agent_items(conn: Connection, db: Database) -> None:
     SQLModel.metadata.create_all(conn, tables=[models.AgentItemRow.__table__])
 
 
+def m016_oauth(conn: Connection, db: Database) -> None:
+    """MCP's OAuth: registered clients, and codes and tokens (hashed) of people signed in through it."""
+    SQLModel.metadata.create_all(conn, tables=[models.OAuthClientRow.__table__, models.OAuthTokenRow.__table__])
+
+
 MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_keyword_index, m003_word_index,
                                                             m004_fact_counts, m005_pg_trgm, m006_token_stats,
                                                             m007_validity_and_actors, m008_unicode_dedup_keys,
                                                             m009_access, m010_import_ledger, m011_dreamt_days,
-                                                            m016_agent_items]
+                                                            m016_agent_items, m016_oauth]
 
 
 def migrate(db: Database) -> list[str]:

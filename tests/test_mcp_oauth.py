@@ -230,6 +230,14 @@ def test_refused_sign_ins_and_bad_exchanges(oauth_server):
                    code_verifier=verifier)
     assert reused.status_code == 400  # a code is used once
 
+    with httpx.Client() as browser:  # /mcp takes API tokens: a sign-in for it is refused before the provider
+        verifier, challenge = pkce()
+        refused = browser.get(f"{base}/authorize", params={
+            "response_type": "code", "client_id": client["client_id"], "redirect_uri": CLIENT_BACK, "state": "s",
+            "code_challenge": challenge, "code_challenge_method": "S256", "resource": f"{base}/mcp"})
+    assert refused.status_code == 302 and refused.headers["location"].startswith(CLIENT_BACK)
+    assert "error=invalid_request" in refused.headers["location"] and "user_id" in refused.headers["location"]
+
     stale = httpx.get(f"{base}/oauth/callback", params={"state": "made-up", "code": "x"})
     assert stale.status_code == 400 and "start again" in stale.text
     assert httpx.post(f"{base}/mcp/ana/coder", json={}, headers={"Authorization": "Bearer mca_made-up"}).status_code == 401

@@ -95,8 +95,10 @@ class MemoryOAuthProvider:
     # -- authorization: off to the OIDC provider, and back ------------------------------------------
 
     async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
-        if params.resource and scope_of_resource(params.resource) is None and urlsplit(params.resource).path.rstrip("/") != "/mcp":
-            raise AuthorizeError("invalid_request", "resource must be this server's /mcp/{user_id}/{agent_name}")
+        if params.resource and scope_of_resource(params.resource) is None:
+            # /mcp itself takes API tokens only: a sign-in names the memory it is for.
+            raise AuthorizeError("invalid_request", f"connect to {self.issuer}/mcp/{{user_id}}/{{agent_name}}: "
+                                                    "the URL names the memory to sign in to")
         state, nonce = secrets.token_urlsafe(32), secrets.token_urlsafe(16)
         verifier, challenge = pkce_pair()
         data = json.dumps({"client_id": client.client_id, "params": params.model_dump(mode="json"), "verifier": verifier})

@@ -17,6 +17,7 @@ import logging
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Callable
 
+import anyio.to_thread
 from mcp.server.auth.handlers.metadata import ProtectedResourceMetadataHandler
 from mcp.server.auth.middleware.auth_context import auth_context_var
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -28,10 +29,11 @@ from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
 from starlette.authentication import AuthCredentials
 from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import Route
 
 from ..access import Principal
-from ..scope import Scope, make_scope
+from ..scope import Scope
 from .discovery import PREFIX, WellKnown, challenge
 from .http import PATH, BearerAuth, bearer_secret, max_body_bytes, request_view
 from .oauth import CALLBACK_PATH, SCOPE, Lifetimes, MemoryOAuthProvider, scope_of_resource
@@ -94,7 +96,10 @@ class PersonGate:
                         b'another resource"')
             return
         email = token.subject or ""
-        role = self.memory.access.role(Principal.person(email), wanted)
+        try:
+            role = await anyio.to_thread.run_sync(self.memory.access.role, Principal.person(email), wanted)
+        except ValueError:  # not an e-mail: never issued so, fail closed all the same
+            role = None
         if role is None:
             log.info("403: %s has no role on %s", email, wanted.key)
             await _deny(send, 403, challenge(metadata) + b', error="insufficient_scope"')
@@ -123,8 +128,6 @@ def _resource_metadata(issuer: str) -> Callable:
     async def handle(request: Request):
         path = request.url.path.removeprefix(RESOURCE_METADATA).rstrip("/") or PATH
         if path != PATH and scope_of_resource(path) is None:
-            from starlette.responses import Response
-
             return Response(status_code=404)
         metadata = ProtectedResourceMetadata(resource=AnyHttpUrl(issuer + path), authorization_servers=[AnyHttpUrl(issuer)],
                                              scopes_supported=[SCOPE], resource_name="memory_core")

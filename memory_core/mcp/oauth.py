@@ -7,6 +7,8 @@ resource it wants (`/mcp/{user_id}/{agent_name}`); the person signs in at the OI
 them back to /oauth/callback; there the verified e-mail is read, the person's grants must give them a role
 on the resource's scope, and the client gets a code, then short-lived access tokens with rotating refresh
 tokens. A token names a person, never a role: their grants decide at every request (memory_core.mcp.oauth_http).
+Codes and tokens are stored as hashes; a registered client's record holds its client secret as issued (the
+SDK's token endpoint compares it), which is worth little alone: every sign-in still needs PKCE and the person.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from urllib.parse import urlsplit
 
 import anyio.to_thread
 from mcp.server.auth.provider import (
-    AccessToken, AuthorizationCode, AuthorizationParams, AuthorizeError, RefreshToken, TokenError,
+    AccessToken, AuthorizationCode, AuthorizationParams, AuthorizeError, RefreshToken, RegistrationError, TokenError,
     construct_redirect_uri)
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from starlette.requests import Request
@@ -87,7 +89,7 @@ class MemoryOAuthProvider:
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         def save() -> None:
             if self.store.clients() >= MAX_CLIENTS:
-                raise ValueError("too many registered clients")
+                raise RegistrationError("invalid_client_metadata", "this server has too many registered clients")
             self.store.save_client(client_info.client_id or "", client_info.model_dump_json())
         await anyio.to_thread.run_sync(save)
         log.info("OAuth client registered: %s (%s)", client_info.client_id, (client_info.client_name or "")[:80])

@@ -276,3 +276,59 @@ def test_cli_refuses_oauth_without_its_settings(tmp_path, monkeypatch, capsys):
         cli_main(["mcp", "--transport", "http", "--oauth", "--secrets", str(secrets_file)])
     err = capsys.readouterr().err
     assert "missing: server_metadata_url" in err and "sshh-very-secret" not in err
+
+
+def test_the_sdks_own_oauth_client_discovers_signs_in_and_calls_tools(oauth_server):
+    """What Claude's or the Inspector's connector does, through the MCP SDK's OAuthClientProvider: a 401,
+    the RFC 9728 and RFC 8414 documents, registration, PKCE, sign-in, token, then the tools."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
+
+    url = f"{oauth_server['base']}/mcp/ana/sdk"
+    came_back: dict = {}
+
+    class Memo:
+        tokens = client = None
+
+        async def get_tokens(self):
+            return self.tokens
+
+        async def set_tokens(self, tokens):
+            self.tokens = tokens
+
+        async def get_client_info(self):
+            return self.client
+
+        async def set_client_info(self, info):
+            self.client = info
+
+    def browse(authorization_url: str) -> None:  # the person's browser: the provider's form, then back
+        with httpx.Client(timeout=30) as browser:
+            form = browser.get(authorization_url).headers["location"]
+            to_us = browser.post(form, data={"sub": "ana@acme.com"})
+            location = browser.get(to_us.headers["location"]).headers["location"]
+        came_back.update({k: v[0] for k, v in parse_qs(urlsplit(location).query).items()})
+
+    async def redirect(authorization_url: str) -> None:
+        await anyio.to_thread.run_sync(browse, authorization_url)
+
+    async def callback() -> AuthorizationCodeResult:
+        return AuthorizationCodeResult(code=came_back["code"], state=came_back.get("state"))
+
+    auth = OAuthClientProvider(url, OAuthClientMetadata(redirect_uris=[CLIENT_BACK], client_name="sdk"), Memo(),
+                               redirect_handler=redirect, callback_handler=callback)
+
+    async def scenario() -> None:
+        async with httpx2.AsyncClient(auth=auth, timeout=httpx2.Timeout(30, read=60)) as http:
+            async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
+                assert {t.name for t in (await client.list_tools()).tools} == TOOLS
+                assert structured(await client.call_tool("remember", {"content": "User signs in with the SDK",
+                                                                      "category": "context"}))["stored"]
+
+    anyio.run(scenario)
+    fact = oauth_server["memory"].facts.list(user_id="ana", agent_name="sdk")[0]
+    assert fact.content == "User signs in with the SDK"
+    assert oauth_server["memory"].facts.history(fact.id)[0].actor == "mcp:ana@acme.com"

@@ -332,3 +332,13 @@ def test_the_sdks_own_oauth_client_discovers_signs_in_and_calls_tools(oauth_serv
     fact = oauth_server["memory"].facts.list(user_id="ana", agent_name="sdk")[0]
     assert fact.content == "User signs in with the SDK"
     assert oauth_server["memory"].facts.history(fact.id)[0].actor == "mcp:ana@acme.com"
+
+
+def test_behind_a_tls_proxy_the_public_host_is_accepted():
+    from memory_core.mcp.oauth_http import public_host_security
+
+    security = public_host_security("https://memory.acme.com", "127.0.0.1")
+    assert "memory.acme.com" in security.allowed_hosts and "https://memory.acme.com" in security.allowed_origins
+    assert "127.0.0.1:*" in security.allowed_hosts
+    assert public_host_security("http://127.0.0.1:8000", "127.0.0.1") is None  # the SDK's own loopback check
+    assert public_host_security("https://memory.acme.com", "0.0.0.0") is None  # not bound to loopback: none

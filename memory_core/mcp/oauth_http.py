@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Callable
+from urllib.parse import urlsplit
 
 import anyio.to_thread
 from mcp.server.auth.handlers.metadata import ProtectedResourceMetadataHandler
@@ -24,6 +25,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.routes import cors_middleware, create_auth_routes
 from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.auth import ProtectedResourceMetadata
 from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RESOURCE_METADATA = PREFIX + "oauth-protected-resource"
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 AUTH_PATHS = ("/authorize", "/token", "/register", "/revoke", CALLBACK_PATH)
 _person: ContextVar[tuple[str, Scope] | None] = ContextVar("memory_core_mcp_person", default=None)
 
@@ -156,6 +159,18 @@ class OAuthRouter:
             await self.api(scope, receive, send)
 
 
+def public_host_security(issuer: str, host: str) -> TransportSecuritySettings | None:
+    """Bound to a loopback address behind a TLS proxy, requests name the public host: the SDK's DNS-rebinding
+    check (which it turns on for loopback binds) must accept that host too. None: the SDK's default."""
+    parts = urlsplit(issuer)
+    if host not in LOOPBACK or parts.hostname in LOOPBACK:
+        return None
+    loopback = ["127.0.0.1", "localhost", "[::1]"]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=[f"{h}:*" for h in loopback] + [parts.netloc],
+        allowed_origins=[f"http://{h}:*" for h in loopback] + [f"{parts.scheme}://{parts.netloc}"])
+
+
 def oauth_http_app(memory: "Memory", config: OidcConfig, *, issuer: str, host: str = "127.0.0.1",
                    lifetimes: Lifetimes = Lifetimes()) -> OAuthRouter:
     """The whole app; `issuer` is the server's public base URL (https, or http on a loopback host)."""
@@ -163,7 +178,8 @@ def oauth_http_app(memory: "Memory", config: OidcConfig, *, issuer: str, host: s
     redact_in_logs(config.client_secret)
     provider = MemoryOAuthProvider(memory, Upstream(config), issuer=issuer, lifetimes=lifetimes)
     server = build_server(person_view(memory, request_view(memory)), memory.settings)
-    mcp_app = server.streamable_http_app(streamable_http_path=PATH, host=host, max_request_body_size=max_body_bytes(memory))
+    mcp_app = server.streamable_http_app(streamable_http_path=PATH, host=host, max_request_body_size=max_body_bytes(memory),
+                                         transport_security=public_host_security(issuer, host))
     routes = create_auth_routes(provider, AnyHttpUrl(issuer),  # type: ignore[arg-type]
                                 client_registration_options=ClientRegistrationOptions(
                                     enabled=True, valid_scopes=[SCOPE], default_scopes=[SCOPE]),

@@ -48,6 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_export(commands, common)
     _add_import(commands, common)
     add_doctor(commands, common)
+    from .cli_tokens import add_token  # `token create | list | revoke`
+
+    add_token(commands, common, Refused)
     return parser
 
 
@@ -96,6 +99,13 @@ def _add_mcp(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
                    help="stdio: viewer serves the scope read-only (default: editor)")
     p.add_argument("--host", default="127.0.0.1", help="http: the address to bind (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="http: the port (default: 8000)")
+    p.add_argument("--oauth", action="store_true", help="http: people sign in through the team's OIDC provider "
+                   "(the dashboard's [auth] settings) and connect at /mcp/USER/AGENT with their grants")
+    p.add_argument("--secrets", default=None, metavar="PATH",
+                   help="--oauth: the secrets file whose [auth] names the provider (default: .streamlit/secrets.toml; "
+                        "MEMORY_CORE_OIDC_CLIENT_ID, _CLIENT_SECRET, _SERVER_METADATA_URL override it)")
+    p.add_argument("--public-url", default=None, metavar="URL",
+                   help="--oauth: the server's public base URL, e.g. https://memory.acme.com (default: http://HOST:PORT)")
     p.set_defaults(handler=cmd_mcp, parser=p)
 
 
@@ -109,6 +119,11 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
                              "token decides its scope and role")
         if not 1 <= args.port <= 65535:
             raise ValueError(f"--port must be between 1 and 65535; got {args.port}")
+        from .mcp.oidc import oauth_settings
+
+        oidc = oauth_settings(args.oauth, secrets=args.secrets, public_url=args.public_url, host=args.host)
+    elif args.oauth or args.secrets or args.public_url:
+        raise ValueError("--oauth, --secrets and --public-url are for --transport http")
     else:
         scope = make_scope(args.user or "default", args.agent or "default")
 
@@ -120,9 +135,18 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
             if args.host not in LOOPBACK:
                 log.warning("serving on %s: tokens travel in the clear unless TLS is in front", args.host)
             host = f"[{args.host}]" if ":" in args.host else args.host
-            print(f"memory-core MCP server at http://{host}:{args.port}{PATH} (a bearer token is required)",
-                  file=sys.stderr, flush=True)
-            serve_http(memory, host=args.host, port=args.port)
+            app = None
+            if oidc is not None:
+                from .mcp.oauth_http import oauth_http_app
+
+                issuer = (args.public_url or f"http://{host}:{args.port}").rstrip("/")
+                app = oauth_http_app(memory, oidc, issuer=issuer, host=args.host)
+                print(f"memory-core MCP server: people sign in at {issuer}{PATH}/USER/AGENT; API tokens at "
+                      f"{issuer}{PATH}", file=sys.stderr, flush=True)
+            else:
+                print(f"memory-core MCP server at http://{host}:{args.port}{PATH} (a bearer token is required)",
+                      file=sys.stderr, flush=True)
+            serve_http(memory, host=args.host, port=args.port, app=app)
         else:
             from .mcp.server import serve_stdio
 

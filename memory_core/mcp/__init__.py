@@ -2,7 +2,8 @@
 
 `python -m memory_core mcp` (or `memory-core mcp`) runs it: over stdio for one scope, or over streamable
 HTTP where each request's API token decides the scope and the role. The tools and resources are in
-`memory_core.mcp.server`, the token check and the HTTP app in `memory_core.mcp.http`. This module only holds
+`memory_core.mcp.server` (served by `mcp.protocol`'s role-aware server), the token check and the HTTP app in
+`memory_core.mcp.http`, OAuth sign-in in `mcp.oauth`, `mcp.oauth_http` and `mcp.oidc`. This module only holds
 the client configurations the dashboard hands out, so that importing it loads neither the SDK nor a server.
 """
 

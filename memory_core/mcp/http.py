@@ -23,6 +23,7 @@ from mcp.server.auth.provider import AccessToken
 from starlette.authentication import AuthCredentials
 
 from ..access import ApiToken, Principal
+from .discovery import WellKnown, challenge
 from .server import build_server
 
 if TYPE_CHECKING:
@@ -66,9 +67,11 @@ def bearer_secret(headers: list[tuple[bytes, bytes]]) -> str | None:
 class BearerAuth:
     """ASGI middleware: a live API token on every HTTP request, or 401 and nothing else."""
 
-    def __init__(self, app: "ASGIApp", verify: Callable[[str], ApiToken | None]) -> None:
+    def __init__(self, app: "ASGIApp", verify: Callable[[str], ApiToken | None], *,
+                 challenge: bytes = challenge()) -> None:
         self.app = app
         self.verify = verify
+        self.challenge = challenge
 
     async def __call__(self, scope: "Scope", receive: "Receive", send: "Send") -> None:
         if scope["type"] == "lifespan":
@@ -89,7 +92,7 @@ class BearerAuth:
             client = scope.get("client") or ("?", 0)
             log.info("401 for %s %s from %s: %s", scope.get("method"), scope.get("path"), client[0],
                      "no token" if secret is None else "unknown, revoked or expired token")
-            await _bare(send, 401, [(b"www-authenticate", b'Bearer realm="memory-core"')])
+            await _bare(send, 401, [(b"www-authenticate", self.challenge)])
             return
         # The SDK's session manager compares this identity with the one that opened a session.
         user = AuthenticatedUser(AccessToken(token=token.id, client_id=token.id, scopes=[token.role],
@@ -115,20 +118,20 @@ def max_body_bytes(memory: "Memory") -> int:
     return max(16 * 1024 * 1024, 4 * memory.settings.max_conversation_chars + 1024 * 1024)
 
 
-def http_app(memory: "Memory", *, host: str = "127.0.0.1") -> BearerAuth:
+def http_app(memory: "Memory", *, host: str = "127.0.0.1") -> "ASGIApp":
     """The ASGI app: the MCP server at /mcp behind `BearerAuth` (with the SDK's DNS-rebinding protection
-    when `host` is a loopback address)."""
+    when `host` is a loopback address); `/.well-known/` paths are 404, not 401."""
     server = build_server(request_view(memory), memory.settings)
     app = server.streamable_http_app(streamable_http_path=PATH, host=host, max_request_body_size=max_body_bytes(memory))
-    return BearerAuth(app, memory.access.verify_token)
+    return WellKnown(BearerAuth(app, memory.access.verify_token))
 
 
-def serve_http(memory: "Memory", *, host: str = "127.0.0.1", port: int = 8000) -> None:
+def serve_http(memory: "Memory", *, host: str = "127.0.0.1", port: int = 8000, app: "ASGIApp | None" = None) -> None:
     """Serve over streamable HTTP until SIGTERM or SIGINT. The caller owns the memory: it starts the worker
     before and closes the memory (flushing pending updates) after."""
     import uvicorn
 
-    config = uvicorn.Config(http_app(memory, host=host), host=host, port=port, log_config=None, lifespan="on",
+    config = uvicorn.Config(app or http_app(memory, host=host), host=host, port=port, log_config=None, lifespan="on",
                             server_header=False, timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)
     # uvicorn stops gracefully on SIGTERM/SIGINT, then raises the signal again for the handler it found: let

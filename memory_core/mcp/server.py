@@ -30,6 +30,7 @@ from ..plans import Plan
 from ..scoped import ScopedMemory
 from ..settings import Settings
 from ..tiers.daily import TITLE_MAX_CHARS
+from .protocol import RoleAwareServer
 
 log = logging.getLogger(__name__)
 
@@ -248,7 +249,7 @@ def _day(text: str | None, view: ScopedMemory) -> dt.date:
 
 def build_server(view: ViewProvider, settings: Settings, *, name: str = "memory-core") -> MCPServer:
     """The MCP server: tools and resources that act through `view()`, the caller's scoped memory."""
-    server = MCPServer(name, instructions=INSTRUCTIONS, version="0.1.0")
+    server = RoleAwareServer(name, instructions=INSTRUCTIONS, version="0.1.0", can_write=lambda: view().can_write)
     limits = Limits.of(settings)
     _fact_tools(server, view, limits)
     _context_tools(server, view, limits, settings)

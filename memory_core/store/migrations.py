@@ -239,6 +239,16 @@ def m011_dreamt_days(conn: Connection, db: Database) -> None:
     SQLModel.metadata.create_all(conn, tables=[models.DreamtDayRow.__table__])
 
 
+def m016_agent_items(conn: Connection, db: Database) -> None:
+    """Key-value items of agent frameworks (LangGraph's store); those that are facts point at them."""
+    SQLModel.metadata.create_all(conn, tables=[models.AgentItemRow.__table__])
+
+
+def m016_oauth(conn: Connection, db: Database) -> None:
+    """MCP's OAuth: registered clients, and codes and tokens (hashed) of people signed in through it."""
+    SQLModel.metadata.create_all(conn, tables=[models.OAuthClientRow.__table__, models.OAuthTokenRow.__table__])
+
+
 def m017_dream_proposals(conn: Connection, db: Database) -> None:
     """Dreams that wait for a person's review (Settings.dream_review)."""
     conn.exec_driver_sql(
@@ -269,7 +279,8 @@ MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_k
                                                             m004_fact_counts, m005_pg_trgm, m006_token_stats,
                                                             m007_validity_and_actors, m008_unicode_dedup_keys,
                                                             m009_access, m010_import_ledger, m011_dreamt_days,
-                                                            m017_dream_proposals, m018_usage_and_injections]
+                                                            m016_agent_items, m016_oauth, m017_dream_proposals,
+                                                            m018_usage_and_injections]
 
 
 def migrate(db: Database) -> list[str]:

@@ -337,3 +337,46 @@ class ImportedItemRow(SQLModel, table=True):
     source_key: str = Field(max_length=300, primary_key=True)  # "<format>:<id in the export>"
     content_hash: str = Field(max_length=64)
     imported_at: datetime = Field(sa_column=_ts())
+
+
+class AgentItemRow(SQLModel, table=True):
+    """An agent framework's key-value item (LangGraph's store): see store/item_store.py."""
+
+    __tablename__ = "agent_items"
+    __table_args__ = (
+        UniqueConstraint("user_id", "agent_name", "path", "item_key", name="uq_agent_items_key"),
+        Index("ix_agent_items_fact", "fact_id"),
+    )
+    pk: int | None = Field(default=None, primary_key=True)
+    user_id: str = Field(max_length=64)
+    agent_name: str = Field(max_length=64)
+    path: str = Field(sa_column=Column(Text, nullable=False))
+    item_key: str = Field(sa_column=Column(Text, nullable=False))
+    value: str = Field(sa_column=Column(Text, nullable=False))  # JSON
+    fact_id: str | None = Field(default=None, max_length=16)
+    created_at: datetime = Field(sa_column=_ts())
+    updated_at: datetime = Field(sa_column=_ts())
+
+
+class OAuthClientRow(SQLModel, table=True):
+    """An MCP client registered with the server's OAuth authorization server (RFC 7591), as JSON."""
+
+    __tablename__ = "oauth_clients"
+    client_id: str = Field(max_length=64, primary_key=True)
+    info: str = Field(sa_column=Column(Text, nullable=False))
+    created_at: datetime = Field(sa_column=_ts())
+
+
+class OAuthTokenRow(SQLModel, table=True):
+    """A sign-in in progress, an authorization code, an access or a refresh token of MCP's OAuth: only
+    the secret's hash is stored; `family` ties the tokens of one sign-in together (revoked together)."""
+
+    __tablename__ = "oauth_tokens"
+    token_hash: str = Field(max_length=64, primary_key=True)
+    kind: str = Field(max_length=16)
+    family: str = Field(max_length=64, index=True)
+    client_id: str = Field(max_length=64)
+    email: str | None = Field(default=None, max_length=320)
+    data: str = Field(sa_column=Column(Text, nullable=False))  # JSON
+    expires_at: datetime = Field(sa_column=_ts())
+    created_at: datetime = Field(sa_column=_ts())

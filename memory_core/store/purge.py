@@ -10,7 +10,8 @@ from .db import Database
 # Every table with user_id/agent_name columns. fact_counts goes last: the facts' delete triggers update it.
 SCOPED_TABLES = ("embeddings", "chunks", "indexed_docs", "token_stats", "facts", "fact_audit", "scope_summaries",
                  "documents", "core_versions", "dream_state", "dream_runs", "pending_updates", "plans", "sandboxes",
-                 "imported_items", "dreamt_days", "dream_proposals", "usage", "injections", "fact_counts")
+                 "imported_items", "dreamt_days", "agent_items", "dream_proposals", "usage", "injections",
+                 "fact_counts")
 
 
 def purge_scope(db: Database, scope: Scope) -> dict[str, int]:

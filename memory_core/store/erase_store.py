@@ -32,6 +32,7 @@ TEXT_COLUMNS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
     "plans": (("id",), ("name",), ("steps",)),
     "chunks": (("pk",), ("text",), ()),
     "injections": (("pk",), ("query",), ()),
+    "agent_items": (("pk",), (), ("value",)),
 }
 ERASED = "[erased]"
 

@@ -105,6 +105,9 @@ class ScopedMemory:
                              query: str | None = None) -> str:
         return self._memory.format_for_injection(max_tokens=max_tokens, model=model, query=query, **self._kw)
 
+    def relevant_fact_ids(self, query: str, **options: Any) -> list[str]:
+        return self._memory.relevant_fact_ids(query, **options, **self._kw)
+
     def search(self, query: str, *, k: int = 10, **options: Any) -> list["SearchHit"]:
         return self._memory.search(query, k=k, **options, **self._kw)
 

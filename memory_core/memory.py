@@ -46,8 +46,11 @@ if TYPE_CHECKING:
     from .scoped import ScopedMemory
 
 log = logging.getLogger(__name__)
-# With a query, injection keeps first at most this many facts that search ranks most relevant to it.
-RELEVANT_FACTS = 20
+# With a query, injection keeps first at most this many facts that search ranks most relevant to it, then the
+# rest by confidence. On LoCoMo dev (`memory-core eval`, turns mode) the answer was in the injected text for
+# 0.18 of questions without a query, 0.39 / 0.42 / 0.44 / 0.45 with 10 / 20 / 40 / 80: 40 gets most of the gain
+# and leaves about half of the default budget to the most confident facts.
+RELEVANT_FACTS = 40
 
 
 @dataclass
@@ -389,7 +392,7 @@ class Memory:
             raise ValueError("query must be a string")
         if not query.strip():
             return []
-        hits = self.search(query, k=k * 3, user_id=user_id, agent_name=agent_name)
+        hits = self.search(query, k=k * 2, user_id=user_id, agent_name=agent_name)
         return [h.ref for h in hits if h.kind == "fact"][:k]
 
     # -- tiers -----------------------------------------------------------------------------------

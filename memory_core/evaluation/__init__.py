@@ -16,11 +16,13 @@ import dataclasses
 import logging
 import statistics
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, Iterable
 
 from ..clock import ManualClock
+from ..llm.base import ChatModel, ChatResult
 from ..settings import Settings
 from ..text import STOPWORDS, stem, words
 from .judge import answer_and_judge
@@ -62,6 +64,31 @@ def _eval_settings(settings: Settings, home: Path, offline: bool, max_facts: int
     return dataclasses.replace(settings, **{k: v for k, v in changes.items() if k in names})
 
 
+class CountingChatModel:
+    """A chat model that adds up the tokens of every call made through it."""
+
+    def __init__(self, inner: ChatModel) -> None:
+        self.inner = inner
+        self.model_name = inner.model_name
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self._lock = threading.Lock()  # the context tier summarises in its own thread
+
+    def complete(self, messages: list[dict[str, str]], **options: Any) -> ChatResult:
+        result = self.inner.complete(messages, **options)
+        with self._lock:
+            self.input_tokens += result.input_tokens
+            self.output_tokens += result.output_tokens
+        return result
+
+
+def _chat_model(settings: Settings) -> ChatModel:
+    from ..llm.openai_chat import OpenAIChatModel
+
+    return OpenAIChatModel(settings.llm_model, api_key=settings.llm_api_key, base_url=settings.llm_base_url,
+                           timeout=settings.llm_timeout_seconds, max_retries=settings.llm_max_retries)
+
+
 def run_eval(samples: list[Sample], settings: Settings, *, k: int = 10, modes: Iterable[str] = MODES,
              offline: bool = False, embedder: Any = None) -> dict[str, Any]:
     """Run every mode on `samples` and return the report (see `format_report`); LLMError if the LLM fails.
@@ -84,18 +111,20 @@ def run_eval(samples: list[Sample], settings: Settings, *, k: int = 10, modes: I
         with tempfile.TemporaryDirectory(prefix="memory-core-eval-") as tmp:
             clock = ManualClock(UNDATED)
             eval_settings = _eval_settings(settings, Path(tmp), offline, turns + 10_000)
-            memory = Memory(eval_settings, clock=clock, embedder=embedder, worker=False)
+            llm = None if offline else CountingChatModel(_chat_model(eval_settings))
+            memory = Memory(eval_settings, llm=llm, clock=clock, embedder=embedder, worker=False)
             try:
                 if mode == "turns":
                     built: dict[str, Any] = {"facts": store_turns(memory, samples)}
                 else:
                     stats = feed_sessions(memory, clock, samples)
                     built = {"facts": stats.facts, "daily_blocks": stats.daily_blocks,
-                             "dreams_updated": stats.dreams_updated,
-                             "memory_tokens": {"input": stats.input_tokens, "output": stats.output_tokens}}
+                             "dreams_updated": stats.dreams_updated}
+                    if llm is not None:  # extraction, summaries and dreams: every call the memory made
+                        built["memory_tokens"] = {"input": llm.input_tokens, "output": llm.output_tokens}
                     if stats.errors:
                         built["errors"] = stats.errors[:10]
-                result = _ask(memory, samples, questions, mode, k, llm=None if offline else memory.llm)
+                result = _ask(memory, samples, questions, mode, k, llm=llm)
             finally:
                 memory.close()
         result.update(built)

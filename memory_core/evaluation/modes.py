@@ -58,8 +58,6 @@ class PipelineStats:
     facts: int = 0
     daily_blocks: int = 0
     dreams_updated: int = 0
-    input_tokens: int = 0  # what the LLM spent on extraction, summaries and dreams (0 offline)
-    output_tokens: int = 0
     errors: list[str] = field(default_factory=list)
 
 
@@ -77,8 +75,6 @@ def feed_sessions(memory: "Memory", clock: "ManualClock", samples: list[Sample])
             thread = f"session_{session.number}"
             result = memory.update(messages, thread_id=thread, user_id=user)
             stats.facts += len(result.added)
-            stats.input_tokens += result.input_tokens
-            stats.output_tokens += result.output_tokens
             live = memory.context(thread, user_id=user)
             for m in messages:
                 live.add(m["role"], m["content"])
@@ -87,8 +83,6 @@ def feed_sessions(memory: "Memory", clock: "ManualClock", samples: list[Sample])
             memory.contexts.wait()  # the flush writes the day's log in a thread: before the clock moves on
             dream = memory.deep_dream(1, user_id=user)
             stats.dreams_updated += dream.status == "updated"
-            stats.input_tokens += getattr(dream, "input_tokens", 0) or 0
-            stats.output_tokens += getattr(dream, "output_tokens", 0) or 0
     stats.errors.extend(memory.contexts.errors)
     return stats
 

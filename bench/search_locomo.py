@@ -18,22 +18,14 @@ def load_samples():
 
 
 def build(samples, memory):
-    """Store the turns; return the questions as (scope user, question, evidence set)."""
-    questions = []
-    for n, sample in enumerate(samples):
-        user = f"locomo{n}"
-        convo = sample["conversation"]
-        for key in sorted((k for k in convo if k.startswith("session_") and not k.endswith("date_time")),
-                          key=lambda k: int(k.split("_")[1])):
-            for turn in convo[key]:
-                text = f"{turn['speaker']}: {turn['text']}"
-                memory.facts.add(text[:2000], "context", 0.9, user_id=user, source=turn["dia_id"])
-        for qa in sample["qa"]:
-            evidence = {e.strip() for item in qa.get("evidence", []) for e in str(item).replace(";", ",").split(",")
-                        if e.strip()}
-            if qa.get("category") in (1, 2, 3, 4) and evidence:
-                questions.append((user, qa["question"], evidence))
-    return questions
+    """Store the turns; return the questions as (scope user, question, evidence set).
+
+    The storing and the questions are memory_core.evaluation's (the `turns` mode of `memory-core eval`)."""
+    from memory_core.evaluation import answerable, parse_samples, scope_user, store_turns
+
+    parsed = parse_samples(samples)
+    store_turns(memory, parsed)
+    return [(scope_user(q.sample), q.question, set(q.evidence)) for q in answerable(parsed) if q.evidence]
 
 
 def evaluate(memory, questions, **options):

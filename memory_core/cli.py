@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_tokens import add_token  # `token create | list | revoke`
 
     add_token(commands, common, Refused)
+    _add_eval(commands, common)
     return parser
 
 
@@ -393,3 +394,46 @@ def _bundle_summary(path: Path, r: dict[str, Any]) -> str:
         f"  {_counted(r, ('facts', 'audit', 'summaries', 'core_versions', 'plans', 'documents'))}",
         f"  kept as they are: {r.get('facts_skipped', 0):,} facts, {r.get('documents_skipped', 0):,} documents",
     ])
+
+
+# -- eval --------------------------------------------------------------------------------------------
+
+
+def _add_eval(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = commands.add_parser(
+        "eval", parents=[common], help="measure recall and injected context on conversations in LoCoMo's format",
+        description="Run conversations in LoCoMo's format (a JSON list of samples with 'conversation' and 'qa') "
+                    "through a fresh temporary memory (your settings' models and budget; your memory is not "
+                    "touched) in two modes: 'turns' stores each turn as a fact, 'pipeline' gives each session to "
+                    "the memory as a person's conversation at its date (update, daily log, dream). Reports, per "
+                    "mode and question category (1-4; 5, adversarial, is left out): recall@k of the evidence "
+                    "turns and answer_in_context (the answer's words in format_for_injection(query=question)); "
+                    "with an LLM configured also qa_accuracy, judged by the model, and the tokens spent.")
+    p.add_argument("path", metavar="FILE", help="a LoCoMo-format JSON file")
+    p.add_argument("--k", type=int, default=10, help="search results per question for recall@k (default: 10)")
+    p.add_argument("--mode", choices=("turns", "pipeline"), action="append", default=None,
+                   help="run only this mode (may be repeated; default: both)")
+    p.add_argument("--offline", action="store_true", help="leave the configured LLM out (no qa_accuracy)")
+    p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    p.set_defaults(handler=cmd_eval, parser=p)
+
+
+def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
+    """A file that is not LoCoMo's format is Refused; an LLM that fails ends the run with exit status 1."""
+    from .errors import LLMError
+    from .evaluation import MODES, format_report, load_samples, run_eval
+
+    if args.k < 1:
+        raise ValueError(f"--k must be at least 1; got {args.k}")
+    try:
+        samples = load_samples(args.path)
+    except ValueError as exc:
+        raise Refused(str(exc)) from None
+    modes = list(dict.fromkeys(args.mode or MODES))
+    try:
+        report = run_eval(samples, settings, k=args.k, modes=modes, offline=args.offline)
+    except LLMError as exc:
+        print(f"memory-core eval: error: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(report) if args.json else format_report(report))
+    return 0

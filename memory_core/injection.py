@@ -17,15 +17,20 @@ The text is, in order and leaving out empty parts:
 
 Over budget, facts go from the lowest confidence up; if the text is still over, it is cut at
 character level and "\\n..." appended, the marker included in the budget.
+
+With a `priority` (fact ids, most relevant to a query first), those facts are taken first, each one that
+fits, then the others by confidence as far as the budget reaches; the kept facts are still listed by
+confidence, so relevance decides what goes in, never how it reads.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from itertools import accumulate
 from operator import itemgetter
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -115,7 +120,8 @@ def _order(facts: list[Any], likely: int) -> Iterator[int]:
     yield from _stable_desc(tail, confidences)
 
 
-def _fit(memory_data: Any, max_tokens: int, model: str | None) -> tuple[str, int, str, str, list[Any], list[int], bool]:
+def _fit(memory_data: Any, max_tokens: int, model: str | None,
+         priority: Sequence[str] | None = None) -> tuple[str, int, str, str, list[Any], list[int], bool]:
     """The budgeted text. Returns (text, tokens, user part, history part, facts, kept indices, truncated).
 
     Facts are taken in confidence order as far as a character estimate of the budget reaches, and the
@@ -135,6 +141,8 @@ def _fit(memory_data: Any, max_tokens: int, model: str | None) -> tuple[str, int
     prefix = f"{head}\n\nFacts:\n" if head else "Facts:\n"
     facts = memory_data.get("facts")
     facts = facts if isinstance(facts, list) else []
+    if priority:
+        return _fit_priority(head, prefix, facts, list(priority), max_tokens, model, user_part, history_part)
     # A fact line is at least 9 tokens ("- [goal | 0.90] x"), so no more than this many can fit.
     order = _order(facts, max_tokens // 9 + 1)
     lines: list[str] = []
@@ -191,9 +199,74 @@ def _fit(memory_data: Any, max_tokens: int, model: str | None) -> tuple[str, int
     return text, tokens, user_part, history_part, facts, kept[:k], truncated
 
 
-def build_injection(memory_data: Mapping[str, Any] | None, max_tokens: int = 2000, *, model: str | None = None) -> InjectionReport:
-    """Format memory and report what was kept, what was dropped and the tokens of each section."""
-    text, tokens, user_part, history_part, facts, kept, truncated = _fit(memory_data, max_tokens, model)
+def _usable(fact: Any) -> bool:
+    return isinstance(fact, dict) and bool(one_line(fact.get("content", "")))
+
+
+def _fit_priority(head: str, prefix: str, facts: list[Any], priority: list[str], max_tokens: int,
+                  model: str | None, user_part: str, history_part: str) -> tuple[str, int, str, str, list[Any], list[int], bool]:
+    """`_fit` with the facts named in `priority` taken first (each that fits), then the rest by confidence
+    (up to the first that does not fit); the kept ones are listed by confidence.
+
+    Line starts are pre-token boundaries (see `_fit`), so the text's tokens are the prefix's, plus each
+    listed line's with its newline, less the newline of the last line; the text is encoded once at the end
+    to make sure, and a fact dropped should that ever disagree.
+    """
+    encode = get_encoding(model).encode_ordinary
+    position = {}
+    for index, fact in enumerate(facts):
+        if _usable(fact):
+            position.setdefault(str(fact.get("id", "")), index)
+    first = [position[i] for i in dict.fromkeys(map(str, priority)) if i in position]
+    confidences = _confidences(facts)
+    lines: dict[int, str] = {}
+    costs: dict[int, int] = {}  # tokens of the line with its newline
+    tails: dict[int, int] = {}  # tokens of the line without it, when it is the last one listed
+    used = len(encode(prefix))
+
+    def listed(kept: Iterable[int]) -> list[int]:
+        return _stable_desc(np.fromiter(kept, dtype=np.int64), confidences)
+
+    def total(kept: list[int]) -> int:
+        last = listed(kept)[-1]
+        return used + sum(costs[i] for i in kept) - costs[last] + tails[last]
+
+    kept: list[int] = []
+    taken = set(first)
+    rest = ((i, False) for i in _order(facts, max_tokens // 9 + 1 + len(first)) if i not in taken)
+    for index, relevant in itertools.chain(((i, True) for i in first), rest):
+        if not _usable(facts[index]):
+            continue
+        line = fact_line(facts[index])
+        lines[index] = line
+        costs[index] = len(encode(line + "\n"))
+        tails[index] = len(encode(line))
+        if total(kept + [index]) <= max_tokens:
+            kept.append(index)
+        elif not relevant:  # a relevant fact too long is passed over; the confidence order stops, as in `_fit`
+            break
+    order = listed(kept) if kept else []
+    while order:
+        text = prefix + "\n".join(lines[i] for i in order)
+        tokens = len(encode(text))
+        if tokens <= max_tokens:
+            break
+        order = order[:-1]  # not expected: the sum above is exact
+    if not order:
+        text, tokens = head, len(encode(head))
+    truncated = tokens > max_tokens
+    if truncated:
+        text, tokens = _truncate(text, max_tokens, model)
+    return text, tokens, user_part, history_part, facts, order, truncated
+
+
+def build_injection(memory_data: Mapping[str, Any] | None, max_tokens: int = 2000, *, model: str | None = None,
+                    priority: Sequence[str] | None = None) -> InjectionReport:
+    """Format memory and report what was kept, what was dropped and the tokens of each section.
+
+    `priority`: fact ids to keep first within the budget (most relevant first), as `format_for_injection`
+    passes for a query; the text is formatted the same either way."""
+    text, tokens, user_part, history_part, facts, kept, truncated = _fit(memory_data, max_tokens, model, priority)
     encode = get_encoding(model).encode_ordinary
     kept_set = set(kept)
     facts_text = "Facts:\n" + "\n".join(fact_line(facts[i]) for i in kept) if kept else ""
@@ -222,9 +295,11 @@ def _truncate(text: str, max_tokens: int, model: str | None) -> tuple[str, int]:
     return out, tokens
 
 
-def format_memory_for_injection(memory_data: Mapping[str, Any] | None, max_tokens: int = 2000, *, model: str | None = None) -> str:
-    """The memory text for a system prompt, at most `max_tokens` tokens in `model`'s encoding."""
-    return _fit(memory_data, max_tokens, model)[0]
+def format_memory_for_injection(memory_data: Mapping[str, Any] | None, max_tokens: int = 2000, *, model: str | None = None,
+                                priority: Sequence[str] | None = None) -> str:
+    """The memory text for a system prompt, at most `max_tokens` tokens in `model`'s encoding; the facts
+    whose ids are in `priority` are kept first."""
+    return _fit(memory_data, max_tokens, model, priority)[0]
 
 
 __all__ = ["format_memory_for_injection", "build_injection", "InjectionReport", "count_tokens", "fact_line"]

@@ -52,6 +52,11 @@ if TYPE_CHECKING:
     from .scoped import ScopedMemory
 
 log = logging.getLogger(__name__)
+# With a query, injection keeps first at most this many facts that search ranks most relevant to it, then the
+# rest by confidence. On LoCoMo dev (`memory-core eval`, turns mode) the answer was in the injected text for
+# 0.18 of questions without a query, 0.39 / 0.42 / 0.44 / 0.45 with 10 / 20 / 40 / 80: 40 gets most of the gain
+# and leaves about half of the default budget to the most confident facts.
+RELEVANT_FACTS = 40
 
 
 @dataclass
@@ -375,13 +380,29 @@ class Memory:
         return data
 
     def injection_report(self, *, user_id: str = "default", agent_name: str = "default", max_tokens: int | None = None,
-                         model: str | None = None) -> InjectionReport:
+                         model: str | None = None, query: str | None = None) -> InjectionReport:
+        """What `format_for_injection` gives, with what was kept and dropped. With a `query`, the facts that
+        search ranks most relevant to it (at most RELEVANT_FACTS) are kept first, then the rest by confidence."""
         budget = self.settings.max_injection_tokens if max_tokens is None else max_tokens
-        return build_injection(self.memory_data(user_id=user_id, agent_name=agent_name), budget, model=model)
+        priority = self.relevant_fact_ids(query, user_id=user_id, agent_name=agent_name) if query is not None else None
+        return build_injection(self.memory_data(user_id=user_id, agent_name=agent_name), budget, model=model,
+                               priority=priority)
 
     def format_for_injection(self, *, user_id: str = "default", agent_name: str = "default",
-                             max_tokens: int | None = None, model: str | None = None) -> str:
-        return self.injection_report(user_id=user_id, agent_name=agent_name, max_tokens=max_tokens, model=model).text
+                             max_tokens: int | None = None, model: str | None = None, query: str | None = None) -> str:
+        return self.injection_report(user_id=user_id, agent_name=agent_name, max_tokens=max_tokens, model=model,
+                                     query=query).text
+
+    def relevant_fact_ids(self, query: str, *, k: int = RELEVANT_FACTS, user_id: str = "default",
+                          agent_name: str = "default") -> list[str]:
+        """The ids of the scope's valid facts most relevant to `query`, best first, by the hybrid search
+        (whose other hits, daily logs and MEMORY.md, are left out). A blank query ranks nothing."""
+        if not isinstance(query, str):
+            raise ValueError("query must be a string")
+        if not query.strip():
+            return []
+        hits = self.search(query, k=k * 2, user_id=user_id, agent_name=agent_name)
+        return [h.ref for h in hits if h.kind == "fact"][:k]
 
     # -- tiers -----------------------------------------------------------------------------------
 

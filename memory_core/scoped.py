@@ -97,11 +97,16 @@ class ScopedMemory:
         with self._writing("set summaries"):
             self._memory.set_summaries(summaries, **self._kw)
 
-    def injection_report(self, *, max_tokens: int | None = None, model: str | None = None) -> "InjectionReport":
-        return self._memory.injection_report(max_tokens=max_tokens, model=model, **self._kw)
+    def injection_report(self, *, max_tokens: int | None = None, model: str | None = None,
+                         query: str | None = None) -> "InjectionReport":
+        return self._memory.injection_report(max_tokens=max_tokens, model=model, query=query, **self._kw)
 
-    def format_for_injection(self, *, max_tokens: int | None = None, model: str | None = None) -> str:
-        return self._memory.format_for_injection(max_tokens=max_tokens, model=model, **self._kw)
+    def format_for_injection(self, *, max_tokens: int | None = None, model: str | None = None,
+                             query: str | None = None) -> str:
+        return self._memory.format_for_injection(max_tokens=max_tokens, model=model, query=query, **self._kw)
+
+    def relevant_fact_ids(self, query: str, **options: Any) -> list[str]:
+        return self._memory.relevant_fact_ids(query, **options, **self._kw)
 
     def search(self, query: str, *, k: int = 10, **options: Any) -> list["SearchHit"]:
         return self._memory.search(query, k=k, **options, **self._kw)

@@ -23,8 +23,16 @@ def memory_data(scope_key: str, _view) -> dict:
 c1, c2 = st.columns([2, 3])
 model_label = c1.selectbox("Model / encoding", list(MODELS), key="cp_model")
 budget = c2.slider("Token budget", 0, 8000, memory.settings.max_injection_tokens, 50, key="cp_budget")
+query = st.text_input("Query (optional): what the agent is about to answer", key="cp_query", max_chars=2000,
+                      help="With a query, the facts most relevant to it are kept first within the budget, then the "
+                           "others by confidence, as `format_for_injection(query=...)` and the MCP tool do.")
 data = memory_data(memory.scope.key, memory)
-report = build_injection(data, budget, model=MODELS[model_label])
+relevant = memory.relevant_fact_ids(query) if query.strip() else []
+report = build_injection(data, budget, model=MODELS[model_label], priority=relevant)
+if query.strip():
+    kept_relevant = sum(1 for i in relevant if i in set(report.kept_fact_ids))
+    st.caption(f"{kept_relevant} of the {len(relevant)} facts most relevant to the query were kept first; "
+               "the text lists the kept facts by confidence.")
 if not report.text:
     st.info("This scope has no memory yet: ingest a conversation, or press **Load demo data** on the Ingest page.")
 
@@ -45,9 +53,11 @@ st.subheader("Injected text")
 st.code(report.text or "(empty)", language="markdown")
 
 facts = {f["id"]: f for f in data.get("facts", [])}
+rank = {fact_id: n for n, fact_id in enumerate(relevant, 1)}
 k, d = st.columns(2)
 k.caption("Kept")
-k.dataframe(pd.DataFrame([facts[i] for i in report.kept_fact_ids if i in facts], columns=["id", "content", "confidence"]),
+k.dataframe(pd.DataFrame([{**facts[i], "relevance": rank.get(i)} for i in report.kept_fact_ids if i in facts],
+                         columns=["id", "content", "confidence", "relevance"] if relevant else ["id", "content", "confidence"]),
             hide_index=True)
 d.caption("Dropped by the budget")
 d.dataframe(pd.DataFrame([facts[i] for i in report.dropped_fact_ids if i in facts], columns=["id", "content", "confidence"]),

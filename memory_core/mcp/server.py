@@ -369,9 +369,13 @@ def _context_tools(server: MCPServer, view: ViewProvider, limits: Limits, settin
         max_tokens: Annotated[int | None, Field(ge=1, le=limits.max_tokens,
                                                 description=f"token budget (default {settings.max_injection_tokens})")] = None,
         model: Annotated[str | None, Field(max_length=100, description="the model whose tokenizer counts")] = None,
+        query: Annotated[str | None, Field(max_length=limits.query_chars,
+                                           description="what you are about to answer: the facts most relevant to "
+                                                       "it are kept first within the budget")] = None,
     ) -> MemoryContext:
-        """What you should know about the user, as text for your system prompt, within a token budget."""
-        report = view().injection_report(max_tokens=max_tokens, model=model)
+        """What you should know about the user, as text for your system prompt, within a token budget; with a
+        query, the facts most relevant to it are kept first."""
+        report = view().injection_report(max_tokens=max_tokens, model=model, query=query)
         return MemoryContext(text=report.text, tokens=report.tokens, max_tokens=report.max_tokens,
                              encoding=report.encoding, facts_included=len(report.kept_fact_ids),
                              facts_dropped=len(report.dropped_fact_ids), truncated=report.truncated)

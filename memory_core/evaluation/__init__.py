@@ -1,0 +1,206 @@
+"""`memory-core eval`: how well memory finds and injects what questions about a conversation need.
+
+Conversations in LoCoMo's format go into a fresh temporary memory, in each mode (modes.py), and every
+answerable question (categories 1-4) is asked:
+- `recall@k`: the share of the question's evidence turns that the top-k search hits find (averaged over the
+  questions that have evidence);
+- `answer_in_context`: the share of questions whose answer's content words (stemmed) all appear in
+  `format_for_injection(query=question)` at the default budget: what an agent would actually be shown;
+- with an LLM configured, `qa_accuracy`: the model answers from that text and judges its answer against the
+  gold one (judge.py), and the tokens that took.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..clock import ManualClock
+from ..llm.base import ChatModel, ChatResult
+from ..settings import Settings
+from ..text import STOPWORDS, stem, words
+from .judge import answer_and_judge
+from .locomo import ANSWERABLE, CATEGORIES, UNDATED, Question, Sample, load_samples, parse_samples
+from .modes import MODES, TurnFinder, feed_sessions, scope_user, store_turns
+
+log = logging.getLogger(__name__)
+
+__all__ = ["run_eval", "format_report", "load_samples", "parse_samples", "store_turns", "scope_user",
+           "answerable", "answer_in_context", "MODES"]
+
+
+def answerable(samples: list[Sample]) -> list[Question]:
+    """The questions every figure is over: categories 1-4 (5 is adversarial: unanswerable by design)."""
+    return [q for s in samples for q in s.questions if q.category in ANSWERABLE]
+
+
+def _stems(text: str, keep_stopwords: bool = False) -> set[str]:
+    return {stem(w) for w in words(text) if keep_stopwords or w not in STOPWORDS}
+
+
+def answer_in_context(answer: str, context: str) -> bool | None:
+    """Whether all content words of `answer` (stemmed) are in `context`; None for an answer with no words."""
+    wanted = _stems(answer) or _stems(answer, keep_stopwords=True)
+    if not wanted:
+        return None
+    return wanted <= _stems(context, keep_stopwords=True)
+
+
+def _eval_settings(settings: Settings, home: Path, offline: bool, max_facts: int) -> Settings:
+    """The caller's settings (model, embedder, budget, thresholds) on a fresh SQLite workspace in `home`."""
+    names = {f.name for f in dataclasses.fields(settings)}
+    changes: dict[str, Any] = {"home": home, "database_url": f"sqlite:///{home / 'memory.db'}", "timezone": "UTC",
+                               "document_store": "files", "enabled": True, "dream_schedule_enabled": False,
+                               "max_facts": max(settings.max_facts, max_facts), "dream_review": False,
+                               "daily_token_budget": None}
+    if offline:  # "" (not None): the environment's OPENAI_* must not switch the LLM back on
+        changes.update(llm_api_key="", llm_base_url="")
+    return dataclasses.replace(settings, **{k: v for k, v in changes.items() if k in names})
+
+
+class CountingChatModel:
+    """A chat model that adds up the tokens of every call made through it."""
+
+    def __init__(self, inner: ChatModel) -> None:
+        self.inner = inner
+        self.model_name = inner.model_name
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self._lock = threading.Lock()  # the context tier summarises in its own thread
+
+    def complete(self, messages: list[dict[str, str]], **options: Any) -> ChatResult:
+        result = self.inner.complete(messages, **options)
+        with self._lock:
+            self.input_tokens += result.input_tokens
+            self.output_tokens += result.output_tokens
+        return result
+
+
+def _chat_model(settings: Settings) -> ChatModel:
+    from ..llm.openai_chat import OpenAIChatModel
+
+    return OpenAIChatModel(settings.llm_model, api_key=settings.llm_api_key, base_url=settings.llm_base_url,
+                           timeout=settings.llm_timeout_seconds, max_retries=settings.llm_max_retries)
+
+
+def run_eval(samples: list[Sample], settings: Settings, *, k: int = 10, modes: Iterable[str] = MODES,
+             offline: bool = False, embedder: Any = None) -> dict[str, Any]:
+    """Run every mode on `samples` and return the report (see `format_report`); LLMError if the LLM fails.
+    `offline`: leave the configured LLM out; `embedder`: another than the settings choose (tests)."""
+    from ..memory import Memory
+
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError("k must be a positive integer")
+    modes = list(modes)
+    unknown = [m for m in modes if m not in MODES]
+    if unknown or not modes:
+        raise ValueError(f"modes must be among {', '.join(MODES)}")
+    questions = answerable(samples)
+    offline = offline or settings.offline
+    turns = sum(len(s.turns) for sample in samples for s in sample.sessions)
+    report: dict[str, Any] = {"questions": len(questions), "k": k, "samples": len(samples),
+                              "llm": None if offline else settings.llm_model, "modes": {}}
+    for mode in modes:
+        started = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="memory-core-eval-") as tmp:
+            clock = ManualClock(UNDATED)
+            eval_settings = _eval_settings(settings, Path(tmp), offline, turns + 10_000)
+            llm = None if offline else CountingChatModel(_chat_model(eval_settings))
+            memory = Memory(eval_settings, llm=llm, clock=clock, embedder=embedder, worker=False)
+            try:
+                if mode == "turns":
+                    built: dict[str, Any] = {"facts": store_turns(memory, samples)}
+                else:
+                    stats = feed_sessions(memory, clock, samples)
+                    built = {"facts": stats.facts, "daily_blocks": stats.daily_blocks,
+                             "dreams_updated": stats.dreams_updated}
+                    if llm is not None:  # extraction, summaries and dreams: every call the memory made
+                        built["memory_tokens"] = {"input": llm.input_tokens, "output": llm.output_tokens}
+                    if stats.errors:
+                        built["errors"] = stats.errors[:10]
+                result = _ask(memory, samples, questions, mode, k, llm=llm)
+            finally:
+                memory.close()
+        result.update(built)
+        result["seconds"] = round(time.perf_counter() - started, 1)
+        report["modes"][mode] = result
+    return report
+
+
+def _ask(memory: Any, samples: list[Sample], questions: list[Question], mode: str, k: int,
+         llm: Any) -> dict[str, Any]:
+    finder = TurnFinder(mode, samples)
+    rows: list[tuple[int, float | None, bool | None, bool | None]] = []  # category, recall, in context, correct
+    tokens = {"input": 0, "output": 0}
+    for q in questions:
+        user = scope_user(q.sample)
+        recall = None
+        if q.evidence:
+            found: set[str] = set()
+            for hit in memory.search(q.question, k=k, user_id=user):
+                found |= finder.found(q.sample, hit, q.evidence)
+            recall = len(found) / len(q.evidence)
+        text = memory.format_for_injection(user_id=user, query=q.question)
+        correct = None
+        if llm is not None and q.answer.strip():
+            verdict = answer_and_judge(llm, text, q.question, q.answer)
+            correct = verdict.correct
+            tokens["input"] += verdict.input_tokens
+            tokens["output"] += verdict.output_tokens
+        rows.append((q.category, recall, answer_in_context(q.answer, text), correct))
+    result = _figures(rows, k)
+    result["by_category"] = {str(c): {"name": CATEGORIES[c], **_figures([r for r in rows if r[0] == c], k)}
+                             for c in ANSWERABLE if any(r[0] == c for r in rows)}
+    if llm is not None:
+        result["qa_tokens"] = tokens
+    return result
+
+
+def _mean(values: list[Any]) -> float | None:
+    values = [float(v) for v in values if v is not None]
+    return round(statistics.mean(values), 4) if values else None
+
+
+def _figures(rows: list[tuple[int, float | None, bool | None, bool | None]], k: int) -> dict[str, Any]:
+    out: dict[str, Any] = {"questions": len(rows), f"recall@{k}": _mean([r[1] for r in rows]),
+                           "answer_in_context": _mean([r[2] for r in rows])}
+    if any(r[3] is not None for r in rows):
+        out["qa_accuracy"] = _mean([r[3] for r in rows])
+    return out
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """The report as a table: one row per category and overall, the modes side by side."""
+    k = report["k"]
+    modes = list(report["modes"])
+    qa = any("qa_accuracy" in m for m in report["modes"].values())
+    columns = [f"recall@{k}", "answer_in_context"] + (["qa_accuracy"] if qa else [])
+    short = {f"recall@{k}": f"recall@{k}", "answer_in_context": "in context", "qa_accuracy": "QA acc."}
+
+    def cells(figures: dict[str, Any]) -> str:
+        return "".join(f"{'-' if figures.get(c) is None else format(figures[c], '.3f'):>11}" for c in columns)
+
+    lines = [f"{report['questions']} questions (categories 1-4) in {report['samples']} conversation(s); "
+             f"LLM: {report['llm'] or 'none (offline)'}",
+             f"{'':<18}{'':>5}" + "".join(f"{m:^{11 * len(columns)}}" for m in modes),
+             f"{'category':<18}{'n':>5}" + "".join(f"{short[c]:>11}" for c in columns) * len(modes)]
+    first = report["modes"][modes[0]]
+    for key, figures in first["by_category"].items():
+        label = f"{key} {figures['name']}"
+        lines.append(f"{label:<18}{figures['questions']:>5}"
+                     + "".join(cells(report["modes"][m]["by_category"].get(key, {})) for m in modes))
+    lines.append(f"{'all':<18}{report['questions']:>5}" + "".join(cells(report["modes"][m]) for m in modes))
+    for mode in modes:
+        m = report["modes"][mode]
+        built = ", ".join(f"{key.replace('_', ' ')} {m[key]}" for key in ("facts", "daily_blocks", "dreams_updated")
+                          if key in m)
+        spent = [f"{what} {m[key]['input']:,} in / {m[key]['output']:,} out"
+                 for key, what in (("memory_tokens", "memory LLM tokens"), ("qa_tokens", "QA tokens")) if key in m]
+        lines.append(f"{mode}: {built}; {m['seconds']} s" + (f"; {'; '.join(spent)}" if spent else ""))
+    return "\n".join(lines)

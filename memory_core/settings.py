@@ -125,21 +125,23 @@ class Settings:
         return ZoneInfo(self.timezone)
 
     def secrets(self) -> list[str]:
-        """Every secret these settings hold (the API key, URL credentials, the database password), for
-        scrubbing text that might echo them."""
+        """Every secret these settings hold (the API key, URL credentials, the database password in any form:
+        `user:password@`, `?password=`), for scrubbing text that might echo them."""
         from sqlalchemy.engine import make_url
 
-        from .redact import url_secrets
+        from .redact import SECRET_PARAMS, url_secrets
 
         found = [self.llm_api_key] if self.llm_api_key else []
         found += url_secrets(self.llm_base_url)
+        found += [s for s in url_secrets(self.database_url) if s != _database_user(self.database_url)]
         try:
-            password = make_url(self.database_url).password
+            url = make_url(self.database_url)
         except Exception:  # an unparsable URL fails later, with its own error
-            password = None
-        if password:
-            found.append(str(password))
-        return found
+            url = None
+        if url is not None:
+            found += [str(url.password)] if url.password else []
+            found += [str(v) for k, v in url.query.items() if k.lower() in SECRET_PARAMS and isinstance(v, str) and v]
+        return list(dict.fromkeys(found))
 
     def safe_llm_base_url(self) -> str | None:
         """The LLM base URL with any credentials masked, for display."""
@@ -148,10 +150,18 @@ class Settings:
         return mask_url(self.llm_base_url)
 
     def safe_database_url(self) -> str:
-        """The database URL with any password masked, for display."""
+        """The database URL with any password masked (`user:***@`, `?password=***`), for display."""
         from sqlalchemy.engine import make_url
 
-        return make_url(self.database_url).render_as_string(hide_password=True)
+        from .redact import mask_query
+
+        try:
+            shown = make_url(self.database_url).render_as_string(hide_password=True)
+        except Exception:  # an unparsable URL: shown with every credential-looking part masked
+            from .redact import mask_url
+
+            return mask_url(self.database_url) or ""
+        return mask_query(shown)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
@@ -182,6 +192,16 @@ def _coerce(name: str, annotation: Any, raw: str) -> Any:
     except ValueError:
         raise ValueError(f"{ENV_PREFIX}{name.upper()}: cannot read {raw!r} as {kind}") from None
     return raw
+
+
+def _database_user(url: str) -> str | None:
+    """The user name of a database URL: not a secret (it is shown with the password masked)."""
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(url).username
+    except ValueError:
+        return None
 
 
 def normalise_database_url(url: str) -> str:

@@ -71,6 +71,13 @@ class Settings:
     admins: list[str] = field(default_factory=list)
     anonymous_access: str | None = None  # full, sandbox, none; None: full locally, sandbox on a public host
     sandbox_ttl_hours: float = 24.0
+    # a public demo's bounds: sandboxes open at once, opened per minute, and an anonymous visitor's upload
+    sandbox_max_live: int = 200
+    sandbox_max_per_minute: int = 10
+    sandbox_max_upload_mb: int = 5
+    # sign-in: an e-mail counts only when the ID token says email_verified=true; True also takes an e-mail
+    # whose token has no email_verified claim (providers that never send it); an explicit false never counts
+    trust_unverified_email: bool = False
 
     def __post_init__(self) -> None:
         self.home = Path(self.home)
@@ -92,6 +99,10 @@ class Settings:
         if isinstance(self.admins, str):
             self.admins = [a for a in (x.strip() for x in self.admins.split(",")) if a]
         self.admins = [str(a).strip().lower() for a in self.admins]
+        self.trust_unverified_email = _as_bool("trust_unverified_email", self.trust_unverified_email)
+        for name in ("sandbox_max_live", "sandbox_max_per_minute", "sandbox_max_upload_mb"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be at least 1")
         if self.anonymous_access is not None:
             self.anonymous_access = str(self.anonymous_access).strip().lower() or None
         if self.anonymous_access not in (None, "full", "sandbox", "none"):
@@ -174,6 +185,13 @@ class Settings:
                 values[f.name] = _coerce(f.name, f.type, raw)
         values.update(overrides)
         return cls(**values)
+
+
+def _as_bool(name: str, value: object) -> bool:
+    """A switch given as a bool or as text (a secrets table may hold "false", which is truthy as a string)."""
+    if isinstance(value, bool):
+        return value
+    return bool(_coerce(name, "bool", str(value)))
 
 
 def _coerce(name: str, annotation: Any, raw: str) -> Any:

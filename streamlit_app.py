@@ -4,15 +4,15 @@ import logging
 
 import streamlit as st
 
-from memory_core.dashboard import app_icon, get_memory, principal, sidebar, sign_in_page
+from memory_core.dashboard import app_icon, gate_page, get_memory, principal, sidebar
 
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 st.set_page_config(page_title="memory_core", page_icon=app_icon(), layout="wide")
 
 memory = get_memory()
 who = principal(memory)
-if who is None:  # sign-in is configured and nobody has signed in: nothing of any memory is shown
-    st.navigation([st.Page(sign_in_page, title="Sign in", icon=":material/login:", default=True)]).run()
+if who is None:  # nothing of any memory is shown: sign in, an e-mail not verified, or a sandbox not opened yet
+    st.navigation([gate_page(memory)]).run()
     st.stop()
 st.session_state["_principal"] = who
 

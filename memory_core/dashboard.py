@@ -1,8 +1,8 @@
 """Streamlit helpers shared by the pages (imported only by the app; memory_core never needs Streamlit).
 
 Who is asking is decided here once per run (`principal()`): a signed-in person (Streamlit's own OIDC
-sign-in, `[auth]` in secrets), the single local operator, an anonymous visitor in a sandbox scope of their
-own, or nobody. What they may do is decided by `memory.access`, and pages only ever hold the scoped view
+sign-in, `[auth]` in secrets, whose provider says the e-mail is verified), the single local operator, an
+anonymous visitor in a sandbox scope of their own (opened when they ask for one), or nobody. What they may do is decided by `memory.access`, and pages only ever hold the scoped view
 that `view()` gives them: they cannot name another scope, and a write the role lacks is refused by the view.
 """
 
@@ -113,10 +113,21 @@ def anonymous_mode(memory: Memory) -> str:
     return memory.access.anonymous_mode(public_host=on_public_host(), sign_in_configured=sign_in_configured())
 
 
+def email_verified(settings: Settings) -> bool:
+    """Whether the signed-in person's e-mail may count: their ID token says `email_verified` is true, or it
+    says nothing of it and `trust_unverified_email` is set (providers that never send the claim). Anyone can
+    sign up at many providers with someone else's address; only a verified one is that person's."""
+    claim = st.user.get("email_verified")
+    if claim is None:
+        return settings.trust_unverified_email
+    return claim is True or (isinstance(claim, str) and claim.strip().lower() == "true")
+
+
 def principal(memory: Memory) -> Principal | None:
-    """Who is asking, once per run; None while sign-in is configured and nobody has signed in."""
+    """Who is asking, once per run. None shows nothing of memory, only `gate_page()`: sign-in is configured
+    and nobody has signed in (or with an e-mail not verified), or an anonymous visitor has no sandbox yet."""
     if sign_in_configured():
-        if not st.user.is_logged_in:
+        if not st.user.is_logged_in or not email_verified(memory.settings):
             return None
         email = st.user.get("email")
         try:
@@ -131,31 +142,79 @@ def principal(memory: Memory) -> Principal | None:
     return _sandbox(memory)
 
 
-def _sandbox(memory: Memory) -> Principal:
-    """The anonymous visitor's sandbox. Its key rides in the page's URL (`?sandbox=`), so that a reload finds
-    the same sandbox; a visitor without one gets a new sandbox, filled with the demo data."""
+def _sandbox(memory: Memory) -> Principal | None:
+    """The anonymous visitor's sandbox, or None until they open one (`sandbox_start_page`): a bare visit
+    costs nothing. Its key rides in the page's URL (`?sandbox=`), so that a reload finds the same sandbox."""
     sandbox = st.session_state.get("_sandbox")
     key = st.session_state.get("_sandbox_key")
     if sandbox is None:
         key = st.query_params.get("sandbox")
         sandbox = memory.access.sandbox_for(key)
         if sandbox is None:
-            sandbox, key = memory.access.new_sandbox()
-            from .demo import load_demo
-
-            with st.spinner("Preparing a private demo scope for you…"):
-                load_demo(memory.scoped(user_id=sandbox.sandbox.user_id, agent_name=sandbox.sandbox.agent_name,
-                                        actor=sandbox.actor))
+            return None
         st.session_state["_sandbox"], st.session_state["_sandbox_key"] = sandbox, key
     if st.query_params.get("sandbox") != key:  # page switches drop query parameters: put it back
         st.query_params["sandbox"] = key
     return sandbox
 
 
+def gate_page(memory: Memory) -> st.Page:
+    """The one page shown while `principal()` is None."""
+    if not sign_in_configured():
+        return st.Page(sandbox_start_page, title="Welcome", icon=":material/science:", default=True)
+    if st.user.is_logged_in:
+        return st.Page(unverified_email_page, title="E-mail not verified", icon=":material/block:", default=True)
+    return st.Page(sign_in_page, title="Sign in", icon=":material/login:", default=True)
+
+
 def sign_in_page() -> None:
     st.title("memory_core")
     st.write("This dashboard shows what agents remember. Sign in to continue.")
     st.button("Sign in", type="primary", on_click=st.login, key="sign_in")
+    st.stop()
+
+
+def unverified_email_page() -> None:
+    st.title("Your e-mail address is not verified")
+    email = st.user.get("email")
+    st.error(f"Your sign-in provider does not confirm that **{escape_markdown(email or 'your address')}** is "
+             "verified, so it cannot be used for access here. Verify the address with your provider, then sign "
+             "in again; or ask an admin of this dashboard.")
+    log.info("sign-in refused: the provider does not say the e-mail is verified")
+    st.button("Sign out", on_click=st.logout, key="sign_out")
+    st.stop()
+
+
+def sandbox_start_page() -> None:
+    """An anonymous visitor on a public host: a sandbox of their own is opened, and filled with the demo
+    data, only when they ask (within the settings' caps)."""
+    memory = get_memory()
+    settings = memory.settings
+    st.title("memory_core")
+    st.write("This public demo shows what agents remember. Open a private sandbox: a scope of your own that "
+             f"nobody else sees, removed after {settings.sandbox_ttl_hours:g} hours.")
+    if st.query_params.get("sandbox"):
+        st.info("The sandbox of this link has expired (or was never opened here). Open a new one.")
+    left, right = st.columns(2)
+    demo = left.button("Open a sandbox with demo data", type="primary", key="sandbox_demo")
+    empty = right.button("Open an empty sandbox", key="sandbox_empty")
+    if demo or empty:
+        from .access import SandboxLimitError
+
+        try:
+            sandbox, key = memory.access.new_sandbox()
+        except SandboxLimitError as exc:
+            st.warning(str(exc))
+            st.stop()
+        if demo:
+            from .demo import load_demo
+
+            with st.spinner("Preparing a private demo scope for you…"):
+                load_demo(memory.scoped(user_id=sandbox.sandbox.user_id, agent_name=sandbox.sandbox.agent_name,
+                                        actor=sandbox.actor))
+        st.session_state["_sandbox"], st.session_state["_sandbox_key"] = sandbox, key
+        st.query_params["sandbox"] = key
+        st.rerun()
     st.stop()
 
 

@@ -1,0 +1,151 @@
+"""Issue 19 in the dashboard, through AppTest on a real SQLite workspace: a signed-in e-mail counts only when
+verified; a public host's visitor gets a sandbox only when asking, within the caps; anonymous uploads are
+small, and imports run one at a time per process."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from memory_core import dashboard
+from memory_core.dashboard import get_memory
+from tests.test_app_access import AUTH, everything_shown
+
+APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+DATA = Path(__file__).parent / "data" / "imports"
+BOSS = "boss@acme.com"
+SECRET_FACT = "The acquisition of Initech closes on Friday"
+
+
+@pytest.fixture
+def app_env(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMORY_CORE_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("MEMORY_CORE_TIMEZONE", "UTC")
+    monkeypatch.setenv("MEMORY_CORE_ADMINS", BOSS)
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "MEMORY_CORE_DATABASE_URL", "MEMORY_CORE_ANONYMOUS_ACCESS",
+                 "MEMORY_CORE_TRUST_UNVERIFIED_EMAIL", "STREAMLIT_SHARING_MODE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(dashboard, "ensure_entrypoint", lambda: None)  # as in tests/test_app.py
+    get_memory.clear()
+    yield monkeypatch
+    get_memory().close()
+    get_memory.clear()
+
+
+def run(at: AppTest) -> AppTest:
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def as_user(claims: dict) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.secrets = AUTH
+    at.user = {"is_logged_in": True, **claims}
+    return run(at)
+
+
+def assert_nothing_of_memory(at: AppTest) -> None:
+    shown = everything_shown(at)
+    assert SECRET_FACT not in shown and "ana/bot" not in shown and "Signed in as" not in shown
+    assert not at.sidebar.selectbox and not at.data_editor and not at.dataframe
+
+
+# -- sign-in: only a verified e-mail counts -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("claim", [False, "false", None, "yes"])
+def test_an_unverified_email_gets_a_clear_page_and_nothing_of_memory(app_env, claim):
+    get_memory().facts.add(SECRET_FACT, "context", 0.9, user_id="ana", agent_name="bot")
+    claims = {"email": BOSS} if claim is None else {"email": BOSS, "email_verified": claim}
+    at = as_user(claims)
+    assert [t.value for t in at.title] == ["Your e-mail address is not verified"]
+    assert "is verified, so it cannot be used for access here" in at.error[0].value
+    assert [b.label for b in at.button] == ["Sign out"]
+    assert_nothing_of_memory(at)
+    with pytest.raises(ValueError, match="Could not find a navigation page"):  # no deep link reaches a page
+        at.switch_page("pages/facts.py")
+
+
+@pytest.mark.parametrize("claim", [True, "true", "True"])
+def test_a_verified_email_is_signed_in(app_env, claim):
+    get_memory().facts.add(SECRET_FACT, "context", 0.9, user_id="ana", agent_name="bot")
+    at = as_user({"email": BOSS, "email_verified": claim})
+    assert f"Signed in as **{dashboard.escape_markdown(BOSS)}**" in [c.value for c in at.sidebar.caption]
+    assert "ana/bot" in at.sidebar.selectbox[0].options
+
+
+def test_trust_unverified_email_takes_a_missing_claim_never_a_false_one(app_env):
+    app_env.setenv("MEMORY_CORE_TRUST_UNVERIFIED_EMAIL", "true")
+    at = as_user({"email": BOSS})  # a provider that never sends email_verified
+    assert any("Signed in as" in c.value for c in at.sidebar.caption)
+    get_memory.clear()
+    at = as_user({"email": BOSS, "email_verified": False})  # it said no: no setting makes that a yes
+    assert [t.value for t in at.title] == ["Your e-mail address is not verified"]
+    assert_nothing_of_memory(at)
+
+
+# -- a public host: sandboxes on request, capped -----------------------------------------------------
+
+
+def visitor(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    return run(at)
+
+
+def sandboxes_created() -> int:
+    return sum(1 for e in get_memory().access.log() if e.action == "sandbox_created")
+
+
+@pytest.fixture
+def public(app_env):
+    app_env.setenv("MEMORY_CORE_ANONYMOUS_ACCESS", "sandbox")
+    get_memory().facts.add(SECRET_FACT, "context", 0.9, user_id="ana", agent_name="bot")
+    return app_env
+
+
+def test_a_bare_visit_opens_no_sandbox_and_loads_nothing(public):
+    for _ in range(3):
+        at = visitor()
+        assert [b.label for b in at.button] == ["Open a sandbox with demo data", "Open an empty sandbox"]
+        assert_nothing_of_memory(at)
+    at = visitor({"sandbox": "x" * 43})  # a stale link: said so, and nothing opened either
+    assert any("has expired" in i.value for i in at.info)
+    assert sandboxes_created() == 0 and [s.key for s in get_memory().scopes()] == ["ana/bot"]
+
+
+def test_a_sandbox_opens_when_asked_with_or_without_the_demo(public):
+    at = visitor()
+    at.button(key="sandbox_demo").click()
+    run(at)
+    key = at.query_params["sandbox"]
+    [scope] = [s for s in get_memory().scopes() if s.user_id.startswith("sandbox-")]
+    assert at.sidebar.selectbox[0].options == [scope.key]
+    assert any("Priya" in f.content for f in get_memory().facts.list(user_id=scope.user_id, agent_name="demo"))
+    again = visitor({"sandbox": key[0] if isinstance(key, list) else key})  # the link finds the same sandbox
+    assert again.sidebar.selectbox[0].options == [scope.key] and sandboxes_created() == 1
+
+    at = visitor()
+    at.button(key="sandbox_empty").click()
+    run(at)
+    [empty] = [s for s in at.sidebar.selectbox[0].options]
+    assert empty != scope.key and get_memory().facts.list(user_id=empty.split("/")[0], agent_name="demo") == []
+
+
+def test_a_visitor_over_the_cap_gets_a_message_not_a_crash(public):
+    public.setenv("MEMORY_CORE_SANDBOX_MAX_LIVE", "1")
+    get_memory.clear()
+    first = visitor()
+    first.button(key="sandbox_empty").click()
+    run(first)
+    late = visitor()
+    late.button(key="sandbox_empty").click()
+    run(late)
+    assert any(re.search(r"The demo is full: 1 sandboxes are open", w.value) for w in late.warning)
+    assert_nothing_of_memory(late)
+    assert sandboxes_created() == 1

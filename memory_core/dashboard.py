@@ -11,7 +11,10 @@ from __future__ import annotations
 import logging
 import os
 import re
+import threading
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import streamlit as st
 
@@ -30,6 +33,9 @@ SECRET_FIELDS = {"OPENAI_API_KEY": "llm_api_key", "OPENAI_BASE_URL": "llm_base_u
 MAX_PASTE_CHARS = 500_000  # what a text area takes
 MAX_INGEST_BYTES = 5 * 1024 * 1024  # a conversation file, checked before it is read
 MAX_UPLOAD_DEPTH = 8  # folders deep in a folder upload
+# One import (or import preview) at a time in this process: each may hold a whole export in memory, and a few
+# at once could exhaust the app's; a second is told to try again rather than queued behind a long one.
+_IMPORT_SLOT = threading.Lock()
 
 
 def _secrets() -> dict:
@@ -356,6 +362,24 @@ def ensure_entrypoint() -> None:
         st.rerun()
 
 
+@contextmanager
+def import_slot() -> Iterator[bool]:
+    """Yields True while this run holds the process's one import slot, False (at once) when another has it."""
+    got = _IMPORT_SLOT.acquire(blocking=False)
+    try:
+        yield got
+    finally:
+        if got:
+            _IMPORT_SLOT.release()
+
+
+def upload_limit_mib(memory: Memory, who: Principal, default_mib: int) -> int:
+    """How big an upload this visitor may send: anonymous sandbox visitors get `sandbox_max_upload_mb`."""
+    if who.kind == "sandbox":
+        return min(default_mib, memory.settings.sandbox_max_upload_mb)
+    return default_mib
+
+
 def safe_upload_parts(name: str) -> list[str]:
     """A browser-given name (a folder upload's is its path, "ws/memory/2026-01-15.md") as safe path parts:
     no empty, "." or ".." parts, odd characters replaced; a part of a name is kept, so MEMORY.md stays."""
@@ -368,10 +392,16 @@ def save_uploads(uploads: list, folder: str) -> Path:
     root = Path(folder)
     if len(uploads) == 1 and len(safe_upload_parts(uploads[0].name)) == 1:
         path = root / safe_upload_parts(uploads[0].name)[0]
-        path.write_bytes(uploads[0].getvalue())
+        _write_upload(uploads[0], path)
         return path
     for upload in uploads:
         target = root.joinpath("upload", *safe_upload_parts(upload.name))
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(upload.getvalue())
+        _write_upload(upload, target)
     return root / "upload"
+
+
+def _write_upload(upload, path: Path) -> None:
+    """The upload's bytes to `path` without another copy of them in memory (getvalue() would make one)."""
+    with upload.getbuffer() as view:
+        path.write_bytes(view)

@@ -149,3 +149,65 @@ def test_a_visitor_over_the_cap_gets_a_message_not_a_crash(public):
     assert any(re.search(r"The demo is full: 1 sandboxes are open", w.value) for w in late.warning)
     assert_nothing_of_memory(late)
     assert sandboxes_created() == 1
+
+
+# -- uploads: small for anonymous visitors, one import at a time --------------------------------------
+
+
+def import_page(at: AppTest) -> AppTest:
+    at.switch_page("pages/import_export.py")
+    return run(at)
+
+
+def upload(at: AppTest, name: str, content: bytes) -> AppTest:
+    at.file_uploader(key="import_file").set_value((name, content, "application/octet-stream"))
+    return run(at)
+
+
+def test_a_sandbox_visitor_may_upload_only_a_small_file(public):
+    public.setenv("MEMORY_CORE_SANDBOX_MAX_UPLOAD_MB", "2")
+    get_memory.clear()
+    at = visitor()
+    at.button(key="sandbox_empty").click()
+    at = import_page(run(at))
+    assert at.file_uploader(key="import_file").proto.max_upload_size_mb == 2  # the browser refuses more
+    assert at.file_uploader(key="import_folder").proto.max_upload_size_mb == 2
+    big = b'{"facts": [], "pad": "' + b"x" * (2 * 1024 ** 2) + b'"}'  # had the browser sent it anyway
+    upload(at, "memory.json", big)
+    assert [e.value for e in at.error] == ["That is 2.0 MiB; this page takes up to 2 MiB in a sandbox."]
+    assert "import_go" not in [b.key for b in at.button]
+    small = (DATA / "deerflow" / "memory.json").read_bytes()
+    upload(at, "memory.json", small)
+    assert any("Detected format" in m.value for m in at.markdown)
+
+
+def test_the_operator_keeps_the_large_limit(app_env):
+    at = import_page(run(AppTest.from_file(APP, default_timeout=60)))
+    assert at.file_uploader(key="import_file").proto.max_upload_size_mb != 5  # the server's own (100 MiB here)
+    upload(at, "memory.json", b'{"facts": [], "pad": "' + b"x" * (6 * 1024 ** 2) + b'"}')
+    assert not at.error and any("Detected format" in m.value for m in at.markdown)
+
+
+def test_imports_run_one_at_a_time_per_process(app_env):
+    data = (DATA / "deerflow" / "memory.json").read_bytes()
+    at = import_page(run(AppTest.from_file(APP, default_timeout=60)))
+    with dashboard.import_slot() as got:  # another session's import holds the slot
+        assert got
+        upload(at, "memory.json", data)
+        assert [w.value for w in at.warning] == [
+            "Another import is running on this server; imports run one at a time. Try again in a moment: nothing "
+            "was changed."]
+        assert not any("Detected format" in m.value for m in at.markdown)
+        with dashboard.import_slot() as second:
+            assert not second  # a second one never waits behind the first
+    at.button(key="import_retry").click()
+    run(at)  # the slot is free again: the preview runs
+    assert not at.warning and any("Detected format" in m.value for m in at.markdown)
+    with dashboard.import_slot():
+        at.button(key="import_go").click()
+        run(at)
+        assert [w.value for w in at.warning][-1].startswith("Another import is running")
+        assert get_memory().facts.list() == []
+    at.button(key="import_go").click()
+    run(at)
+    assert any("Imported into default/default" in s.value for s in at.success) and get_memory().facts.list()

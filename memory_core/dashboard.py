@@ -14,7 +14,7 @@ import re
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 import streamlit as st
 
@@ -164,13 +164,17 @@ def _sandbox(memory: Memory) -> Principal | None:
     return sandbox
 
 
-def gate_page(memory: Memory) -> st.Page:
-    """The one page shown while `principal()` is None."""
+def gate_pages(memory: Memory, deep_links: Iterable[str] = ()) -> list[st.Page]:
+    """The one page shown while `principal()` is None, at the root and at every page's path (`deep_links`):
+    a link to /facts then shows it too, instead of Streamlit's "page not found" dialog over it."""
     if not sign_in_configured():
-        return st.Page(sandbox_start_page, title="Welcome", icon=":material/science:", default=True)
-    if st.user.is_logged_in:
-        return st.Page(unverified_email_page, title="E-mail not verified", icon=":material/block:", default=True)
-    return st.Page(sign_in_page, title="Sign in", icon=":material/login:", default=True)
+        page, title, icon = sandbox_start_page, "Welcome", ":material/science:"
+    elif st.user.is_logged_in:
+        page, title, icon = unverified_email_page, "E-mail not verified", ":material/block:"
+    else:
+        page, title, icon = sign_in_page, "Sign in", ":material/login:"
+    return [st.Page(page, title=title, icon=icon, default=True),
+            *(st.Page(page, title=title, icon=icon, url_path=path) for path in deep_links)]
 
 
 def sign_in_page() -> None:

@@ -211,3 +211,17 @@ def test_imports_run_one_at_a_time_per_process(app_env):
     at.button(key="import_go").click()
     run(at)
     assert any("Imported into default/default" in s.value for s in at.success) and get_memory().facts.list()
+
+
+# -- the sidebar never shows a database password ------------------------------------------------------
+
+
+def test_the_sidebar_masks_a_password_given_in_the_urls_query(pg_url, app_env):  # pg_url: set up first, dropped last
+    password = "sidebar-pw-9931"
+    app_env.setenv("MEMORY_CORE_DATABASE_URL", f"{pg_url}&password={password}")  # 127.0.0.1 trusts any password
+    at = run(AppTest.from_file(APP, default_timeout=60))
+    [storage] = [re.sub(r"\\(.)", r"\1", c.value).replace("\u200b", "") for c in at.sidebar.caption
+                 if c.value.startswith("Storage")]  # as it reads: without escape_markdown's marks
+    assert "password=***" in storage and "@127.0.0.1:5432" in storage
+    assert password not in everything_shown(at)
+    assert password in get_memory().settings.secrets()  # and the logs are scrubbed of it

@@ -150,15 +150,15 @@ def principal(memory: Memory) -> Principal | None:
 
 def _sandbox(memory: Memory) -> Principal | None:
     """The anonymous visitor's sandbox, or None until they open one (`sandbox_start_page`): a bare visit
-    costs nothing. Its key rides in the page's URL (`?sandbox=`), so that a reload finds the same sandbox."""
-    sandbox = st.session_state.get("_sandbox")
-    key = st.session_state.get("_sandbox_key")
+    costs nothing. Its key rides in the page's URL (`?sandbox=`), so that a reload finds the same sandbox.
+    Looked up on every run: a tab left open past the sandbox's expiry must not write into a removed scope
+    (nothing would ever clean those rows up)."""
+    key = st.session_state.get("_sandbox_key") or st.query_params.get("sandbox")
+    sandbox = memory.access.sandbox_for(key)
     if sandbox is None:
-        key = st.query_params.get("sandbox")
-        sandbox = memory.access.sandbox_for(key)
-        if sandbox is None:
-            return None
-        st.session_state["_sandbox"], st.session_state["_sandbox_key"] = sandbox, key
+        st.session_state.pop("_sandbox_key", None)
+        return None
+    st.session_state["_sandbox_key"] = key
     if st.query_params.get("sandbox") != key:  # page switches drop query parameters: put it back
         st.query_params["sandbox"] = key
     return sandbox
@@ -222,7 +222,7 @@ def sandbox_start_page() -> None:
             with st.spinner("Preparing a private demo scope for you…"):
                 load_demo(memory.scoped(user_id=sandbox.sandbox.user_id, agent_name=sandbox.sandbox.agent_name,
                                         actor=sandbox.actor))
-        st.session_state["_sandbox"], st.session_state["_sandbox_key"] = sandbox, key
+        st.session_state["_sandbox_key"] = key
         st.query_params["sandbox"] = key
         st.rerun()
     st.stop()

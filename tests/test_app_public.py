@@ -18,6 +18,7 @@ APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
 DATA = Path(__file__).parent / "data" / "imports"
 BOSS = "boss@acme.com"
 SECRET_FACT = "The acquisition of Initech closes on Friday"
+ENTRYPOINT_GUARD = dashboard.ensure_entrypoint
 
 
 @pytest.fixture
@@ -225,3 +226,23 @@ def test_the_sidebar_masks_a_password_given_in_the_urls_query(pg_url, app_env): 
     assert "password=***" in storage and "@127.0.0.1:5432" in storage
     assert password not in everything_shown(at)
     assert password in get_memory().settings.secrets()  # and the logs are scrubbed of it
+
+
+def test_a_tab_left_open_past_expiry_stops_writing_into_the_removed_sandbox(public):
+    at = visitor()
+    at.button(key="sandbox_empty").click()
+    run(at)
+    [scope] = at.sidebar.selectbox[0].options
+    memory = get_memory()
+    with memory.db.write() as s:  # its day is over (the SQL stands in for a clock 24 hours on)
+        from sqlalchemy import text
+
+        s.execute(text("UPDATE sandboxes SET expires_at = created_at"))
+    assert memory.remove_expired_sandboxes() == [scope]
+    # The same browser session goes on to the Facts page, through the entrypoint (AppTest would run a switched-to
+    # page alone without the cold-start guard): the start page, not the removed scope.
+    public.setattr(dashboard, "ensure_entrypoint", ENTRYPOINT_GUARD)
+    at.switch_page("pages/facts.py")
+    run(at)
+    assert [b.label for b in at.button] == ["Open a sandbox with demo data", "Open an empty sandbox"]
+    assert any("has expired" in i.value for i in at.info) and not at.sidebar.selectbox

@@ -33,8 +33,9 @@ def visit(browser, url, path=""):  # noqa: F811
     page.get_by_role("button", name="Open a sandbox with demo data").click(timeout=90_000)
     page.get_by_text(re.compile("Sandbox: a private demo scope")).wait_for(timeout=90_000)
     page.wait_for_url(re.compile(r"\?sandbox="), timeout=30_000)
-    page.goto(f"{url}/{path}?" + page.url.split("?", 1)[1])
-    page.get_by_text(re.compile("Sandbox: a private demo scope")).wait_for(timeout=90_000)
+    if path:  # on through the sidebar, as a visitor goes (the key stays in the URL)
+        page.locator("[data-testid=stSidebar]").get_by_role("link", name=path.capitalize(), exact=True).click()
+        page.wait_for_url(re.compile(rf"/{path}\?sandbox="), timeout=30_000)
     return context, page
 
 

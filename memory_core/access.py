@@ -19,8 +19,8 @@ from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Iterable
 
 from .actors import current_actor
-from .errors import MemoryCoreError
 from .clock import utc
+from .errors import MemoryCoreError
 from .scope import Scope, make_scope, validate_name
 from .store.access_store import AccessStore
 from .store.models import ApiTokenRow, GrantRow

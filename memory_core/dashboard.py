@@ -2,8 +2,9 @@
 
 Who is asking is decided here once per run (`principal()`): a signed-in person (Streamlit's own OIDC
 sign-in, `[auth]` in secrets, whose provider says the e-mail is verified), the single local operator, an
-anonymous visitor in a sandbox scope of their own (opened when they ask for one), or nobody. What they may do is decided by `memory.access`, and pages only ever hold the scoped view
-that `view()` gives them: they cannot name another scope, and a write the role lacks is refused by the view.
+anonymous visitor in a sandbox scope of their own (opened when they ask for one), or nobody. What they may
+do is decided by `memory.access`, and pages only ever hold the scoped view that `view()` gives them: they
+cannot name another scope, and a write the role lacks is refused by the view.
 """
 
 from __future__ import annotations
@@ -130,7 +131,7 @@ def email_verified(settings: Settings) -> bool:
 
 
 def principal(memory: Memory) -> Principal | None:
-    """Who is asking, once per run. None shows nothing of memory, only `gate_page()`: sign-in is configured
+    """Who is asking, once per run. None shows nothing of memory, only `gate_pages()`: sign-in is configured
     and nobody has signed in (or with an e-mail not verified), or an anonymous visitor has no sandbox yet."""
     if sign_in_configured():
         if not st.user.is_logged_in or not email_verified(memory.settings):

@@ -72,7 +72,7 @@ class Settings:
     anonymous_access: str | None = None  # full, sandbox, none; None: full locally, sandbox on a public host
     sandbox_ttl_hours: float = 24.0
     # a public demo's bounds: sandboxes open at once, opened per minute, and an anonymous visitor's upload
-    sandbox_max_live: int = 200
+    sandbox_max_live: int = 500  # with the demo data, about 0.5 MiB each
     sandbox_max_per_minute: int = 10
     sandbox_max_upload_mb: int = 5
     # sign-in: an e-mail counts only when the ID token says email_verified=true; True also takes an e-mail

@@ -4,17 +4,10 @@ import logging
 
 import streamlit as st
 
-from memory_core.dashboard import app_icon, get_memory, principal, sidebar, sign_in_page
+from memory_core.dashboard import app_icon, gate_pages, get_memory, principal, sidebar
 
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 st.set_page_config(page_title="memory_core", page_icon=app_icon(), layout="wide")
-
-memory = get_memory()
-who = principal(memory)
-if who is None:  # sign-in is configured and nobody has signed in: nothing of any memory is shown
-    st.navigation([st.Page(sign_in_page, title="Sign in", icon=":material/login:", default=True)]).run()
-    st.stop()
-st.session_state["_principal"] = who
 
 PAGES = [
     st.Page("pages/ingest.py", title="Ingest", icon=":material/upload:", default=True),
@@ -25,8 +18,18 @@ PAGES = [
     st.Page("pages/search.py", title="Search", icon=":material/search:"),
     st.Page("pages/import_export.py", title="Import / Export", icon=":material/swap_vert:"),
 ]
+ACCESS_PAGE = st.Page("pages/access.py", title="Access", icon=":material/admin_panel_settings:")
+
+memory = get_memory()
+who = principal(memory)
+if who is None:  # nothing of any memory is shown: sign in, an e-mail not verified, or a sandbox not opened yet
+    deep_links = [p.url_path for p in (*PAGES, ACCESS_PAGE) if p.url_path]
+    st.navigation(gate_pages(memory, deep_links), position="hidden").run()
+    st.stop()
+st.session_state["_principal"] = who
+
 if memory.access.admin_patterns(who):
-    PAGES.append(st.Page("pages/access.py", title="Access", icon=":material/admin_panel_settings:"))
+    PAGES.append(ACCESS_PAGE)
 
 page = st.navigation(PAGES)
 sidebar(memory, who)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from .actors import current_actor
 from .clock import utc
+from .errors import MemoryCoreError
 from .scope import Scope, make_scope, validate_name
 from .store.access_store import AccessStore
 from .store.models import ApiTokenRow, GrantRow
@@ -101,6 +102,10 @@ def covers(outer: str, inner: str) -> bool:
         if not (o == "*" or o == i or ("*" not in i and fnmatchcase(i, o))):
             return False
     return True
+
+
+class SandboxLimitError(MemoryCoreError):
+    """No new sandbox now: as many are open, or were opened in the last minute, as the settings allow."""
 
 
 def hash_secret(secret: str) -> str:
@@ -362,11 +367,24 @@ class Access:
 
     def new_sandbox(self) -> tuple[Principal, str]:
         """A fresh scope of its own for one anonymous visitor, expiring after sandbox_ttl_hours; and its key
-        (256 random bits; only its hash is stored), which finds the sandbox again after a reload."""
+        (256 random bits; only its hash is stored), which finds the sandbox again after a reload.
+        SandboxLimitError when sandbox_max_live are open or sandbox_max_per_minute were opened in the last
+        minute."""
+        settings = self._settings
         scope = Scope("sandbox-" + secrets.token_hex(6), "demo")
         key = secrets.token_urlsafe(32)
-        self._store.add_sandbox(scope, hash_secret(key),
-                                self._clock.now() + timedelta(hours=self._settings.sandbox_ttl_hours))
+        refused = self._store.add_sandbox(scope, hash_secret(key),
+                                          self._clock.now() + timedelta(hours=settings.sandbox_ttl_hours),
+                                          max_live=settings.sandbox_max_live,
+                                          max_per_minute=settings.sandbox_max_per_minute)
+        if refused == "live":
+            raise SandboxLimitError(f"The demo is full: {settings.sandbox_max_live} sandboxes are open, the most "
+                                    f"this server keeps (sandbox_max_live). Each expires after "
+                                    f"{settings.sandbox_ttl_hours:g} hours; please try again later.")
+        if refused == "per_minute":
+            raise SandboxLimitError(f"{settings.sandbox_max_per_minute} sandboxes were opened in the last minute, "
+                                    "the most this server opens (sandbox_max_per_minute). Please try again in a "
+                                    "minute.")
         return Principal("sandbox", sandbox=scope), key
 
     def sandbox_for(self, key: object) -> Principal | None:

@@ -12,6 +12,7 @@ import argparse
 import dataclasses
 import json
 import logging
+import os
 import signal
 import sys
 import threading
@@ -128,6 +129,11 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
     else:
         scope = make_scope(args.user or "default", args.agent or "default")
 
+    # On stderr (over stdio, stdout is the protocol's): a server started from another folder without
+    # MEMORY_CORE_HOME would otherwise fill a new, empty ./memory_data there without a word.
+    print(f"memory-core mcp: home {Path(settings.home).resolve()}, database {settings.safe_database_url()}"
+          + ("" if os.environ.get("MEMORY_CORE_HOME") else " (MEMORY_CORE_HOME is not set: the default home, "
+             "under the current folder)"), file=sys.stderr, flush=True)
     with Memory(settings) as memory:  # closing flushes what is pending
         memory.start()
         if args.transport == "http":

@@ -1,9 +1,10 @@
 """Streamlit helpers shared by the pages (imported only by the app; memory_core never needs Streamlit).
 
 Who is asking is decided here once per run (`principal()`): a signed-in person (Streamlit's own OIDC
-sign-in, `[auth]` in secrets), the single local operator, an anonymous visitor in a sandbox scope of their
-own, or nobody. What they may do is decided by `memory.access`, and pages only ever hold the scoped view
-that `view()` gives them: they cannot name another scope, and a write the role lacks is refused by the view.
+sign-in, `[auth]` in secrets, whose provider says the e-mail is verified), the single local operator, an
+anonymous visitor in a sandbox scope of their own (opened when they ask for one), or nobody. What they may
+do is decided by `memory.access`, and pages only ever hold the scoped view that `view()` gives them: they
+cannot name another scope, and a write the role lacks is refused by the view.
 """
 
 from __future__ import annotations
@@ -11,7 +12,10 @@ from __future__ import annotations
 import logging
 import os
 import re
+import threading
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterable, Iterator
 
 import streamlit as st
 
@@ -30,6 +34,9 @@ SECRET_FIELDS = {"OPENAI_API_KEY": "llm_api_key", "OPENAI_BASE_URL": "llm_base_u
 MAX_PASTE_CHARS = 500_000  # what a text area takes
 MAX_INGEST_BYTES = 5 * 1024 * 1024  # a conversation file, checked before it is read
 MAX_UPLOAD_DEPTH = 8  # folders deep in a folder upload
+# One import (or import preview) at a time in this process: each may hold a whole export in memory, and a few
+# at once could exhaust the app's; a second is told to try again rather than queued behind a long one.
+_IMPORT_SLOT = threading.Lock()
 
 
 def _secrets() -> dict:
@@ -113,10 +120,21 @@ def anonymous_mode(memory: Memory) -> str:
     return memory.access.anonymous_mode(public_host=on_public_host(), sign_in_configured=sign_in_configured())
 
 
+def email_verified(settings: Settings) -> bool:
+    """Whether the signed-in person's e-mail may count: their ID token says `email_verified` is true, or it
+    says nothing of it and `trust_unverified_email` is set (providers that never send the claim). Anyone can
+    sign up at many providers with someone else's address; only a verified one is that person's."""
+    claim = st.user.get("email_verified")
+    if claim is None:
+        return settings.trust_unverified_email
+    return claim is True or (isinstance(claim, str) and claim.strip().lower() == "true")
+
+
 def principal(memory: Memory) -> Principal | None:
-    """Who is asking, once per run; None while sign-in is configured and nobody has signed in."""
+    """Who is asking, once per run. None shows nothing of memory, only `gate_pages()`: sign-in is configured
+    and nobody has signed in (or with an e-mail not verified), or an anonymous visitor has no sandbox yet."""
     if sign_in_configured():
-        if not st.user.is_logged_in:
+        if not st.user.is_logged_in or not email_verified(memory.settings):
             return None
         email = st.user.get("email")
         try:
@@ -131,31 +149,83 @@ def principal(memory: Memory) -> Principal | None:
     return _sandbox(memory)
 
 
-def _sandbox(memory: Memory) -> Principal:
-    """The anonymous visitor's sandbox. Its key rides in the page's URL (`?sandbox=`), so that a reload finds
-    the same sandbox; a visitor without one gets a new sandbox, filled with the demo data."""
-    sandbox = st.session_state.get("_sandbox")
-    key = st.session_state.get("_sandbox_key")
+def _sandbox(memory: Memory) -> Principal | None:
+    """The anonymous visitor's sandbox, or None until they open one (`sandbox_start_page`): a bare visit
+    costs nothing. Its key rides in the page's URL (`?sandbox=`), so that a reload finds the same sandbox.
+    Looked up on every run: a tab left open past the sandbox's expiry must not write into a removed scope
+    (nothing would ever clean those rows up)."""
+    key = st.session_state.get("_sandbox_key") or st.query_params.get("sandbox")
+    sandbox = memory.access.sandbox_for(key)
     if sandbox is None:
-        key = st.query_params.get("sandbox")
-        sandbox = memory.access.sandbox_for(key)
-        if sandbox is None:
-            sandbox, key = memory.access.new_sandbox()
-            from .demo import load_demo
-
-            with st.spinner("Preparing a private demo scope for you…"):
-                load_demo(memory.scoped(user_id=sandbox.sandbox.user_id, agent_name=sandbox.sandbox.agent_name,
-                                        actor=sandbox.actor))
-        st.session_state["_sandbox"], st.session_state["_sandbox_key"] = sandbox, key
+        st.session_state.pop("_sandbox_key", None)
+        return None
+    st.session_state["_sandbox_key"] = key
     if st.query_params.get("sandbox") != key:  # page switches drop query parameters: put it back
         st.query_params["sandbox"] = key
     return sandbox
+
+
+def gate_pages(memory: Memory, deep_links: Iterable[str] = ()) -> list[st.Page]:
+    """The one page shown while `principal()` is None, at the root and at every page's path (`deep_links`):
+    a link to /facts then shows it too, instead of Streamlit's "page not found" dialog over it."""
+    if not sign_in_configured():
+        page, title, icon = sandbox_start_page, "Welcome", ":material/science:"
+    elif st.user.is_logged_in:
+        page, title, icon = unverified_email_page, "E-mail not verified", ":material/block:"
+    else:
+        page, title, icon = sign_in_page, "Sign in", ":material/login:"
+    return [st.Page(page, title=title, icon=icon, default=True),
+            *(st.Page(page, title=title, icon=icon, url_path=path) for path in deep_links)]
 
 
 def sign_in_page() -> None:
     st.title("memory_core")
     st.write("This dashboard shows what agents remember. Sign in to continue.")
     st.button("Sign in", type="primary", on_click=st.login, key="sign_in")
+    st.stop()
+
+
+def unverified_email_page() -> None:
+    st.title("Your e-mail address is not verified")
+    email = st.user.get("email")
+    st.error(f"Your sign-in provider does not confirm that **{escape_markdown(email or 'your address')}** is "
+             "verified, so it cannot be used for access here. Verify the address with your provider, then sign "
+             "in again; or ask an admin of this dashboard.")
+    log.info("sign-in refused: the provider does not say the e-mail is verified")
+    st.button("Sign out", on_click=st.logout, key="sign_out")
+    st.stop()
+
+
+def sandbox_start_page() -> None:
+    """An anonymous visitor on a public host: a sandbox of their own is opened, and filled with the demo
+    data, only when they ask (within the settings' caps)."""
+    memory = get_memory()
+    settings = memory.settings
+    st.title("memory_core")
+    st.write("This public demo shows what agents remember. Open a private sandbox: a scope of your own that "
+             f"nobody else sees, removed after {settings.sandbox_ttl_hours:g} hours.")
+    if st.query_params.get("sandbox"):
+        st.info("The sandbox of this link has expired (or was never opened here). Open a new one.")
+    left, right = st.columns(2)
+    demo = left.button("Open a sandbox with demo data", type="primary", key="sandbox_demo")
+    empty = right.button("Open an empty sandbox", key="sandbox_empty")
+    if demo or empty:
+        from .access import SandboxLimitError
+
+        try:
+            sandbox, key = memory.access.new_sandbox()
+        except SandboxLimitError as exc:
+            st.warning(str(exc))
+            st.stop()
+        if demo:
+            from .demo import load_demo
+
+            with st.spinner("Preparing a private demo scope for you…"):
+                load_demo(memory.scoped(user_id=sandbox.sandbox.user_id, agent_name=sandbox.sandbox.agent_name,
+                                        actor=sandbox.actor))
+        st.session_state["_sandbox_key"] = key
+        st.query_params["sandbox"] = key
+        st.rerun()
     st.stop()
 
 
@@ -297,6 +367,24 @@ def ensure_entrypoint() -> None:
         st.rerun()
 
 
+@contextmanager
+def import_slot() -> Iterator[bool]:
+    """Yields True while this run holds the process's one import slot, False (at once) when another has it."""
+    got = _IMPORT_SLOT.acquire(blocking=False)
+    try:
+        yield got
+    finally:
+        if got:
+            _IMPORT_SLOT.release()
+
+
+def upload_limit_mib(memory: Memory, who: Principal, default_mib: int) -> int:
+    """How big an upload this visitor may send: anonymous sandbox visitors get `sandbox_max_upload_mb`."""
+    if who.kind == "sandbox":
+        return min(default_mib, memory.settings.sandbox_max_upload_mb)
+    return default_mib
+
+
 def safe_upload_parts(name: str) -> list[str]:
     """A browser-given name (a folder upload's is its path, "ws/memory/2026-01-15.md") as safe path parts:
     no empty, "." or ".." parts, odd characters replaced; a part of a name is kept, so MEMORY.md stays."""
@@ -309,10 +397,16 @@ def save_uploads(uploads: list, folder: str) -> Path:
     root = Path(folder)
     if len(uploads) == 1 and len(safe_upload_parts(uploads[0].name)) == 1:
         path = root / safe_upload_parts(uploads[0].name)[0]
-        path.write_bytes(uploads[0].getvalue())
+        _write_upload(uploads[0], path)
         return path
     for upload in uploads:
         target = root.joinpath("upload", *safe_upload_parts(upload.name))
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(upload.getvalue())
+        _write_upload(upload, target)
     return root / "upload"
+
+
+def _write_upload(upload, path: Path) -> None:
+    """The upload's bytes to `path` without another copy of them in memory (getvalue() would make one)."""
+    with upload.getbuffer() as view:
+        path.write_bytes(view)

@@ -493,17 +493,24 @@ class Memory:
             if folder.is_dir():
                 shutil.rmtree(folder)
                 removed["files"] = 1
+            if folder.parent.is_dir() and not any(folder.parent.iterdir()):
+                folder.parent.rmdir()  # the user's folder (scopes/sandbox-…/), once no agent of it is left
         self.index.touch(scope)
         log.info("purged scope %s: %s", scope.key, removed)
         return removed
 
     def remove_expired_sandboxes(self) -> list[str]:
-        """What the worker runs: the sandboxes of anonymous visitors whose day is over go, data and all."""
+        """What the worker runs: the sandboxes of anonymous visitors whose day is over go, data and all, and
+        an SQLite file gives their space back."""
+        from .store.purge import reclaim_space
+
         gone = []
         for scope in self.access.expired_sandboxes():
             self.purge_scope(user_id=scope.user_id, agent_name=scope.agent_name)
             self.access.sandbox_removed(scope)
             gone.append(scope.key)
+        if gone:
+            reclaim_space(self.db)
         return gone
 
     # -- moving memory in and out ----------------------------------------------------------------

@@ -9,14 +9,14 @@ from __future__ import annotations
 import logging
 import re
 from typing import Iterable
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 MASK = "***"
 _KEYLIKE = re.compile(r"\b(?:sk|rk|pk|key|api[-_]?key|mc)[-_][A-Za-z0-9_\-\*\.]{8,}", re.IGNORECASE)
 _BEARER = re.compile(r"(Bearer\s+)\S+", re.IGNORECASE)
 _URL_USERINFO = re.compile(r"(\b[a-z][a-z0-9+.\-]*://)[^/\s@?#]+@", re.IGNORECASE)
 SECRET_PARAMS = ("api-key", "api_key", "apikey", "key", "token", "access_token", "auth", "password", "secret",
-                 "client_secret", "sig", "signature", "code")
+                 "client_secret", "sig", "signature", "code", "sslpassword", "passwd", "pwd")
 _SECRET_QUERY = re.compile(r"([?&](?:%s)=)[^&\s#\"']+" % "|".join(re.escape(p) for p in SECRET_PARAMS), re.IGNORECASE)
 _JWT = re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")
 
@@ -43,8 +43,14 @@ def mask_url(url: str | None) -> str | None:
     return scrub(url)
 
 
+def mask_query(url: str) -> str:
+    """`url` with the values of its secret-looking query parameters (`?password=`, `?api-key=`) masked."""
+    return _SECRET_QUERY.sub(rf"\1{MASK}", url)
+
+
 def url_secrets(url: str | None) -> list[str]:
-    """The secret parts of a URL (user info, password, secret query values), to scrub wherever they appear."""
+    """The secret parts of a URL (user info, password, secret query values), to scrub wherever they appear:
+    each as written in the URL and percent-decoded (a log may quote either)."""
     if not url:
         return []
     try:
@@ -56,8 +62,13 @@ def url_secrets(url: str | None) -> list[str]:
         found.append(parts.username)
     if parts.password:
         found.append(parts.password)
+    for pair in parts.query.split("&"):
+        key, _, raw = pair.partition("=")
+        if unquote(key).lower() in SECRET_PARAMS and raw:
+            found.append(raw)
     found += [v for k, v in parse_qsl(parts.query, keep_blank_values=False) if k.lower() in SECRET_PARAMS and v]
-    return [s for s in found if len(s) >= 4]
+    found += [unquote(s) for s in found]
+    return list(dict.fromkeys(s for s in found if len(s) >= 4))
 
 
 def split_query(url: str | None) -> tuple[str | None, dict[str, str]]:

@@ -77,6 +77,13 @@ class Settings:
     # scope may spend in a day (None: no limit)
     llm_prices: dict | None = None
     daily_token_budget: int | None = None
+    # a public demo's bounds: sandboxes open at once, opened per minute, and an anonymous visitor's upload
+    sandbox_max_live: int = 500  # with the demo data, about 0.5 MiB each
+    sandbox_max_per_minute: int = 10
+    sandbox_max_upload_mb: int = 5
+    # sign-in: an e-mail counts only when the ID token says email_verified=true; True also takes an e-mail
+    # whose token has no email_verified claim (providers that never send it); an explicit false never counts
+    trust_unverified_email: bool = False
 
     def __post_init__(self) -> None:
         self.home = Path(self.home)
@@ -98,6 +105,10 @@ class Settings:
         if isinstance(self.admins, str):
             self.admins = [a for a in (x.strip() for x in self.admins.split(",")) if a]
         self.admins = [str(a).strip().lower() for a in self.admins]
+        self.trust_unverified_email = _as_bool("trust_unverified_email", self.trust_unverified_email)
+        for name in ("sandbox_max_live", "sandbox_max_per_minute", "sandbox_max_upload_mb"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be at least 1")
         if self.anonymous_access is not None:
             self.anonymous_access = str(self.anonymous_access).strip().lower() or None
         if self.anonymous_access not in (None, "full", "sandbox", "none"):
@@ -142,21 +153,23 @@ class Settings:
         return ZoneInfo(self.timezone)
 
     def secrets(self) -> list[str]:
-        """Every secret these settings hold (the API key, URL credentials, the database password), for
-        scrubbing text that might echo them."""
+        """Every secret these settings hold (the API key, URL credentials, the database password in any form:
+        `user:password@`, `?password=`), for scrubbing text that might echo them."""
         from sqlalchemy.engine import make_url
 
-        from .redact import url_secrets
+        from .redact import SECRET_PARAMS, url_secrets
 
         found = [self.llm_api_key] if self.llm_api_key else []
         found += url_secrets(self.llm_base_url)
+        found += [s for s in url_secrets(self.database_url) if s != _database_user(self.database_url)]
         try:
-            password = make_url(self.database_url).password
+            url = make_url(self.database_url)
         except Exception:  # an unparsable URL fails later, with its own error
-            password = None
-        if password:
-            found.append(str(password))
-        return found
+            url = None
+        if url is not None:
+            found += [str(url.password)] if url.password else []
+            found += [str(v) for k, v in url.query.items() if k.lower() in SECRET_PARAMS and isinstance(v, str) and v]
+        return list(dict.fromkeys(found))
 
     def safe_llm_base_url(self) -> str | None:
         """The LLM base URL with any credentials masked, for display."""
@@ -165,10 +178,18 @@ class Settings:
         return mask_url(self.llm_base_url)
 
     def safe_database_url(self) -> str:
-        """The database URL with any password masked, for display."""
+        """The database URL with any password masked (`user:***@`, `?password=***`), for display."""
         from sqlalchemy.engine import make_url
 
-        return make_url(self.database_url).render_as_string(hide_password=True)
+        from .redact import mask_query
+
+        try:
+            shown = make_url(self.database_url).render_as_string(hide_password=True)
+        except Exception:  # an unparsable URL: shown with every credential-looking part masked
+            from .redact import mask_url
+
+            return mask_url(self.database_url) or ""
+        return mask_query(shown)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
@@ -181,6 +202,13 @@ class Settings:
                 values[f.name] = _coerce(f.name, f.type, raw)
         values.update(overrides)
         return cls(**values)
+
+
+def _as_bool(name: str, value: object) -> bool:
+    """A switch given as a bool or as text (a secrets table may hold "false", which is truthy as a string)."""
+    if isinstance(value, bool):
+        return value
+    return bool(_coerce(name, "bool", str(value)))
 
 
 def _coerce(name: str, annotation: Any, raw: str) -> Any:
@@ -199,6 +227,16 @@ def _coerce(name: str, annotation: Any, raw: str) -> Any:
     except ValueError:
         raise ValueError(f"{ENV_PREFIX}{name.upper()}: cannot read {raw!r} as {kind}") from None
     return raw
+
+
+def _database_user(url: str) -> str | None:
+    """The user name of a database URL: not a secret (it is shown with the password masked)."""
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(url).username
+    except ValueError:
+        return None
 
 
 def normalise_database_url(url: str) -> str:

@@ -6,12 +6,20 @@ import hashlib
 import re
 
 _WORD = re.compile(r"[\w']+", re.UNICODE)
+# Bidirectional controls (embeddings, overrides, isolates, the LRM/RLM/ALM marks): invisible, they make
+# "\u202egnp.exe" read as "exe.png", so text entering memory is stored without them.
+_BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 STOPWORDS = frozenset("""a an and are as at be been but by can could did do does for from had has have he her his
 how i if in into is it its just me my no not of on or our she so than that the their them then there these they
 this to too up us was we were what when where which who why will with would you your yours user users assistant
 about also very really more most some any all much many like get got one two out over after before again now
 """.split())
+
+
+def strip_bidi(text: str) -> str:
+    """`text` without bidirectional control characters (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C)."""
+    return _BIDI_CONTROLS.sub("", text)
 
 
 def words(text: str) -> list[str]:

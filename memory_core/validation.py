@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import re
 
+from .text import strip_bidi
+
 # A lone surrogate cannot be encoded as UTF-8: SQLite would store it mangled and PostgreSQL refuses it.
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def check_text(value: object, field: str, max_chars: int | None = None, *, allow_empty: bool = True,
                setting: str | None = None) -> str:
-    """Return `value` if it is storable text, else raise ValueError naming `field`.
+    """Return `value` as it is stored, if it is storable text, else raise ValueError naming `field`.
 
     Refused everywhere alike: a non-string, NUL characters (PostgreSQL cannot store them), lone
     surrogates (not UTF-8), and more than `max_chars` characters (the message names the `setting` that
-    sets that limit, when given).
+    sets that limit, when given). Bidirectional control characters are removed (writers store the
+    returned text): they make text read other than it is.
     """
     if not isinstance(value, str):
         raise ValueError(f"{field} must be a string; got {type(value).__name__}")
@@ -27,4 +30,4 @@ def check_text(value: object, field: str, max_chars: int | None = None, *, allow
         raise ValueError(f"{field} contains a lone surrogate (not valid Unicode text)")
     if not allow_empty and not value.strip():
         raise ValueError(f"{field} must not be empty")
-    return value
+    return strip_bidi(value)

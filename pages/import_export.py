@@ -6,12 +6,12 @@ from datetime import datetime
 import pandas as pd
 import streamlit as st
 
-from memory_core.dashboard import (ensure_entrypoint, escape_markdown, get_memory, readable_scopes, save_uploads,
-                                   view, who)
+from memory_core.dashboard import (ensure_entrypoint, escape_markdown, get_memory, import_slot, readable_scopes,
+                                   save_uploads, upload_limit_mib, view, who)
 from memory_core.errors import MemoryCoreError
 from memory_core.portability.bundle import bundle_bytes, import_bundle_as, is_bundle
 
-MAX_IMPORT_BYTES = 100 * 1024 * 1024  # server.maxUploadSize; bigger exports go through `memory-core import`
+MAX_IMPORT_MIB = 100  # server.maxUploadSize; bigger exports go through `memory-core import`
 MAX_FOLDER_FILES = 5_000  # a Markdown workspace: a MEMORY.md and a log a day for years
 FORMATS = {"bundle": "memory_core bundle", "deerflow": "DeerFlow memory.json", "mem0": "mem0 / OpenMemory",
            "chatgpt": "ChatGPT data export", "claude": "Claude data export", "markdown": "Markdown workspace"}
@@ -24,8 +24,20 @@ st.title("Import / Export")
 tab_in, tab_out = st.tabs(["Import", "Export"])
 
 
+BUSY = ("Another import is running on this server; imports run one at a time. Try again in a moment: nothing "
+        "was changed.")
+
+
 def _run(uploads: list, *, dry_run: bool, mode: str = "skip", progress=None) -> dict:
-    """Read the upload and import it (or preview the import): {"kind", "result"} or {"error"}."""
+    """Read the upload and import it (or preview the import): {"kind", "result"}, {"error"}, or {"busy"}
+    while another import of this process runs."""
+    with import_slot() as got:
+        if not got:
+            return {"busy": True}
+        return _run_alone(uploads, dry_run=dry_run, mode=mode, progress=progress)
+
+
+def _run_alone(uploads: list, *, dry_run: bool, mode: str, progress) -> dict:
     with tempfile.TemporaryDirectory(prefix="memory-core-import-") as folder:
         path = save_uploads(uploads, folder)
         try:
@@ -70,25 +82,33 @@ with tab_in:
     if not scoped.can_write:
         st.info(f"Your role in {scoped.scope.key} is {scoped.role}: you can export this scope, not import into it.")
     else:
-        upload = st.file_uploader("File to import", type=["zip", "json", "jsonl", "gz", "md"], key="import_file")
+        limit = upload_limit_mib(memory, me, MAX_IMPORT_MIB)  # a sandbox's anonymous visitor: a small one
+        cap = limit if limit < MAX_IMPORT_MIB else None  # the browser refuses a bigger file before sending it
+        upload = st.file_uploader("File to import", type=["zip", "json", "jsonl", "gz", "md"], key="import_file",
+                                  max_upload_size=cap)
         folder = st.file_uploader("…or a folder (a Markdown workspace: MEMORY.md and memory/)", type=["md", "json"],
-                                  accept_multiple_files="directory", key="import_folder")
+                                  accept_multiple_files="directory", key="import_folder", max_upload_size=cap)
         uploads = [upload] if upload is not None else list(folder or [])
         size = sum(u.size for u in uploads)
         if len(uploads) > MAX_FOLDER_FILES:
             st.error(f"The folder holds {len(uploads):,} files; this page takes up to {MAX_FOLDER_FILES:,}. Use "
                      "`memory-core import` for it.")
-        elif size > MAX_IMPORT_BYTES:  # refused before a byte of it is read
-            st.error(f"That is {size / 1024 ** 2:,.0f} MiB; this page takes up to {MAX_IMPORT_BYTES // 1024 ** 2} "
-                     "MiB. Use `memory-core import` for bigger exports.")
+        elif size > limit * 1024 ** 2:  # refused before a byte of it is read
+            st.error(f"That is {size / 1024 ** 2:,.1f} MiB; this page takes up to {limit} MiB"
+                     + (" in a sandbox." if cap else ". Use `memory-core import` for bigger exports."))
         elif uploads:
             key = (tuple(u.file_id for u in uploads), scoped.scope.key)
             if st.session_state.get("_import_preview_key") != key:
                 with st.spinner("Reading the file…"):
-                    st.session_state["_import_preview"] = _run(uploads, dry_run=True)
-                st.session_state["_import_preview_key"] = key
-            preview = st.session_state["_import_preview"]
-            if "error" in preview:
+                    preview = _run(uploads, dry_run=True)
+                if "busy" not in preview:  # a busy answer is not kept: the next run tries again
+                    st.session_state["_import_preview"], st.session_state["_import_preview_key"] = preview, key
+            else:
+                preview = st.session_state["_import_preview"]
+            if "busy" in preview:
+                st.warning(BUSY)
+                st.button("Try again", key="import_retry")
+            elif "error" in preview:
                 st.error(f"Cannot import this file: {escape_markdown(preview['error'])}. Nothing was changed.")
             else:
                 kind = preview["kind"]
@@ -106,8 +126,11 @@ with tab_in:
                     outcome = _run(uploads, dry_run=False, mode=mode,
                                    progress=lambda fraction, what: bar.progress(min(max(fraction, 0.0), 1.0), text=what))
                     bar.progress(1.0, text="Done")
-                    st.session_state.pop("_import_preview_key", None)  # the next look at this file previews anew
-                    if "error" in outcome:
+                    if "busy" not in outcome:
+                        st.session_state.pop("_import_preview_key", None)  # the next look previews anew
+                    if "busy" in outcome:
+                        st.warning(BUSY)
+                    elif "error" in outcome:
                         st.error(f"Nothing was imported: {escape_markdown(outcome['error'])}")
                     elif outcome["kind"] == "bundle":
                         st.success("Bundle imported.")

@@ -52,7 +52,7 @@ def signed_in(email: str) -> AppTest:
     """The app, run once as `email` signed in (so its navigation is registered)."""
     at = AppTest.from_file(APP, default_timeout=60)
     at.secrets = AUTH
-    at.user = {"is_logged_in": True, "email": email}
+    at.user = {"is_logged_in": True, "email": email, "email_verified": True}
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
@@ -219,7 +219,7 @@ def test_a_crafted_deep_link_to_the_access_page_goes_through_the_entrypoint(app_
     get_memory().facts.add("Ana keeps bees", "context", 0.9, user_id="ana", agent_name="bot")
     at = AppTest.from_file(APP, default_timeout=60)
     at.secrets = AUTH
-    at.user = {"is_logged_in": True, "email": "vic@acme.com"}
+    at.user = {"is_logged_in": True, "email": "vic@acme.com", "email_verified": True}
     at.switch_page("pages/access.py")
     at.run()
     assert not at.exception

@@ -26,11 +26,22 @@ def public_app(tmp_path_factory):
 
 
 def visit(browser, url, path=""):  # noqa: F811
+    """A new visitor opens the app, asks for a sandbox with the demo data, and goes to `path` in it."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     page.goto(f"{url}/{path}")
+    page.get_by_role("button", name="Open a sandbox with demo data").click(timeout=90_000)
     page.get_by_text(re.compile("Sandbox: a private demo scope")).wait_for(timeout=90_000)
+    page.wait_for_url(re.compile(r"\?sandbox="), timeout=30_000)
+    if path:  # on through the sidebar, as a visitor goes (the key stays in the URL)
+        page.locator("[data-testid=stSidebar]").get_by_role("link", name=path.capitalize(), exact=True).click()
+        page.wait_for_url(re.compile(rf"/{path}\?sandbox="), timeout=30_000)
     return context, page
+
+
+def sandboxes_opened(home) -> int:
+    with Memory(Settings(home=home, timezone="UTC"), embedder=HashingEmbedder()) as m:
+        return sum(1 for e in m.access.log() if e.action == "sandbox_created")
 
 
 def sandbox_of(page) -> tuple[str, int]:
@@ -63,6 +74,22 @@ def search(page, url, query):
     return page.locator("[data-testid=stMain]").inner_text()
 
 
+def test_a_bare_visit_opens_no_sandbox(public_app, browser):  # noqa: F811
+    url, home = public_app
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = context.new_page()
+        for path in ("", "facts"):
+            page.goto(f"{url}/{path}")
+            page.get_by_role("button", name="Open an empty sandbox").wait_for(timeout=90_000)
+            page.wait_for_load_state("networkidle")
+            assert "real Ana" not in page.locator("body").inner_text()
+            assert page.locator("[data-testid=stSidebar] [data-testid=stSelectbox]").count() == 0
+        assert sandboxes_opened(home) == 0
+    finally:
+        context.close()
+
+
 def test_two_visitors_get_two_sandboxes_and_see_nothing_else(public_app, browser):  # noqa: F811
     url, home = public_app
     one, page_one = visit(browser, url, "facts")
@@ -84,7 +111,7 @@ def test_two_visitors_get_two_sandboxes_and_see_nothing_else(public_app, browser
         assert "pebble" not in seen_by_two and "Priya" in seen_by_two  # its own demo memory, not the other's
         assert "real Ana" not in search(page_two, url, "real Ana whose memory")
         # A sandbox's visitor may do everything there: the Ingest page offers ingesting.
-        page_two.goto(f"{url}/")
+        page_two.goto(f"{url}/?" + page_two.url.split("?", 1)[1])  # its link: a bare visit opens nothing
         page_two.get_by_label("Conversation").wait_for(timeout=60_000)
     finally:
         one.close()

@@ -24,6 +24,7 @@ from tests.oidc_support import (  # noqa: F401  (chromium and oidc_provider are 
     browser_page,
     chromium,
     oidc_provider,
+    set_user_claims,
     sign_in,
     sign_out,
     start_streamlit,
@@ -64,6 +65,8 @@ def app(oidc_provider, tmp_path_factory):
         m.facts.add(BOB_FACT, "knowledge", 0.9, user_id="bob", agent_name="coder")
         m.access.grant(VIEWER, "viewer", "ana/*")
         m.access.grant(EDITOR, "editor", "ana/*")
+    for email in (ADMIN, VIEWER, EDITOR, GRANTEE, STRANGER):  # their provider vouches for their addresses
+        set_user_claims(oidc_provider.issuer, email, {"email": email, "email_verified": True})
     cookie_secret = secrets.token_urlsafe(32)
     secrets_file = write_auth_secrets(folder, issuer=oidc_provider.issuer, client_id=oidc_provider.client_id,
                                       client_secret=oidc_provider.client_secret, app_port=oidc_provider.app_port,
@@ -274,6 +277,28 @@ def test_a_person_without_a_grant_sees_no_scope_no_memory_and_no_access_page(app
             assert ANA_FACT not in text and BOB_FACT not in text
             assert page.get_by_label("E-mail or @domain").count() == 0
             assert page.get_by_role("heading", name="Access").count() == 0
+
+
+def test_an_unverified_email_signs_in_as_nobody(app, chromium, oidc_provider):  # noqa: F811
+    """Issue 19: a provider with self-sign-up hands out ID tokens for any address. The admin's address with
+    email_verified=false, or with no such claim at all, gets a clear page and nothing of memory."""
+    set_user_claims(oidc_provider.issuer, "mallory", {"email": ADMIN, "email_verified": False})
+    for subject in ("mallory", "unvouched@acme.com"):  # the second: the mock's default claims, no email_verified
+        with browser_page(chromium, viewport={"width": 1400, "height": 1000}) as page:
+            sign_in(page, app.url, subject)
+            page.get_by_role("heading", name="Your e-mail address is not verified").wait_for(timeout=TIMEOUT)
+            text = settle(page, app)
+            assert "cannot be used for access here" in text
+            assert ANA_FACT not in text and BOB_FACT not in text and "ana/bot" not in text
+            assert "Signed in as" not in text and nav_links(page) == set()
+            assert page.locator("[data-testid=stSelectbox]").count() == 0
+            for path in ("facts", "access"):  # deep links land on the same page
+                page.goto(f"{app.url}/{path}")
+                page.get_by_role("heading", name="Your e-mail address is not verified").wait_for(timeout=TIMEOUT)
+                text = settle(page, app)
+                assert ANA_FACT not in text and BOB_FACT not in text and page.get_by_label("E-mail or @domain").count() == 0
+            sign_out(page)
+            page.get_by_role("button", name="Sign in", exact=True).wait_for(timeout=TIMEOUT)
 
 
 def test_the_secrets_are_not_in_the_log(app, chromium):  # noqa: F811

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, select, update
 
 from ..clock import Clock
 from ..scope import Scope
@@ -101,12 +101,23 @@ class AccessStore:
 
     # -- sandboxes and the log ----------------------------------------------------------------------
 
-    def add_sandbox(self, scope: Scope, key_hash: str, expires_at: datetime) -> None:
+    def add_sandbox(self, scope: Scope, key_hash: str, expires_at: datetime, *, max_live: int,
+                    max_per_minute: int) -> str | None:
+        """Record a new sandbox, unless `max_live` sandboxes are open or `max_per_minute` were opened in the
+        last minute: then nothing is written and the limit reached is returned ("live" or "per_minute")."""
         now = self.clock.now()
-        with self.db.write(lock="access") as s:
+        with self.db.write(lock="access") as s:  # counted and written in one transaction: no two pass at once
+            live = s.execute(select(func.count()).select_from(SandboxRow).where(SandboxRow.expires_at > now)).scalar()
+            if live >= max_live:
+                return "live"
+            recent = s.execute(select(func.count()).select_from(SandboxRow)
+                               .where(SandboxRow.created_at > now - timedelta(minutes=1))).scalar()
+            if recent >= max_per_minute:
+                return "per_minute"
             s.add(SandboxRow(user_id=scope.user_id, agent_name=scope.agent_name, key_hash=key_hash, created_at=now,
                              expires_at=expires_at))
             self._log(s, None, "sandbox_created", {"scope": scope.key}, now)
+        return None
 
     def sandbox_by_key(self, key_hash: str, now: datetime) -> Scope | None:
         with self.db.read() as s:
@@ -124,11 +135,13 @@ class AccessStore:
             return s.get(SandboxRow, (scope.user_id, scope.agent_name)) is not None
 
     def remove_sandbox(self, scope: Scope) -> None:
-        now = self.clock.now()
+        """Forget a sandbox, its line in the access log too: a public demo's visitors leave no rows behind."""
         with self.db.write(lock="access") as s:
             s.execute(delete(SandboxRow).where(SandboxRow.user_id == scope.user_id,
                                                SandboxRow.agent_name == scope.agent_name))
-            self._log(s, "worker", "sandbox_removed", {"scope": scope.key}, now)
+            s.execute(delete(AccessAuditRow).where(AccessAuditRow.action == "sandbox_created",
+                                                   AccessAuditRow.detail == json.dumps({"scope": scope.key},
+                                                                                       sort_keys=True)))
 
     def log(self, actor: str | None, action: str, detail: dict[str, Any]) -> None:
         with self.db.write() as s:

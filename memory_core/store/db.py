@@ -23,6 +23,7 @@ def _sqlite_engine(url: str) -> Engine:
     def _on_connect(dbapi_conn, _record) -> None:  # pragma: no cover - exercised by every test
         dbapi_conn.isolation_level = None  # let SQLAlchemy's begin event issue BEGIN itself
         cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA auto_vacuum=INCREMENTAL")  # takes effect in a new file (purge.reclaim_space)
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA busy_timeout=60000")
         cur.execute("PRAGMA synchronous=NORMAL")

@@ -14,6 +14,30 @@ SCOPED_TABLES = ("embeddings", "chunks", "indexed_docs", "token_stats", "facts",
                  "fact_counts")
 
 
+def reclaim_space(db: Database) -> None:
+    """Give the pages of deleted rows back to the file system (SQLite; PostgreSQL's autovacuum does that).
+
+    The first time, VACUUM rewrites the file with auto_vacuum=INCREMENTAL (new files start that way); after
+    that an incremental vacuum frees just the empty pages. Outside any transaction (VACUUM refuses one);
+    other writers wait through busy_timeout. The WAL is checkpointed so the main file shrinks now.
+    """
+    if not db.is_sqlite:
+        return
+    db.ensure_ready()
+    raw = db.engine.raw_connection()  # autocommit: the engine's connections leave BEGIN to SQLAlchemy
+    try:
+        cursor = raw.cursor()
+        if cursor.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
+            cursor.execute("PRAGMA auto_vacuum=INCREMENTAL")
+            cursor.execute("VACUUM")
+        else:
+            cursor.executescript("PRAGMA incremental_vacuum")  # steps it to the end (execute() frees one page)
+        cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        cursor.close()
+    finally:
+        raw.close()
+
+
 def purge_scope(db: Database, scope: Scope) -> dict[str, int]:
     """Delete every row of `scope`, in one transaction; return how many rows went per table."""
     removed: dict[str, int] = {}

@@ -88,7 +88,7 @@ class CoreTier:
 
         ValueError, with nothing written, for a non-string, NUL characters, lone surrogates or more than
         `max_chars` characters."""
-        check_text(text, "MEMORY.md", self.max_chars)
+        text = check_text(text, "MEMORY.md", self.max_chars)
         check_text(reason, "reason")
         # Under the scope's lock from first read to commit, so that writers take turns and a reader never
         # records a file whose row is about to be written.

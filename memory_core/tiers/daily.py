@@ -53,8 +53,8 @@ class DailyTier:
         ValueError, with nothing written, for empty text, a non-string, NUL characters, lone surrogates, a
         text longer than `Settings.max_document_chars` or a title longer than TITLE_MAX_CHARS."""
         scope = make_scope(user_id, agent_name)
-        check_text(text, "text", self.settings.max_document_chars, allow_empty=False)
-        check_text(title, "title", TITLE_MAX_CHARS)
+        text = check_text(text, "text", self.settings.max_document_chars, allow_empty=False)
+        title = check_text(title, "title", TITLE_MAX_CHARS)
         when = when or self.clock.now()
         if when.tzinfo is None:
             when = when.replace(tzinfo=self.settings.tz)

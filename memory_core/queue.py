@@ -109,11 +109,14 @@ class UpdateQueue:
                 PendingUpdateRow.thread_id == thread_id, PendingUpdateRow.user_id == scope.user_id,
                 PendingUpdateRow.agent_name == scope.agent_name)).scalars().first()
             if row is None:
+                # Counted per scope: one scope's big import fills its own share, never another scope's.
                 depth = s.execute(select(func.count()).select_from(PendingUpdateRow).where(
+                    PendingUpdateRow.user_id == scope.user_id, PendingUpdateRow.agent_name == scope.agent_name,
                     PendingUpdateRow.status != "failed")).scalar()
                 if depth >= self.settings.queue_max_depth:
-                    raise QueueFullError(f"the update queue holds {depth} keys (queue_max_depth); new keys are "
-                                         "refused until it drains, while pending keys can still be replaced")
+                    raise QueueFullError(f"the update queue holds {depth} keys of {scope.key} (queue_max_depth, "
+                                         "per scope); new keys of this scope are refused until they drain, while "
+                                         "pending keys can still be replaced")
                 s.add(PendingUpdateRow(thread_id=thread_id, user_id=scope.user_id, agent_name=scope.agent_name,
                                        messages=payload, status="pending", due_at=due, enqueued_at=now,
                                        actor=actor, options=extra))

@@ -50,7 +50,11 @@ class Settings:
     update_max_attempts: int = 5
     retry_backoff_seconds: float = 2.0
     claim_timeout_seconds: float = 600.0
-    queue_max_depth: int = 10_000
+    queue_max_depth: int = 10_000  # keys waiting, per scope
+    queue_workers: int = 4  # scopes whose updates one process runs at once (one slow scope holds one lane)
+    # SIGTERM (and interpreter exit): the seconds closing may take to finish the work in hand; what is not done
+    # by then stays queued in the database for the next start
+    shutdown_timeout_seconds: float = 7.0
     # tiers
     context_budget_tokens: int = 8000
     context_sessions_max: int = 64
@@ -84,11 +88,13 @@ class Settings:
         if not 0.0 <= float(self.fact_confidence_threshold) <= 1.0:
             raise ValueError("fact_confidence_threshold must be between 0 and 1")
         for name in ("max_facts", "max_injection_tokens", "queue_max_depth", "dream_max_bullets", "max_document_chars",
-                     "max_conversation_chars"):
+                     "max_conversation_chars", "queue_workers"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be at least 1")
         if self.debounce_seconds < 0 or self.rate_limit_seconds < 0:
             raise ValueError("debounce_seconds and rate_limit_seconds must not be negative")
+        if not self.shutdown_timeout_seconds >= 0:
+            raise ValueError("shutdown_timeout_seconds must not be negative")
         if isinstance(self.admins, str):
             self.admins = [a for a in (x.strip() for x in self.admins.split(",")) if a]
         self.admins = [str(a).strip().lower() for a in self.admins]

@@ -85,6 +85,7 @@ class UpdateQueue:
         self._pace_lock = threading.Lock()
         self._next_start = 0.0  # time.monotonic() before which no update starts (rate_limit_seconds)
         self._threads: set[threading.Thread] = set()
+        self._claimed = False  # whether this queue ever claimed a key (close() then has claims to put back)
         self.in_flight = 0
         self.processed = 0
         self.last_error: str | None = None
@@ -177,6 +178,7 @@ class UpdateQueue:
                 PendingUpdateRow.pk == pk, PendingUpdateRow.status == "pending",
                 PendingUpdateRow.generation == generation,
             ).values(status="in_flight", claimed_by=self.worker_id, claimed_at=self.clock.now()))
+            self._claimed = self._claimed or result.rowcount == 1
             return result.rowcount == 1
 
     def _keys(self, due_only: bool, keys: list[tuple[str, str, str]] | None = None,
@@ -383,6 +385,8 @@ class UpdateQueue:
 
     def release_claims(self) -> int:
         """Put this process's unfinished claims back to pending (at close: the next start processes them)."""
+        if not self._claimed:
+            return 0
         with self.db.write() as s:
             return s.execute(update(PendingUpdateRow).where(
                 PendingUpdateRow.status == "in_flight", PendingUpdateRow.claimed_by == self.worker_id,

@@ -54,7 +54,7 @@ class Settings:
     queue_workers: int = 4  # scopes whose updates one process runs at once (one slow scope holds one lane)
     # SIGTERM (and interpreter exit): the seconds closing may take to finish the work in hand; what is not done
     # by then stays queued in the database for the next start
-    shutdown_timeout_seconds: float = 7.0
+    shutdown_timeout_seconds: float = 5.0
     # tiers
     context_budget_tokens: int = 8000
     context_sessions_max: int = 64

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import time
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -123,14 +124,23 @@ def http_app(memory: "Memory", *, host: str = "127.0.0.1") -> BearerAuth:
     return BearerAuth(app, memory.access.verify_token)
 
 
-def serve_http(memory: "Memory", *, host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Serve over streamable HTTP until SIGTERM or SIGINT. The caller owns the memory: it starts the worker
-    before and closes the memory (flushing pending updates) after."""
+def serve_http(memory: "Memory", *, host: str = "127.0.0.1", port: int = 8000) -> float | None:
+    """Serve over streamable HTTP until SIGTERM or SIGINT; return when the stop was asked (time.monotonic()).
+    The caller owns the memory: it starts the worker before and closes the memory (flushing pending updates,
+    within what is left of shutdown_timeout_seconds) after."""
     import uvicorn
 
+    class Server(uvicorn.Server):
+        stop_asked: float | None = None
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            self.stop_asked = self.stop_asked or time.monotonic()
+            super().handle_exit(sig, frame)
+
+    # Requests in flight get 2 s to end: the rest of the shutdown budget is the queue's.
     config = uvicorn.Config(http_app(memory, host=host), host=host, port=port, log_config=None, lifespan="on",
-                            server_header=False, timeout_graceful_shutdown=5)
-    server = uvicorn.Server(config)
+                            server_header=False, timeout_graceful_shutdown=2)
+    server = Server(config)
     # uvicorn stops gracefully on SIGTERM/SIGINT, then raises the signal again for the handler it found: let
     # that one only ask uvicorn to stop (a no-op by then), so that the caller goes on to flush the memory and
     # exits normally.
@@ -143,3 +153,4 @@ def serve_http(memory: "Memory", *, host: str = "127.0.0.1", port: int = 8000) -
     finally:
         for sig, handler in handlers.items():
             signal.signal(sig, handler)
+    return server.stop_asked

@@ -96,8 +96,12 @@ class QueueLanes:
 
     def _dispatch(self, stop: threading.Event, jobs: "queues.SimpleQueue[Scope | None]") -> None:
         recovered = 0.0
-        while not stop.is_set():
+        while True:
+            # the first round one tick after start, as the schedule's jobs run; later ones also when a lane frees
+            self._wake.wait(self.tick_seconds)
             self._wake.clear()
+            if stop.is_set():
+                return
             try:
                 if time.monotonic() - recovered >= self.tick_seconds:
                     self.queue.recover_stale()
@@ -107,7 +111,6 @@ class QueueLanes:
                 self.last_run = self._now()
             except Exception as exc:  # the database is away, say: try again next tick
                 self._failed("dispatch", exc)
-            self._wake.wait(self.tick_seconds)
 
     def _hand_out(self, due: list["Scope"], stop: threading.Event, jobs: "queues.SimpleQueue[Scope | None]") -> None:
         with self._lock:

@@ -267,10 +267,11 @@ class UpdateQueue:
             with self._pace_lock:
                 self._next_start = max(self._next_start, time.monotonic() + self.settings.rate_limit_seconds)
 
-    def _run_batch(self, items: list[tuple[int, int]], stop: threading.Event, done: list[int] | None = None) -> int:
+    def _run_batch(self, items: list[tuple[int, int]], stop: threading.Event, done: list[int] | None = None,
+                   deadline: float | None = None) -> int:
         done = [] if done is None else done
         for pk, generation in items:
-            if not self._pace(stop):
+            if not self._pace(stop) or (deadline is not None and time.monotonic() >= deadline):
                 break
             if self._paced(pk, generation):
                 done.append(pk)
@@ -323,8 +324,12 @@ class UpdateQueue:
         if deadline is None:
             return self._run_batch(keys, self._stop)
         halt, done = threading.Event(), []
-        thread = threading.Thread(target=self._run_batch, args=(keys, halt, done), name="memory-flush", daemon=True)
-        thread.start()
+        thread = threading.Thread(target=self._run_batch, args=(keys, halt, done, deadline), name="memory-flush",
+                                  daemon=True)
+        try:
+            thread.start()
+        except RuntimeError:  # no new threads at interpreter exit (Python 3.12+): in this one, between updates
+            return self._run_batch(keys, halt, done, deadline)
         thread.join(max(0.0, deadline - time.monotonic()))
         halt.set()
         if thread.is_alive():

@@ -111,3 +111,42 @@ def test_sigterm_leaves_within_seconds_and_loses_nothing(tmp_path, slow_llm, tra
             assert memory.facts.list(user_id=user, agent_name=agent)
     finally:
         memory.close()
+
+
+CHILD = """
+import sys, time
+from memory_core import Memory, Settings
+from memory_core.search.embedders import HashingEmbedder
+home, url = sys.argv[1], sys.argv[2]
+m = Memory(Settings(home=home, timezone="UTC", llm_api_key="sk-test-shutdown", llm_base_url=url, llm_max_retries=0,
+                    debounce_seconds=0, rate_limit_seconds=0, dream_schedule_enabled=False), embedder=HashingEmbedder())
+for user in ("ana", "bob"):
+    m.queue.add([{"role": "user", "content": f"I am {user} and I like sailing."}], thread_id="t", user_id=user)
+time.sleep(120)
+"""
+
+
+def test_sigterm_on_a_library_process_leaves_within_seconds_and_loses_nothing(tmp_path, slow_llm):
+    """No CLI: the library's own SIGTERM handler (a process that did not install one) closes in time."""
+    url, llm = slow_llm
+    home = tmp_path / "home"
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(home), url], cwd=ROOT, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert llm.asked.wait(60), "the process never started an update"
+        proc.send_signal(signal.SIGTERM)
+        try:
+            code = proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pytest.fail("still running 10 s after SIGTERM")
+        assert code == -signal.SIGTERM  # the handler closes the memory, then the signal ends the process as usual
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    memory = offline(home)
+    try:
+        items = memory.queue.items()
+        assert len(items) == 2 and {i.status for i in items} == {"pending"} and {i.attempts for i in items} == {0}
+    finally:
+        memory.close(flush=False)

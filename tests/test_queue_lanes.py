@@ -42,7 +42,7 @@ def test_a_stuck_housekeeping_job_does_not_hold_the_queue(tmp_path):
         assert [f.content for f in m.facts.list()] == ["User prefers tea"]
 
 
-def test_a_slow_scope_does_not_hold_the_others(tmp_path):
+def test_a_slow_scope_does_not_hold_the_others(tmp_path, database_url):
     release = threading.Event()
 
     def answer(messages):
@@ -50,8 +50,8 @@ def test_a_slow_scope_does_not_hold_the_others(tmp_path):
             release.wait(60)  # this scope's LLM answers slowly
         return GOOD
 
-    with make_memory(tmp_path, llm=ScriptedChatModel(default=answer), debounce_seconds=0, rate_limit_seconds=0,
-                     queue_workers=2) as m:
+    with make_memory(tmp_path, database_url, llm=ScriptedChatModel(default=answer), debounce_seconds=0,
+                     rate_limit_seconds=0, queue_workers=2) as m:
         m.queue.add(convo("slowpoke: I prefer tea."), thread_id="s1", user_id="slow", agent_name="bot")
         m.queue.add(convo("slowpoke: I prefer tea, really."), thread_id="s2", user_id="slow", agent_name="bot")
         assert wait_for(lambda: m.status().in_flight == 1)
@@ -65,6 +65,27 @@ def test_a_slow_scope_does_not_hold_the_others(tmp_path):
         finally:
             release.set()
         assert wait_for(lambda: m.queue.pending() == 0)
+
+
+def test_one_lane_takes_the_scopes_in_turn(tmp_path, clock):
+    """With a single lane, a scope's backlog (a big import) does not make another scope wait behind all of it."""
+    order = []
+
+    def answer(messages):
+        order.append("importer" if "imported" in json.dumps(messages) else "ana")
+        return GOOD
+
+    with make_memory(tmp_path, llm=ScriptedChatModel(default=answer), clock=clock, rate_limit_seconds=0,
+                     queue_workers=1) as m:
+        for i in range(6):
+            m.queue.add(convo(f"imported conversation {i}: I prefer tea."), thread_id=f"c{i}", user_id="importer",
+                        agent_name="bot")
+        clock.advance(1)
+        m.queue.add(convo("I prefer tea."), thread_id="t", user_id="ana", agent_name="bot")
+        clock.advance(60)  # all due; the importer's keys fell due first
+        m.start()
+        assert wait_for(lambda: len(order) == 7)
+        assert order.index("ana") <= 1, order
 
 
 class SilentLLM(BaseHTTPRequestHandler):

@@ -99,7 +99,8 @@ def _add_mcp(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
 
 
 def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
-    """Serve until the client goes away (stdio) or SIGTERM/SIGINT; pending updates are flushed on the way out."""
+    """Serve until the client goes away (stdio) or SIGTERM/SIGINT; pending updates are flushed on the way out,
+    for at most shutdown_timeout_seconds (what is left stays queued for the next start)."""
     from .memory import Memory
 
     if args.transport == "http":

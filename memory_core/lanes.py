@@ -116,7 +116,8 @@ class QueueLanes:
         with self._lock:
             if stop.is_set():
                 return
-            self._served = {s: t for s, t in self._served.items() if s in due or s in self._busy}
+            wanted = set(due) | self._busy
+            self._served = {s: t for s, t in self._served.items() if s in wanted}
             free = self.count - len(self._busy)
             # never-served scopes first (in the order their keys fell due), then the one served longest ago
             waiting = sorted((s for s in due if s not in self._busy), key=lambda s: self._served.get(s, -1.0))

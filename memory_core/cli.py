@@ -9,6 +9,7 @@ that sets `handler=cmd_<name>`, and a `cmd_<name>(args, settings) -> int`. A mis
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import logging
@@ -18,7 +19,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence, TextIO
+from typing import Any, Callable, Iterator, Sequence, TextIO
 
 from .cli_doctor import add_doctor
 from .portability.bundle import MODES, is_bundle
@@ -112,7 +113,8 @@ def _add_mcp(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
 
 
 def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
-    """Serve until the client goes away (stdio) or SIGTERM/SIGINT; pending updates are flushed on the way out."""
+    """Serve until the client goes away (stdio) or SIGTERM/SIGINT; pending updates are flushed on the way out,
+    for at most shutdown_timeout_seconds (what is left stays queued for the next start)."""
     from .memory import Memory
 
     if args.transport == "http":
@@ -134,7 +136,8 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
     print(f"memory-core mcp: home {Path(settings.home).resolve()}, database {settings.safe_database_url()}"
           + ("" if os.environ.get("MEMORY_CORE_HOME") else " (MEMORY_CORE_HOME is not set: the default home, "
              "under the current folder)"), file=sys.stderr, flush=True)
-    with Memory(settings) as memory:  # closing flushes what is pending
+    # closing flushes what is pending, for at most shutdown_timeout_seconds after the stop; the rest stays queued
+    with Memory(settings) as memory, _closing_in_time(memory) as stopping:
         memory.start()
         if args.transport == "http":
             from .mcp.http import PATH, serve_http
@@ -153,13 +156,25 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
             else:
                 print(f"memory-core MCP server at http://{host}:{args.port}{PATH} (a bearer token is required)",
                       file=sys.stderr, flush=True)
-            serve_http(memory, host=args.host, port=args.port, app=app)
+            stopping["at"] = serve_http(memory, host=args.host, port=args.port, app=app)
         else:
             from .mcp.server import serve_stdio
 
             serve_stdio(memory.scoped(user_id=scope.user_id, agent_name=scope.agent_name, role=args.role,
                                       actor="mcp:stdio"))
     return 0
+
+
+@contextlib.contextmanager
+def _closing_in_time(memory: Any) -> Iterator[dict[str, float | None]]:
+    """Close `memory` within its shutdown_timeout_seconds of the moment the server was told to stop (`at`, a
+    time.monotonic(); else now), so that a process manager's SIGTERM never has to become a SIGKILL."""
+    stopping: dict[str, float | None] = {"at": None}
+    try:
+        yield stopping
+    finally:
+        spent = 0.0 if stopping["at"] is None else time.monotonic() - stopping["at"]
+        memory.close(timeout=max(1.0, memory.settings.shutdown_timeout_seconds - spent))
 
 
 # -- export ------------------------------------------------------------------------------------------

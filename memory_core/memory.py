@@ -8,6 +8,7 @@ import logging
 import os
 import signal
 import threading
+import time
 import weakref
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -143,21 +144,28 @@ class Memory:
                 _register_exit(self)
         return self
 
-    def close(self, flush: bool = True) -> None:
+    def close(self, flush: bool = True, *, timeout: float | None = None) -> None:
         """Flush what is pending (unless `flush=False`: it then stays queued in the database for any
-        process to pick up), stop the background threads, and release the database."""
+        process to pick up), stop the background threads, and release the database. With `timeout`, return
+        within about that many seconds: updates not done by then stay queued (SIGTERM closes this way)."""
         if self._closed:
             return
         self._closed = True
-        self.worker.stop()
+        deadline = None if timeout is None else time.monotonic() + timeout
+
+        def left(default: float | None) -> float | None:
+            return default if deadline is None else max(0.0, deadline - time.monotonic())
+
+        self.worker.halt()  # no new jobs or updates; those running finish meanwhile
         try:
             self.contexts.close()
             if flush and self.settings.enabled:
-                self.queue.flush()
+                self.queue.flush(timeout=left(None))
         except Exception:
             log.exception("flushing pending memory updates on close failed; they stay queued in the database")
         finally:
-            self.queue.close()
+            self.worker.join(left(30.0))
+            self.queue.close(timeout=left(None))
             self.db.dispose()
 
     def __enter__(self) -> "Memory":
@@ -571,9 +579,15 @@ _hooks_installed = False
 
 
 def _close_all() -> None:
-    for memory in list(_live):
+    """Close every live memory within the longest of their shutdown_timeout_seconds, all together: what is
+    not processed by then stays queued in the database, so that a process told to stop goes in seconds."""
+    memories = [m for m in list(_live) if not m._closed]
+    if not memories:
+        return
+    deadline = time.monotonic() + max(m.settings.shutdown_timeout_seconds for m in memories)
+    for memory in memories:
         try:
-            memory.close()
+            memory.close(timeout=max(0.0, deadline - time.monotonic()))
         except Exception:
             log.exception("closing memory at exit failed")
 

@@ -15,6 +15,7 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -81,7 +82,10 @@ class UpdateQueue:
         self._executor_lock = threading.Lock()
         self._process_lock = threading.Lock()
         self._stop = threading.Event()
+        self._pace_lock = threading.Lock()
+        self._next_start = 0.0  # time.monotonic() before which no update starts (rate_limit_seconds)
         self._threads: set[threading.Thread] = set()
+        self._claimed = False  # whether this queue ever claimed a key (close() then has claims to put back)
         self.in_flight = 0
         self.processed = 0
         self.last_error: str | None = None
@@ -109,11 +113,14 @@ class UpdateQueue:
                 PendingUpdateRow.thread_id == thread_id, PendingUpdateRow.user_id == scope.user_id,
                 PendingUpdateRow.agent_name == scope.agent_name)).scalars().first()
             if row is None:
+                # Counted per scope: one scope's big import fills its own share, never another scope's.
                 depth = s.execute(select(func.count()).select_from(PendingUpdateRow).where(
+                    PendingUpdateRow.user_id == scope.user_id, PendingUpdateRow.agent_name == scope.agent_name,
                     PendingUpdateRow.status != "failed")).scalar()
                 if depth >= self.settings.queue_max_depth:
-                    raise QueueFullError(f"the update queue holds {depth} keys (queue_max_depth); new keys are "
-                                         "refused until it drains, while pending keys can still be replaced")
+                    raise QueueFullError(f"the update queue holds {depth} keys of {scope.key} (queue_max_depth, "
+                                         "per scope); new keys of this scope are refused until they drain, while "
+                                         "pending keys can still be replaced")
                 s.add(PendingUpdateRow(thread_id=thread_id, user_id=scope.user_id, agent_name=scope.agent_name,
                                        messages=payload, status="pending", due_at=due, enqueued_at=now,
                                        actor=actor, options=extra))
@@ -171,18 +178,22 @@ class UpdateQueue:
                 PendingUpdateRow.pk == pk, PendingUpdateRow.status == "pending",
                 PendingUpdateRow.generation == generation,
             ).values(status="in_flight", claimed_by=self.worker_id, claimed_at=self.clock.now()))
+            self._claimed = self._claimed or result.rowcount == 1
             return result.rowcount == 1
 
     def _keys(self, due_only: bool, keys: list[tuple[str, str, str]] | None = None,
-              scope: Scope | None = None) -> list[tuple[int, int]]:
+              scope: Scope | None = None, limit: int | None = None) -> list[tuple[int, int]]:
         query = select(PendingUpdateRow.pk, PendingUpdateRow.generation, PendingUpdateRow.thread_id,
                        PendingUpdateRow.user_id, PendingUpdateRow.agent_name).where(PendingUpdateRow.status == "pending")
         if scope is not None:
             query = query.where(PendingUpdateRow.user_id == scope.user_id, PendingUpdateRow.agent_name == scope.agent_name)
         if due_only:
             query = query.where(PendingUpdateRow.due_at <= self.clock.now())
+        query = query.order_by(PendingUpdateRow.due_at, PendingUpdateRow.pk)
+        if limit is not None:
+            query = query.limit(limit)
         with self.db.read() as s:
-            rows = s.execute(query.order_by(PendingUpdateRow.due_at)).all()
+            rows = s.execute(query).all()
         if keys is not None:
             wanted = set(keys)
             rows = [r for r in rows if (r.thread_id, r.user_id, r.agent_name) in wanted]
@@ -204,8 +215,10 @@ class UpdateQueue:
         with self._process_lock:
             self.in_flight += 1
         try:
-            self.executor.submit(self._run_one, row).result()
-        except Exception as exc:
+            # In this thread: the queue's lanes are daemon threads, so an update still running when the
+            # process must go (SIGTERM) never holds its exit; its row is put back to pending by close().
+            self._run_one(row)
+        except Exception as exc:  # a timeout too: every failure is recorded, retried, then kept as failed
             self._failed(row, exc)
             return False
         finally:
@@ -233,34 +246,96 @@ class UpdateQueue:
             ).values(status="failed" if final else "pending", attempts=attempts, last_error=error,
                      due_at=now if final else now + timedelta(seconds=backoff), claimed_by=None, claimed_at=None))
 
-    def _run_batch(self, items: list[tuple[int, int]]) -> int:
-        done = 0
-        for i, (pk, generation) in enumerate(items):
-            if i and self.settings.rate_limit_seconds:
-                if self._stop.wait(self.settings.rate_limit_seconds):
-                    break
-            done += self._process(pk, generation)
-        return done
+    def _pace(self, stop: threading.Event) -> bool:
+        """Wait for this process's next start slot (rate_limit_seconds after the last start, and after the
+        last end, whichever thread ran it); False when `stop` was set meanwhile."""
+        rate = self.settings.rate_limit_seconds
+        if stop.is_set():
+            return False
+        if not rate:
+            return True
+        with self._pace_lock:
+            now = time.monotonic()
+            start = max(now, self._next_start)
+            self._next_start = start + rate
+        return not stop.wait(start - now) if start > now else True
+
+    def _paced(self, pk: int, generation: int) -> bool:
+        try:
+            return self._process(pk, generation)
+        finally:
+            with self._pace_lock:
+                self._next_start = max(self._next_start, time.monotonic() + self.settings.rate_limit_seconds)
+
+    def _run_batch(self, items: list[tuple[int, int]], stop: threading.Event, done: list[int] | None = None,
+                   deadline: float | None = None) -> int:
+        done = [] if done is None else done
+        for pk, generation in items:
+            if not self._pace(stop) or (deadline is not None and time.monotonic() >= deadline):
+                break
+            if self._paced(pk, generation):
+                done.append(pk)
+        return len(done)
 
     def _run_keys(self, keys: list[tuple[str, str, str]]) -> None:
         try:
-            self._run_batch(self._keys(False, keys))
+            self._run_batch(self._keys(False, keys), self._stop)
         finally:
             with self._process_lock:
                 self._threads.discard(threading.current_thread())
 
     def tick(self) -> int:
-        """Process the keys whose debounce window has passed. The worker calls this every second."""
+        """Process the keys whose debounce window has passed, in the caller's thread."""
         self._recover_stale(self.clock.now())
-        return self._run_batch(self._keys(True))
+        return self._run_batch(self._keys(True), self._stop)
 
-    def flush(self, *, user_id: str | None = None, agent_name: str | None = None) -> int:
-        """Process everything pending now (of one scope, when both are given), in the caller's thread; return
-        how many updates were applied."""
-        scope = make_scope(user_id, agent_name) if user_id is not None and agent_name is not None else None
+    def recover_stale(self) -> None:
+        """Put back to pending the keys whose claim is older than claim_timeout_seconds (a process that died)."""
         self._recover_stale(self.clock.now())
-        self.wait()
-        return self._run_batch(self._keys(False, scope=scope))
+
+    def due_scopes(self) -> list[Scope]:
+        """The scopes with a key whose debounce window has passed, the longest waiting first."""
+        first = func.min(PendingUpdateRow.due_at)
+        query = (select(PendingUpdateRow.user_id, PendingUpdateRow.agent_name, first)
+                 .where(PendingUpdateRow.status == "pending", PendingUpdateRow.due_at <= self.clock.now())
+                 .group_by(PendingUpdateRow.user_id, PendingUpdateRow.agent_name).order_by(first))
+        with self.db.read() as s:
+            return [Scope(u, a) for u, a, _ in s.execute(query)]
+
+    def process_next(self, scope: Scope, stop: threading.Event) -> bool:
+        """Process the scope's longest-waiting due key (after its rate-limit slot); False when it had none or
+        `stop` was set first."""
+        keys = self._keys(True, scope=scope, limit=1)
+        if not keys or not self._pace(stop):
+            return False
+        self._paced(*keys[0])
+        return True
+
+    def flush(self, *, user_id: str | None = None, agent_name: str | None = None,
+              timeout: float | None = None) -> int:
+        """Process everything pending now (of one scope, when both are given), in the caller's thread; return
+        how many updates were applied. With `timeout`, stop starting updates after that many seconds and
+        return then (an update still running goes on in a daemon thread; what is left stays queued)."""
+        scope = make_scope(user_id, agent_name) if user_id is not None and agent_name is not None else None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self._recover_stale(self.clock.now())
+        self.wait(60.0 if timeout is None else timeout)
+        keys = self._keys(False, scope=scope)
+        if deadline is None:
+            return self._run_batch(keys, self._stop)
+        halt, done = threading.Event(), []
+        thread = threading.Thread(target=self._run_batch, args=(keys, halt, done, deadline), name="memory-flush",
+                                  daemon=True)
+        try:
+            thread.start()
+        except RuntimeError:  # no new threads at interpreter exit (Python 3.12+): in this one, between updates
+            return self._run_batch(keys, halt, done, deadline)
+        thread.join(max(0.0, deadline - time.monotonic()))
+        halt.set()
+        if thread.is_alive():
+            log.warning("flushing the update queue stopped after %.1f s: %d update(s) applied, the rest stay queued",
+                        timeout, len(done))
+        return len(done)
 
     def wait(self, timeout: float | None = 60.0) -> None:
         """Wait for `add_nowait` threads in flight."""
@@ -313,10 +388,29 @@ class UpdateQueue:
             self._on_enqueue()
         return count
 
-    def close(self) -> None:
+    def release_claims(self) -> int:
+        """Put this process's unfinished claims back to pending (at close: the next start processes them)."""
+        if not self._claimed:
+            return 0
+        with self.db.write() as s:
+            return s.execute(update(PendingUpdateRow).where(
+                PendingUpdateRow.status == "in_flight", PendingUpdateRow.claimed_by == self.worker_id,
+            ).values(status="pending", claimed_by=None, claimed_at=None)).rowcount
+
+    def close(self, timeout: float | None = None) -> None:
+        """Start no more updates; wait for `add_nowait` threads (at most `timeout` seconds when given), and
+        leave any update still running queued for the next start."""
         self._stop.set()
-        self.wait()
+        self.wait(60.0 if timeout is None else timeout)
+        try:
+            released = self.release_claims()
+        except Exception:
+            log.exception("putting unfinished updates back in the queue failed; they are recovered after "
+                          "claim_timeout_seconds")
+            released = 0
+        if released:
+            log.warning("%d update(s) still running at close stay queued for the next start", released)
         with self._executor_lock:
             if self._executor is not None:
-                self._executor.shutdown(wait=True)
+                self._executor.shutdown(wait=timeout is None, cancel_futures=timeout is not None)
                 self._executor = None

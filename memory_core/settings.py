@@ -51,7 +51,17 @@ class Settings:
     update_max_attempts: int = 5
     retry_backoff_seconds: float = 2.0
     claim_timeout_seconds: float = 600.0
-    queue_max_depth: int = 10_000
+    queue_max_depth: int = 10_000  # keys waiting, per scope
+    queue_workers: int = 4  # scopes whose updates one process runs at once (one slow scope holds one lane)
+    # SIGTERM (and interpreter exit): the seconds closing may take to finish the work in hand; what is not done
+    # by then stays queued in the database for the next start
+    shutdown_timeout_seconds: float = 5.0
+    # the MCP server over HTTP: open sessions per token, how long an idle one lives, and how long a client may
+    # take to send a request's head and its body before its connection is closed
+    mcp_sessions_per_token: int = 20
+    mcp_session_idle_seconds: float = 600.0
+    mcp_header_timeout_seconds: float = 10.0
+    mcp_body_timeout_seconds: float = 30.0
     # tiers
     context_budget_tokens: int = 8000
     context_sessions_max: int = 64
@@ -97,11 +107,16 @@ class Settings:
         if not 0.0 <= float(self.fact_confidence_threshold) <= 1.0:
             raise ValueError("fact_confidence_threshold must be between 0 and 1")
         for name in ("max_facts", "max_injection_tokens", "queue_max_depth", "dream_max_bullets", "max_document_chars",
-                     "max_conversation_chars"):
+                     "max_conversation_chars", "queue_workers", "mcp_sessions_per_token"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be at least 1")
         if self.debounce_seconds < 0 or self.rate_limit_seconds < 0:
             raise ValueError("debounce_seconds and rate_limit_seconds must not be negative")
+        if not self.shutdown_timeout_seconds >= 0:
+            raise ValueError("shutdown_timeout_seconds must not be negative")
+        for name in ("mcp_session_idle_seconds", "mcp_header_timeout_seconds", "mcp_body_timeout_seconds"):
+            if not 0 < float(getattr(self, name)) < float("inf"):
+                raise ValueError(f"{name} must be a positive number of seconds")
         if isinstance(self.admins, str):
             self.admins = [a for a in (x.strip() for x in self.admins.split(",")) if a]
         self.admins = [str(a).strip().lower() for a in self.admins]

@@ -1,6 +1,7 @@
-"""One background worker per Memory: a private `schedule.Scheduler` ticking in a daemon thread.
+"""One background worker per Memory: a private `schedule.Scheduler` ticking in a daemon thread, and the
+update queue's lanes (`lanes.py`) in threads of their own, so that a slow dream never holds the queue.
 
-Jobs: the queue tick (every second), the daily Deep Dream of every scope with activity (at
+Jobs: the daily Deep Dream of every scope with activity (at
 `dream_schedule_time` in the configured zone, once per scope and day across all processes, thanks to a
 lease in the database), daily-file retention, and embedding back-fill. A job that raises is recorded
 and the worker goes on. Nothing here touches Streamlit: the dashboard reads `status()`.
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time as time_
 import traceback
 from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Callable
 import schedule
 
 from .actors import acting_as
+from .lanes import QueueLanes
 from .redact import scrub
 
 if TYPE_CHECKING:
@@ -59,6 +62,8 @@ class Worker:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self.dream_enabled = memory.settings.dream_schedule_enabled
+        self.lanes = QueueLanes(memory.queue, memory.settings.queue_workers, tick_seconds, memory.clock.now,
+                                memory.settings.secrets)
 
     def _job(self, name: str, fn: Callable[[], object]) -> Callable[[], None]:
         status = self.jobs.setdefault(name, JobStatus(name))
@@ -88,13 +93,13 @@ class Worker:
                 return
             self._stop.clear()
             self.scheduler.clear()
-            self.add_job("queue", self.tick_seconds, self.memory.queue.tick)
             self.add_job("dream", 60, self.dream_due)
             self.add_job("retention", 3600, self.memory.apply_retention)
             self.add_job("embeddings", 10, self.memory.index.backfill)
             self.add_job("sandboxes", 600, self.memory.remove_expired_sandboxes)
             self._thread = threading.Thread(target=self._loop, name="memory-core-worker", daemon=True)
             self._thread.start()
+            self.lanes.start()
 
     def _loop(self) -> None:
         while not self._stop.is_set():
@@ -105,12 +110,23 @@ class Worker:
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def stop(self, timeout: float = 30.0) -> None:
+    def halt(self) -> None:
+        """Start no more jobs or updates; what runs now finishes (see `join`)."""
         self._stop.set()
+        self.lanes.halt()
+
+    def join(self, timeout: float | None = 30.0) -> None:
+        """Wait for the running job and updates, at most `timeout` seconds (they are daemon threads)."""
+        deadline = None if timeout is None else time_.monotonic() + timeout
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
         self._thread = None
+        self.lanes.join(None if deadline is None else max(0.0, deadline - time_.monotonic()))
+
+    def stop(self, timeout: float = 30.0) -> None:
+        self.halt()
+        self.join(timeout)
 
     # -- the scheduled dream ----------------------------------------------------------------------
 
@@ -148,11 +164,15 @@ class Worker:
         return ", ".join(ran) or "nothing to do"
 
     def status(self) -> WorkerStatus:
-        queue = self.memory.queue
+        queue, lanes = self.memory.queue, self.lanes
         items = queue.items()
+        jobs = {k: JobStatus(**vars(v)) for k, v in self.jobs.items()}
+        jobs["queue"] = JobStatus("queue", runs=lanes.rounds, errors=lanes.errors, last_run=lanes.last_run,
+                                  last_error=lanes.last_error,
+                                  last_result=f"{lanes.busy} of {lanes.count} lanes busy, {queue.processed} processed")
         return WorkerStatus(
             running=self.running, pending=sum(1 for i in items if i.status == "pending"),
             in_flight=sum(1 for i in items if i.status == "in_flight"),
             failed=sum(1 for i in items if i.status == "failed"), processed=queue.processed,
-            jobs={k: JobStatus(**vars(v)) for k, v in self.jobs.items()}, next_dream=self.next_dream(),
+            jobs=jobs, next_dream=self.next_dream(),
             dream_enabled=self.dream_enabled, last_error=queue.last_error)

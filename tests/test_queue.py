@@ -145,6 +145,21 @@ def test_bounded_depth(tmp_path):
         m.queue.add(convo("newer"), thread_id="a")  # replacing a pending key is always allowed
 
 
+def test_depth_is_counted_per_scope(tmp_path, database_url):
+    """One scope's import filling its own share leaves every other scope's next conversation welcome."""
+    with make_memory(tmp_path, database_url, queue_max_depth=2) as m:
+        m.worker.stop()
+        for thread in ("a", "b"):
+            m.queue.add(convo(), thread_id=thread, user_id="importer", agent_name="bot")
+        with pytest.raises(QueueFullError, match="importer/bot"):
+            m.queue.add(convo(), thread_id="c", user_id="importer", agent_name="bot")
+        m.queue.add(convo(), thread_id="a", user_id="ana", agent_name="bot")  # another scope: its own share
+        m.queue.add(convo(), thread_id="b", user_id="ana", agent_name="bot")
+        with pytest.raises(QueueFullError):
+            m.queue.add(convo(), thread_id="c", user_id="ana", agent_name="bot")
+        assert m.queue.pending(user_id="importer", agent_name="bot") == m.queue.pending(user_id="ana", agent_name="bot") == 2
+
+
 def test_worker_survives_a_job_that_raises(tmp_path):
     with make_memory(tmp_path) as m:
         m.start()

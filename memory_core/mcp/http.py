@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import time
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -25,6 +26,7 @@ from starlette.authentication import AuthCredentials
 from ..access import ApiToken, Principal
 from .discovery import WellKnown, challenge
 from .server import build_server
+from .sessions import SessionCap
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -118,22 +120,46 @@ def max_body_bytes(memory: "Memory") -> int:
     return max(16 * 1024 * 1024, 4 * memory.settings.max_conversation_chars + 1024 * 1024)
 
 
+def _token_id() -> str | None:
+    token = _request_token.get()
+    return None if token is None else token.id
+
+
 def http_app(memory: "Memory", *, host: str = "127.0.0.1") -> "ASGIApp":
     """The ASGI app: the MCP server at /mcp behind `BearerAuth` (with the SDK's DNS-rebinding protection
-    when `host` is a loopback address); `/.well-known/` paths are 404, not 401."""
-    server = build_server(request_view(memory), memory.settings)
-    app = server.streamable_http_app(streamable_http_path=PATH, host=host, max_request_body_size=max_body_bytes(memory))
-    return WellKnown(BearerAuth(app, memory.access.verify_token))
+    when `host` is a loopback address), at most mcp_sessions_per_token sessions per token, each ended after
+    mcp_session_idle_seconds without a request; `/.well-known/` paths are 404, not 401."""
+    settings = memory.settings
+    server = build_server(request_view(memory), settings)
+    app = server.streamable_http_app(streamable_http_path=PATH, host=host, max_request_body_size=max_body_bytes(memory),
+                                     session_idle_timeout=settings.mcp_session_idle_seconds)
+    capped = SessionCap(app, settings.mcp_sessions_per_token, settings.mcp_session_idle_seconds, owner=_token_id)
+    return WellKnown(BearerAuth(capped, memory.access.verify_token))
 
 
-def serve_http(memory: "Memory", *, host: str = "127.0.0.1", port: int = 8000, app: "ASGIApp | None" = None) -> None:
-    """Serve over streamable HTTP until SIGTERM or SIGINT. The caller owns the memory: it starts the worker
-    before and closes the memory (flushing pending updates) after."""
+def serve_http(memory: "Memory", *, host: str = "127.0.0.1", port: int = 8000,
+               app: "ASGIApp | None" = None) -> float | None:
+    """Serve over streamable HTTP until SIGTERM or SIGINT; return when the stop was asked (time.monotonic()).
+    The caller owns the memory: it starts the worker before and closes the memory (flushing pending updates,
+    within what is left of shutdown_timeout_seconds) after."""
     import uvicorn
 
+    from .limits import timed_protocol
+
+    class Server(uvicorn.Server):
+        stop_asked: float | None = None
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            self.stop_asked = self.stop_asked or time.monotonic()
+            super().handle_exit(sig, frame)
+
+    # Requests in flight get 2 s to end: the rest of the shutdown budget is the queue's. Clients that are slow
+    # to send a request's head or body are cut off (limits.py); an idle keep-alive connection after 5 s.
+    settings = memory.settings
     config = uvicorn.Config(app or http_app(memory, host=host), host=host, port=port, log_config=None, lifespan="on",
-                            server_header=False, timeout_graceful_shutdown=5)
-    server = uvicorn.Server(config)
+                            server_header=False, timeout_graceful_shutdown=2, timeout_keep_alive=5,
+                            http=timed_protocol(settings.mcp_header_timeout_seconds, settings.mcp_body_timeout_seconds))
+    server = Server(config)
     # uvicorn stops gracefully on SIGTERM/SIGINT, then raises the signal again for the handler it found: let
     # that one only ask uvicorn to stop (a no-op by then), so that the caller goes on to flush the memory and
     # exits normally.
@@ -146,3 +172,4 @@ def serve_http(memory: "Memory", *, host: str = "127.0.0.1", port: int = 8000, a
     finally:
         for sig, handler in handlers.items():
             signal.signal(sig, handler)
+    return server.stop_asked

@@ -179,7 +179,8 @@ def oauth_http_app(memory: "Memory", config: OidcConfig, *, issuer: str, host: s
     provider = MemoryOAuthProvider(memory, Upstream(config), issuer=issuer, lifetimes=lifetimes)
     server = build_server(person_view(memory, request_view(memory)), memory.settings)
     mcp_app = server.streamable_http_app(streamable_http_path=PATH, host=host, max_request_body_size=max_body_bytes(memory),
-                                         transport_security=public_host_security(issuer, host))
+                                         transport_security=public_host_security(issuer, host),
+                                         session_idle_timeout=memory.settings.mcp_session_idle_seconds)
     routes = create_auth_routes(provider, AnyHttpUrl(issuer),  # type: ignore[arg-type]
                                 client_registration_options=ClientRegistrationOptions(
                                     enabled=True, valid_scopes=[SCOPE], default_scopes=[SCOPE]),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from memory_core import format_memory_for_injection
 from tests.conftest import make_memory
+from tests.test_app import app_env  # noqa: F401  (fixture)
 from tests.test_bundles import fill, snapshot
 
 
@@ -70,3 +71,41 @@ def test_a_deerflow_correction_is_imported_as_deerflow_wrote_it(tmp_path, clock)
         assert fix.content == "Use make dev to start the local stack" and fix.source_error == "npm start"
         assert "Use make dev to start the local stack (avoid: npm start)" in m.format_for_injection(
             user_id="ana", agent_name="bot")
+
+
+def test_a_database_from_before_m012_gets_source_error_and_the_restore_journal(tmp_path, database_url, monkeypatch):
+    from sqlalchemy import inspect, text
+
+    from memory_core.store.migrations import MIGRATIONS, migrate
+
+    m = make_memory(tmp_path, database_url)
+    before = [f for f in MIGRATIONS if f.__name__ < "m012"]
+    monkeypatch.setattr("memory_core.store.migrations.MIGRATIONS", before)
+    m.db.ensure_ready()
+    monkeypatch.undo()
+    with m.db.engine.begin() as conn:
+        conn.exec_driver_sql("ALTER TABLE facts DROP COLUMN source_error")  # the schema as it was
+        assert "restore_journal" not in inspect(conn).get_table_names()
+        stamp = "CAST(:t AS TIMESTAMP)" if m.db.dialect == "postgresql" else ":t"
+        conn.execute(text("INSERT INTO facts (id, user_id, agent_name, content, content_key, category, confidence, "
+                          f"created_at, updated_at) VALUES ('fact_00000001', 'default', 'default', 'User likes tea', "
+                          f"'k', 'preference', 0.9, {stamp}, {stamp})"), {"t": "2026-01-01 10:00:00"})
+    assert "m012_source_error_and_restore_journal" in migrate(m.db)
+    try:
+        assert m.facts.get("fact_00000001").source_error is None
+        fix = m.facts.add("Use make dev", "correction", 0.9, source_error="npm start")
+        assert m.facts.get(fix.id).source_error == "npm start" and m.status().restores_pending == 0
+    finally:
+        m.close()
+
+
+def test_the_facts_page_shows_what_a_correction_corrects(app_env):
+    from memory_core.dashboard import get_memory
+    from tests.test_app import page
+
+    memory = get_memory()
+    fix = memory.facts.add("Use make dev to start the stack", "correction", 0.95, source_error="npm start")
+    memory.facts.add("User likes tea", "preference", 0.9)
+    table = page("facts").data_editor(key="facts_editor").value
+    shown = dict(zip(table["content"], table["avoid"]))
+    assert shown == {fix.content: "npm start", "User likes tea": ""}

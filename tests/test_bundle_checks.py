@@ -15,7 +15,7 @@ import pytest
 from memory_core import ManualClock
 from tests.conftest import make_memory
 from tests.test_bundles import fill, snapshot
-from tests.test_cli import cli_env, refused
+from tests.test_cli import cli_env, opened, refused
 
 DATA = "scopes/ana/bot/data.json"
 
@@ -159,3 +159,15 @@ def test_replace_mode_loads_a_fact_that_became_invalid_and_keeps_one_fact_per_te
         dst.import_bundle(clash, mode="replace")  # tea comes back valid (the bundle wins); Porto is kept
         texts = [f.content for f in dst.facts.list(user_id="ana", agent_name="bot")]
         assert texts.count("User has a dog") == 1 and "User lives in Porto" in texts
+
+
+def test_a_restore_whose_documents_cannot_be_written_says_so_in_one_line_and_is_finished_later(tmp_path, good):
+    home = tmp_path / "home"
+    home.symlink_to(tmp_path / "nowhere")  # documents read as absent, and cannot be written: after the commit
+    env = cli_env(home, f"sqlite:///{tmp_path / 'memory.db'}")
+    line = refused(env, "import", good)
+    assert "document(s) not written yet are written the next time memory is opened" in line
+    home.unlink()
+    with opened(env) as m:
+        assert m.status().restores_pending == 0
+        assert m.read_core(user_id="ana", agent_name="bot").startswith("## Context")

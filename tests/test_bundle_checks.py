@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import zipfile
 from pathlib import Path
 from typing import Any, Callable
@@ -108,6 +109,11 @@ CASES: list[tuple[str, Callable[[dict[str, Any]], Any], str]] = [
     ("facts that are not a list", lambda r: r.__setitem__("facts", {"a": 1}), "facts is missing or not a list"),
     ("a data.json that is a list", lambda r: [], "must be an object; got list"),
 ]
+MANIFEST_CASES = [
+    ("counts that are not numbers", {"counts": {"facts": "many"}}, "manifest.json counts facts must be a whole number"),
+    ("scopes that are not text", {"scopes": [{"user": "ana"}]}, "manifest.json scopes[0] must be text"),
+    ("a time of export that is not one", {"exported_at": 5}, "manifest.json exported_at"),
+]
 
 
 def test_crafted_bundles_are_refused_whole_naming_kind_index_and_field(tmp_path, good, database_url, clock):
@@ -124,6 +130,30 @@ def test_crafted_bundles_are_refused_whole_naming_kind_index_and_field(tmp_path,
                 assert named in message and DATA in message, (label, message)
                 assert len(message) < 400, (label, message)
             assert snapshot(dst) == before, label
+
+
+def test_a_crafted_manifest_is_refused_naming_its_field(tmp_path, good):
+    for n, (label, change, named) in enumerate(MANIFEST_CASES):
+        with zipfile.ZipFile(good) as zf:
+            members = {i.filename: zf.read(i) for i in zf.infolist()}
+        members["manifest.json"] = json.dumps(json.loads(members["manifest.json"]) | change).encode()
+        with zipfile.ZipFile(tmp_path / f"m{n}.zip", "w") as zf:
+            for name, blob in members.items():
+                zf.writestr(name, blob)
+        with make_memory(tmp_path / f"dst{n}") as dst:
+            with pytest.raises(ValueError, match=re.escape(named)):
+                dst.import_bundle(tmp_path / f"m{n}.zip")
+            assert snapshot(dst) == {}, label
+
+
+def test_a_timestamp_with_another_offset_is_stored_as_the_same_moment(tmp_path, good, database_url, clock):
+    def shift(rows: dict[str, Any]) -> None:
+        rows["facts"][0]["created_at"] = "2026-01-01T17:30:00+05:30"  # 12:00 UTC
+
+    with make_memory(tmp_path / "dst", database_url, clock=clock) as dst:
+        dst.import_bundle(craft(good, tmp_path / "shifted.zip", shift))
+        fact_id = json.loads(zipfile.ZipFile(good).read(DATA))["facts"][0]["id"]
+        assert dst.facts.get(fact_id).created_at.isoformat() == "2026-01-01T12:00:00+00:00"
 
 
 def test_the_command_line_refuses_a_crafted_bundle_in_one_line(tmp_path, good):

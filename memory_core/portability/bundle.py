@@ -29,7 +29,7 @@ from ..store.bundle_store import bundle_scopes, dump_scope, load_scope
 from ..store.restore_store import journal_documents, journal_done, journal_entries
 from ..text import sha256_text
 from ..validation import check_text
-from .bundle_check import check_rows
+from .bundle_check import check_manifest, check_rows
 from .safety import ZipLimits, read_member, safe_members
 
 if TYPE_CHECKING:
@@ -121,6 +121,7 @@ def read_bundle(path: str | Path) -> tuple[dict[str, Any], dict[Scope, dict[str,
             raise ValueError("not a memory_core bundle: its manifest names another format")
         if manifest.get("version") != VERSION:
             raise ValueError(f"bundle format version {manifest.get('version')!r} is not supported (this is {VERSION})")
+        check_manifest(manifest)
         listed = manifest.get("files")
         if not isinstance(listed, dict):
             raise ValueError("damaged bundle: the manifest lists no files")

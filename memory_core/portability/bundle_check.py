@@ -193,6 +193,19 @@ RECORDS = {"facts": FACT, "audit": AUDIT, "summaries": SUMMARY, "core_versions":
 UNIQUE = {"facts": "id", "summaries": "section", "core_versions": "version", "plans": "id", "dreamt_days": "day"}
 
 
+MANIFEST = {"exported_at": timestamp, "scopes": items(text(SHORT_CHARS), 1_000_000),
+            "counts": lambda value: an_object(value) or next(
+                (f"{key} must be a whole number" for key, n in value.items()
+                 if isinstance(n, bool) or not isinstance(n, int) or n < 0), None)}
+
+
+def check_manifest(manifest: dict[str, Any]) -> None:
+    """The manifest's own fields (its format, version and files are checked where they are read)."""
+    for key, check in MANIFEST.items():
+        if key in manifest and (why := check(manifest[key])) is not None:
+            raise ValueError(f"damaged bundle: manifest.json {_under(key, why)}")
+
+
 def check_rows(data: Any, name: str) -> dict[str, Any]:
     """`data` (one scope's data.json) if every record in it can be loaded as it is; else ValueError naming the
     record kind, index and field."""

@@ -29,7 +29,8 @@ def _out(value: Any) -> Any:
 
 
 def _in(name: str, value: Any) -> Any:
-    return datetime.fromisoformat(value) if name in TIME_FIELDS and value is not None else value
+    """A bundle's value as stored: timestamps in UTC (SQLite keeps no zone, so another offset would shift)."""
+    return utc(datetime.fromisoformat(value)) if name in TIME_FIELDS and value is not None else value
 
 
 def _same(current: Any, value: Any) -> bool:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any, Callable
@@ -16,7 +18,7 @@ import pytest
 from memory_core import ManualClock
 from tests.conftest import make_memory
 from tests.test_bundles import fill, snapshot
-from tests.test_cli import cli_env, opened, refused
+from tests.test_cli import ROOT, cli_env, opened, refused
 
 DATA = "scopes/ana/bot/data.json"
 
@@ -201,3 +203,21 @@ def test_a_restore_whose_documents_cannot_be_written_says_so_in_one_line_and_is_
     with opened(env) as m:
         assert m.status().restores_pending == 0
         assert m.read_core(user_id="ana", agent_name="bot").startswith("## Context")
+
+
+def test_an_unexpected_fault_is_one_line_and_the_details_go_to_the_debug_log(tmp_path, good):
+    """A loader fault that no check foresaw (simulated in a real subprocess) is still one line, exit status 2."""
+    code = ("import sys\n"
+            "import memory_core.portability.bundle as bundle\n"
+            "def load_scope(*args): raise RuntimeError('a fault no check foresaw\\n[SQL: INSERT INTO facts ...]')\n"
+            "bundle.load_scope = load_scope\n"
+            "from memory_core.cli import main\n"
+            "sys.exit(main(sys.argv[1:]))\n")
+    env = cli_env(tmp_path / "home")
+    for level, traceback in (("WARNING", False), ("DEBUG", True)):
+        done = subprocess.run([sys.executable, "-c", code, "import", str(good), "--log-level", level], env=env,
+                              cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and done.stdout == ""
+        errors = [line for line in done.stderr.splitlines() if "error:" in line]
+        assert len(errors) == 1 and "RuntimeError: a fault no check foresaw" in errors[0], done.stderr
+        assert "INSERT" not in errors[0] and ("Traceback" in done.stderr) == traceback

@@ -112,7 +112,7 @@ CASES: list[tuple[str, Callable[[dict[str, Any]], Any], str]] = [
     ("a data.json that is a list", lambda r: [], "must be an object; got list"),
 ]
 MANIFEST_CASES = [
-    ("counts that are not numbers", {"counts": {"facts": "many"}}, "manifest.json counts facts must be a whole number"),
+    ("counts that are not numbers", {"counts": {"facts": "many"}}, "manifest.json counts.facts must be a whole number"),
     ("scopes that are not text", {"scopes": [{"user": "ana"}]}, "manifest.json scopes[0] must be text"),
     ("a time of export that is not one", {"exported_at": 5}, "manifest.json exported_at"),
 ]

@@ -193,10 +193,16 @@ RECORDS = {"facts": FACT, "audit": AUDIT, "summaries": SUMMARY, "core_versions":
 UNIQUE = {"facts": "id", "summaries": "section", "core_versions": "version", "plans": "id", "dreamt_days": "day"}
 
 
-MANIFEST = {"exported_at": timestamp, "scopes": items(text(SHORT_CHARS), 1_000_000),
-            "counts": lambda value: an_object(value) or next(
-                (f"{key} must be a whole number" for key, n in value.items()
-                 if isinstance(n, bool) or not isinstance(n, int) or n < 0), None)}
+def counts(value: Any) -> str | None:
+    if not isinstance(value, dict):
+        return f"must be an object; got {type(value).__name__}"
+    for key, n in value.items():
+        if (why := integer(0, 2 ** 63 - 1)(n)) is not None:
+            return _under(f".{key}", why)
+    return None
+
+
+MANIFEST = {"exported_at": timestamp, "scopes": items(text(SHORT_CHARS), 1_000_000), "counts": counts}
 
 
 def check_manifest(manifest: dict[str, Any]) -> None:

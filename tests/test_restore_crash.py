@@ -179,3 +179,15 @@ def test_a_conversations_import_killed_leaves_the_ledger_and_the_queue_equal(tmp
         report = m.import_file(CHATGPT, format="chatgpt", user_id="ana", agent_name="bot")
         assert report.conversations_skipped == 2
         assert m.queue.pending(user_id="ana", agent_name="bot") == 2 + report.conversations
+
+
+def test_a_purged_scope_leaves_no_document_to_restore(tmp_path, clock):
+    """An expired sandbox removed while a restore of it waits: its documents must not come back."""
+    from memory_core.store.restore_store import journal_documents, journal_size
+
+    with make_memory(tmp_path, clock=clock) as m:
+        with m.db.write() as s:
+            journal_documents(s, [(SCOPE, "MEMORY.md", "- restored\n", None),
+                                  (Scope("bob", "bot"), "MEMORY.md", "- kept\n", None)], clock.now())
+        m.purge_scope(user_id="ana", agent_name="bot")
+        assert journal_size(m.db) == 1

@@ -50,26 +50,29 @@ CHILD = textwrap.dedent("""
 
         memory.documents.write = write
         memory.import_bundle(path)
-    else:  # killed right after the commit of the second queued conversation
+    else:  # killed right after the commit of the second queued conversation, or of the first facts
         from sqlalchemy import event
         from sqlalchemy.orm import Session
-        from memory_core.store.models import PendingUpdateRow
+        from memory_core.store.models import FactRow, PendingUpdateRow
 
-        commits = []
+        watched, commits = (PendingUpdateRow, 2) if job == "chatgpt" else (FactRow, 1)
+        done = []
 
         @event.listens_for(Session, "after_flush")
-        def queued(session, _context):
-            if any(isinstance(row, PendingUpdateRow) for row in session.new):
-                session.info["queued"] = True
+        def flushed(session, _context):
+            if any(isinstance(row, watched) for row in session.new):
+                session.info["watched"] = True
 
         @event.listens_for(Session, "after_commit")
         def committed(session):
-            if session.info.pop("queued", False):
-                commits.append(1)
-                if len(commits) == 2:
+            if session.in_nested_transaction():  # a savepoint's release, not the commit
+                return
+            if session.info.pop("watched", False):
+                done.append(1)
+                if len(done) == commits:
                     os.kill(os.getpid(), signal.SIGKILL)
 
-        memory.import_file(path, format="chatgpt", user_id="ana", agent_name="bot")
+        memory.import_file(path, format=job, user_id="ana", agent_name="bot")
     print("not killed", flush=True)
 """)
 
@@ -191,3 +194,18 @@ def test_a_purged_scope_leaves_no_document_to_restore(tmp_path, clock):
                                   (Scope("bob", "bot"), "MEMORY.md", "- kept\n", None)], clock.now())
         m.purge_scope(user_id="ana", agent_name="bot")
         assert journal_size(m.db) == 1
+
+
+def test_a_facts_import_killed_after_its_commit_has_its_ledger_entries(tmp_path, clock):
+    """The facts and their ledger entries commit together: a fact forgotten after the crash is not brought back
+    by importing the file again."""
+    home, url = tmp_path / "dst", f"sqlite:///{tmp_path / 'dst.db'}"
+    deerflow = ROOT / "tests" / "data" / "imports" / "deerflow" / "memory.json"
+    run_child("deerflow", home, url, deerflow)
+    assert raw_count(url, "facts") == 7 and raw_count(url, "imported_items") == 7
+    with make_memory(home, url, clock=clock) as m:
+        fix = next(f for f in m.facts.list(user_id="ana", agent_name="bot") if f.category == "correction")
+        m.facts.delete(fix.id)
+        report = m.import_file(deerflow, user_id="ana", agent_name="bot")
+        assert report.facts_added == 0 and report.facts_skipped == 7
+        assert all(f.category != "correction" for f in m.facts.list(user_id="ana", agent_name="bot"))

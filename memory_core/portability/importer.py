@@ -161,7 +161,7 @@ class _Import:
                         report.facts_skipped += 1
                     else:
                         report.facts_added += 1
-            self.ledger.record_many(view.scope, imported)
+                self.ledger.record_in(tx.s, view.scope, imported)  # the facts and their ledger entries together
         if full:
             report.facts_skipped += full
             report.notes.append(f"{full} fact(s) {'would be ' if self.dry_run else ''}left out: this scope holds "

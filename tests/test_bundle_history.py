@@ -109,3 +109,15 @@ def test_the_facts_page_shows_what_a_correction_corrects(app_env):
     table = page("facts").data_editor(key="facts_editor").value
     shown = dict(zip(table["content"], table["avoid"]))
     assert shown == {fix.content: "npm start", "User likes tea": ""}
+
+
+def test_a_scope_whose_only_fact_was_deleted_keeps_its_history(tmp_path, clock):
+    with make_memory(tmp_path / "a", clock=clock) as a:
+        gone = a.facts.add("User owns a boat", "context", 0.6, user_id="zed", agent_name="bot")
+        a.facts.delete(gone.id)
+        history = audit_log(a, "zed", "bot")
+        a.export_bundle(tmp_path / "b.zip")
+    with make_memory(tmp_path / "b", clock=clock) as b:
+        assert b.import_bundle(tmp_path / "b.zip")["audit"] == 2
+        assert audit_log(b, "zed", "bot") == history and [h[1] for h in history] == ["deleted", "added"]
+        assert b.import_bundle(tmp_path / "b.zip")["audit"] == 0

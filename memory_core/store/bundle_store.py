@@ -8,6 +8,7 @@ microseconds, so that a bundle moved SQLite -> PostgreSQL -> SQLite comes back e
 from __future__ import annotations
 
 import json
+from collections import Counter
 from datetime import datetime
 from typing import Any, Iterator
 
@@ -192,21 +193,21 @@ def _load_audit(session, scope: Scope, data: dict[str, Any], written: set[str], 
     orphans = {e["fact_id"] for e in data["audit"]} - in_bundle
     if mode == "replace" and written:
         session.execute(delete(FactAuditRow).where(*_where(FactAuditRow, scope), FactAuditRow.fact_id.in_(written)))
-    have: set[tuple[str, str, datetime]] = set()
+    have: Counter[tuple[str, str, datetime]] = Counter()  # the orphans' entries already here, each as often
     for part in _chunks(sorted(orphans), 500):
-        have |= {(r.fact_id, r.action, utc(r.at)) for r in session.execute(
+        have.update((r.fact_id, r.action, utc(r.at)) for r in session.execute(
             select(FactAuditRow.fact_id, FactAuditRow.action, FactAuditRow.at).where(
-                *_where(FactAuditRow, scope), FactAuditRow.fact_id.in_(part))).all()}
+                *_where(FactAuditRow, scope), FactAuditRow.fact_id.in_(part))).all())
     added = 0
     for entry in data["audit"]:
         fact_id = renamed.get(entry["fact_id"], entry["fact_id"])
         at = _in("at", entry["at"])
-        if fact_id in written:
-            pass
-        elif entry["fact_id"] in orphans and (fact_id, entry["action"], at) not in have:
-            have.add((fact_id, entry["action"], at))
-        else:
-            continue
+        if fact_id not in written:
+            if entry["fact_id"] not in orphans:
+                continue
+            if have[(fact_id, entry["action"], at)] > 0:
+                have[(fact_id, entry["action"], at)] -= 1
+                continue
         session.add(FactAuditRow(fact_id=fact_id, user_id=scope.user_id, agent_name=scope.agent_name,
                                  action=entry["action"], reason=entry.get("reason"), at=at, actor=entry.get("actor"),
                                  old=json.dumps(entry["old"]) if entry.get("old") else None,
@@ -223,6 +224,7 @@ def _chunks(values: list[str], size: int) -> Iterator[list[str]]:
 def bundle_scopes(session) -> list[Scope]:
     """Every scope with rows worth a bundle."""
     found: set[Scope] = set()
-    for table in ("facts", "scope_summaries", "core_versions", "plans", "documents", "dream_state", "dreamt_days"):
+    for table in ("facts", "fact_audit", "scope_summaries", "core_versions", "plans", "documents", "dream_state",
+                  "dreamt_days"):
         found |= {Scope(u, a) for u, a in session.execute(text(f"SELECT DISTINCT user_id, agent_name FROM {table}"))}
     return sorted(found)

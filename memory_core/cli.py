@@ -291,6 +291,16 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
                     result = dataclasses.asdict(report)
             except ValueError as exc:  # the file cannot be read or is not what it should be: nothing was written
                 raise Refused(str(exc) if path.name in str(exc) else f"{path.name}: {exc}") from None
+            except OSError as exc:  # a bundle's documents not written stay journaled: the next open writes them
+                pending = memory.status().restores_pending
+                raise Refused(f"{path.name}: cannot write to {settings.home}: {exc.strerror or exc}; " + (
+                    f"its {pending:,} document(s) not written yet are written the next time memory is opened"
+                    if pending else "nothing was imported")) from None
+            except Exception as exc:  # a fault of ours, not the file's: one line here, the traceback in the log
+                log.debug("importing %s failed", path, exc_info=True)
+                first = (str(exc).strip().splitlines() or [""])[0][:200]
+                raise Refused(f"{path.name}: the import failed ({type(exc).__name__}: {first}); run it again with "
+                              "--log-level DEBUG for the details") from None
             finally:
                 progress.done()
             if not bundle:

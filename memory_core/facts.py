@@ -43,6 +43,7 @@ class Fact:
     invalid_at: datetime | None = None
     superseded_by: str | None = None
     invalid_reason: str | None = None
+    source_error: str | None = None  # a correction's mistake to avoid (DeerFlow's sourceError)
 
     @property
     def valid(self) -> bool:
@@ -64,7 +65,7 @@ class Fact:
             "validFrom": iso_utc(self.valid_from or self.created_at),
             "invalidAt": iso_utc(self.invalid_at) if self.invalid_at else None,
             "supersededBy": self.superseded_by,
-        }
+        } | ({"sourceError": self.source_error} if self.source_error else {})
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,13 @@ def validate_source(source: object) -> str | None:
     return check_text(source, "source", 256)
 
 
+def validate_source_error(source_error: object, max_chars: int = 2000) -> str | None:
+    """What a correction corrects: optional text of at most `max_chars` (max_fact_chars); blank is None."""
+    if source_error is None:
+        return None
+    return check_text(source_error, "source_error", max_chars, setting="max_fact_chars").strip() or None
+
+
 def validate_as_of(as_of: object) -> datetime | None:
     if as_of is None:
         return None
@@ -164,16 +172,20 @@ class Facts:
         agent_name: str = "default",
         source: str | None = None,
         thread_id: str | None = None,
+        source_error: str | None = None,
     ) -> Fact | None:
-        """Store a fact. Returns None when it is a duplicate or below the confidence threshold."""
+        """Store a fact. Returns None when it is a duplicate or below the confidence threshold. `source_error`:
+        for a correction, the mistake it corrects (kept beside the content, injected as "(avoid: ...)")."""
         fact, _reason = self.add_with_reason(
-            content, category, confidence, user_id=user_id, agent_name=agent_name, source=source, thread_id=thread_id
+            content, category, confidence, user_id=user_id, agent_name=agent_name, source=source, thread_id=thread_id,
+            source_error=source_error,
         )
         return fact
 
     def add_with_reason(
         self, content: str, category: str, confidence: float, *, user_id: str = "default",
         agent_name: str = "default", source: str | None = None, thread_id: str | None = None,
+        source_error: str | None = None,
     ) -> tuple[Fact | None, str | None]:
         """`add()`, also saying why nothing was stored: (fact, None) or (None, "duplicate"|"low_confidence")."""
         scope = make_scope(user_id, agent_name)
@@ -181,11 +193,13 @@ class Facts:
         category = validate_category(category)
         confidence = validate_confidence(confidence)
         source = validate_source(source)
+        source_error = validate_source_error(source_error, self._settings.max_fact_chars)
         if thread_id is not None:
             check_text(thread_id, "thread_id", 256)
         with self._store.transaction(scope) as tx:
             return tx.add(content, category, confidence, source=source, thread_id=thread_id,
-                          threshold=self._settings.fact_confidence_threshold, max_facts=self._settings.max_facts)
+                          threshold=self._settings.fact_confidence_threshold, max_facts=self._settings.max_facts,
+                          source_error=source_error)
 
     def get(self, fact_id: str) -> Fact:
         """Any fact by id, valid or not. KeyError if unknown."""

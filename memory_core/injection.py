@@ -14,6 +14,7 @@ The text is, in order and leaving out empty parts:
 
     Facts:
     - [{category} | {confidence:.2f}] {content}
+    - [correction | {confidence:.2f}] {content} (avoid: {sourceError})
 
 Over budget, facts go from the lowest confidence up; if the text is still over, it is cut at
 character level and "\\n..." appended, the marker included in the budget.
@@ -85,7 +86,11 @@ def _fact_confidence(fact: Any) -> float:
 
 
 def fact_line(fact: Mapping[str, Any]) -> str:
-    return f"- [{one_line(fact.get('category', ''))} | {_fact_confidence(fact):.2f}] {one_line(fact.get('content', ''))}"
+    line = f"- [{one_line(fact.get('category', ''))} | {_fact_confidence(fact):.2f}] {one_line(fact.get('content', ''))}"
+    mistake = fact.get("sourceError")  # a correction names what to avoid, as DeerFlow injects it
+    if fact.get("category") == "correction" and isinstance(mistake, str) and (mistake := one_line(mistake)):
+        line += f" (avoid: {mistake})"
+    return line
 
 
 def _confidences(facts: list[Any]) -> np.ndarray:

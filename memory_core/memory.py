@@ -112,6 +112,7 @@ class Memory:
         else:
             self.documents = LocalDocumentStore(self._workspace_path)
         self.index = SearchIndex(self.db, self.documents, self.embedder, self.clock)
+        self.db.on_ready.append(lambda: _finish_restores(self))  # a bundle import killed before its documents
         self._store.listeners.append(self.index.touch)
         self.daily = DailyTier(self.documents, self.settings, self.clock)
         self.core = CoreTier(self.documents, self.db, self.clock, max_chars=self.settings.max_document_chars)
@@ -175,7 +176,11 @@ class Memory:
         self.close()
 
     def status(self) -> WorkerStatus:
-        return self.worker.status()
+        from .store.restore_store import journal_size
+
+        status = self.worker.status()
+        status.restores_pending = journal_size(self.db)
+        return status
 
     def acting_as(self, actor: str | None) -> AbstractContextManager[None]:
         """`with memory.acting_as("dashboard:ana@acme.com"):` records that actor with every change made inside
@@ -609,3 +614,9 @@ def _register_exit(memory: Memory) -> None:
         atexit.register(_close_all)
         if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
             signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def _finish_restores(memory: Memory) -> None:
+    from .portability.bundle import finish_restores_on_open
+
+    finish_restores_on_open(memory)

@@ -101,7 +101,7 @@ class UpdateQueue:
     # -- enqueueing ------------------------------------------------------------------------------
 
     def _upsert(self, messages: Any, thread_id: str, scope: Scope, delay: float,
-                options: dict[str, Any] | None = None) -> None:
+                options: dict[str, Any] | None = None, also: Callable[[Any], object] | None = None) -> None:
         thread_id = validate_thread_id(thread_id)
         payload = json.dumps(validate_messages(messages, self.settings.max_conversation_chars))
         extra = json.dumps(options) if options else None
@@ -130,13 +130,18 @@ class UpdateQueue:
                 row.actor, row.options = actor, extra
                 row.generation += 1
                 s.add(row)
+            if also is not None:
+                also(s)
 
     def add(self, messages: list[dict[str, str]], *, thread_id: str, user_id: str = "default",
-            agent_name: str = "default", options: dict[str, Any] | None = None) -> None:
-        """Queue a conversation context; it is processed once its key has been quiet for debounce_seconds."""
+            agent_name: str = "default", options: dict[str, Any] | None = None,
+            also: Callable[[Any], object] | None = None) -> None:
+        """Queue a conversation context; it is processed once its key has been quiet for debounce_seconds.
+        `also(session)` writes more rows in the same transaction (an import's ledger entry: both or neither)."""
         if not self.settings.enabled:
             return
-        self._upsert(messages, thread_id, make_scope(user_id, agent_name), self.settings.debounce_seconds, options)
+        self._upsert(messages, thread_id, make_scope(user_id, agent_name), self.settings.debounce_seconds, options,
+                     also)
         self._on_enqueue()
 
     def add_nowait(self, messages: list[dict[str, str]], *, thread_id: str, user_id: str = "default",

@@ -50,6 +50,7 @@ class WorkerStatus:
     next_dream: datetime | None = None
     dream_enabled: bool = True
     last_error: str | None = None
+    restores_pending: int = 0  # documents an interrupted bundle import has still to write (see finish_restores)
 
 
 class Worker:

@@ -34,22 +34,24 @@ st.caption(f"{len(shown)} of {len(facts)} facts in {memory.scope.key}"
            + ("" if memory.can_write else f" · read-only ({memory.role})"))
 
 editable = memory.can_write and not as_of
-frame = pd.DataFrame([{"delete": False, "id": f.id, "content": f.content, "category": f.category,
-                       "confidence": f.confidence, "created": f.created_at,
+frame = pd.DataFrame([{"delete": False, "id": f.id, "content": f.content, "avoid": f.source_error or "",
+                       "category": f.category, "confidence": f.confidence, "created": f.created_at,
                        "status": "valid" if f.valid else ("superseded by " + f.superseded_by if f.superseded_by
                                                           else "invalid"),
                        "source": f.source or ""} for f in shown],
-                     columns=["delete", "id", "content", "category", "confidence", "created", "status", "source"])
+                     columns=["delete", "id", "content", "avoid", "category", "confidence", "created", "status",
+                              "source"])
 columns = {
     "delete": st.column_config.CheckboxColumn("Delete?", width="small"),
     "content": st.column_config.TextColumn("Content", required=True, max_chars=memory.settings.max_fact_chars),
+    "avoid": st.column_config.TextColumn("Avoid", help="For a correction: the mistake it corrects (sourceError)"),
     "category": st.column_config.SelectboxColumn("Category", options=list(CATEGORIES), required=True),
     "confidence": st.column_config.NumberColumn("Confidence", min_value=0.0, max_value=1.0, step=0.01, format="%.2f"),
     "created": st.column_config.DatetimeColumn("Created (UTC)", format="YYYY-MM-DD HH:mm"),
 }
 if editable:
     edited = st.data_editor(frame, key="facts_editor", hide_index=True, width="stretch",
-                            disabled=["id", "created", "status", "source"], column_config=columns)
+                            disabled=["id", "avoid", "created", "status", "source"], column_config=columns)
 else:
     st.dataframe(frame.drop(columns=["delete"]), key="facts_table", hide_index=True, width="stretch",
                  column_config=columns)

@@ -79,9 +79,12 @@ def test_deerflow_facts_summaries_and_bad_items():
     assert parsed.format == "deerflow" and len(parsed.facts) == 7
     assert facts["fact_1a2b3c4d"].category == "preference" and facts["fact_1a2b3c4d"].confidence == 0.92
     assert facts["fact_1a2b3c4d"].created_at == datetime(2026, 2, 1, 8, 0, tzinfo=UTC)
-    # A correction keeps what it corrects; DeerFlow's newer categories map onto ours.
-    assert facts["fact_3c4d5e6f"].content == "Use make dev to start the local stack (avoid: npm start)"
+    # A correction keeps its content as DeerFlow wrote it, and what it corrects beside it (issue 19, item 15);
+    # DeerFlow's newer categories map onto ours.
+    assert facts["fact_3c4d5e6f"].content == "Use make dev to start the local stack"
+    assert facts["fact_3c4d5e6f"].source_error == "npm start"
     assert facts["fact_3c4d5e6f"].category == "correction"
+    assert all(f.source_error is None for f in parsed.facts if f.source_id != "fact_3c4d5e6f")
     assert facts["fact_4d5e6f70"].category == "context"  # identity
     assert facts["fact_4d5e6f70"].created_at == datetime(2026, 2, 11, 11, 0, tzinfo=UTC)  # +01:00 in the file
     assert facts["fact_92a3b4c5"].category == "context"  # decision

@@ -6,16 +6,17 @@ Layout:
                                              MEMORY.md version, plans, dream state
     scopes/<user>/<agent>/documents/<path>   MEMORY.md, memory/YYYY-MM-DD.md, memory/dreams/...
 
-An import reads and checks the whole bundle first (manifest, checksums, sizes, paths, every record), then
-writes the rows of all its scopes in one transaction; a damaged, tampered or foreign file raises ValueError
-and changes nothing.
+An import reads and checks the whole bundle first (manifest, checksums, sizes, paths, every record: see
+bundle_check.py), then writes the rows of all its scopes in one transaction, with a journal of the documents
+it will write after it; a damaged, tampered or foreign file raises ValueError and changes nothing. An import
+killed after its commit is finished the next time the database is opened (`finish_restores`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
+import logging
 import zipfile
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,22 +24,23 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..clock import iso_utc
 from ..documents import is_document_path
-from ..facts import CATEGORIES
 from ..scope import Scope, make_scope
 from ..store.bundle_store import bundle_scopes, dump_scope, load_scope
-from ..store.fact_store import SUMMARY_SECTIONS
+from ..store.restore_store import journal_documents, journal_done, journal_entries
+from ..text import sha256_text
 from ..validation import check_text
+from .bundle_check import check_manifest, check_rows
 from .safety import ZipLimits, read_member, safe_members
 
 if TYPE_CHECKING:
     from ..access import Principal
     from ..memory import Memory
 
+log = logging.getLogger(__name__)
+
 FORMAT = "memory_core-bundle"
 VERSION = 1
 MODES = ("skip", "replace")
-_FACT_ID = re.compile(r"fact_[0-9a-f]{8}")
-_SECTIONS = {s for group in SUMMARY_SECTIONS.values() for s in group}
 LIMITS = ZipLimits(max_members=200_000, max_member_bytes=256 * 1024 * 1024, max_total_bytes=2 * 1024 ** 3)
 
 
@@ -119,6 +121,7 @@ def read_bundle(path: str | Path) -> tuple[dict[str, Any], dict[Scope, dict[str,
             raise ValueError("not a memory_core bundle: its manifest names another format")
         if manifest.get("version") != VERSION:
             raise ValueError(f"bundle format version {manifest.get('version')!r} is not supported (this is {VERSION})")
+        check_manifest(manifest)
         listed = manifest.get("files")
         if not isinstance(listed, dict):
             raise ValueError("damaged bundle: the manifest lists no files")
@@ -145,7 +148,7 @@ def read_bundle(path: str | Path) -> tuple[dict[str, Any], dict[Scope, dict[str,
             raise ValueError(f"damaged bundle: {name!r:.120} names no valid scope") from None
         rest = "/".join(parts[3:])
         if rest == "data.json":
-            rows[scope] = _check_rows(_load_json(blob, name), name)
+            rows[scope] = check_rows(_load_json(blob, name), name)
         elif rest.startswith("documents/") and is_document_path(rest[len("documents/"):]):
             try:
                 text = blob.decode("utf-8")
@@ -181,107 +184,6 @@ def _load_json(blob: bytes, name: str) -> Any:
         raise ValueError(f"damaged bundle: {name} is not JSON ({type(exc).__name__})") from None
 
 
-def _time(value: Any, where: str, optional: bool = False) -> None:
-    if value is None and optional:
-        return
-    try:
-        parsed = datetime.fromisoformat(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"damaged bundle: {where} has no valid timestamp") from None
-    if parsed.tzinfo is None:
-        raise ValueError(f"damaged bundle: {where} has a timestamp without a zone")
-
-
-def _text(value: Any, where: str, optional: bool = False, max_chars: int | None = None) -> None:
-    if value is None and optional:
-        return
-    try:
-        check_text(value, where, max_chars)
-    except ValueError as exc:
-        raise ValueError(f"damaged bundle: {exc}") from None
-
-
-def _check_rows(data: Any, name: str) -> dict[str, Any]:
-    """Every record of a scope's data.json has the shape and types that loading needs."""
-    keys = ("facts", "audit", "summaries", "core_versions", "plans")
-    if not isinstance(data, dict) or not all(isinstance(data.get(k), list) for k in keys):
-        raise ValueError(f"damaged bundle: {name} lacks {', '.join(keys)}")
-    for i, f in enumerate(data["facts"]):
-        where = f"{name} facts[{i}]"
-        if not isinstance(f, dict) or not isinstance(f.get("id"), str) or not _FACT_ID.fullmatch(f["id"]):
-            raise ValueError(f"damaged bundle: {where} has no valid id")
-        _text(f.get("content"), where + ".content", max_chars=100_000)
-        if f.get("category") not in CATEGORIES:
-            raise ValueError(f"damaged bundle: {where} has an unknown category")
-        confidence = f.get("confidence")
-        if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 <= confidence <= 1:
-            raise ValueError(f"damaged bundle: {where} has no confidence between 0 and 1")
-        for key in ("created_at", "updated_at"):
-            _time(f.get(key), f"{where}.{key}")
-        for key in ("valid_from", "invalid_at"):
-            _time(f.get(key), f"{where}.{key}", optional=True)
-        for key in ("source", "thread_id", "invalid_reason"):
-            _text(f.get(key), f"{where}.{key}", optional=True, max_chars=None if key == "invalid_reason" else 256)
-        if f.get("superseded_by") is not None and not (isinstance(f["superseded_by"], str)
-                                                       and _FACT_ID.fullmatch(f["superseded_by"])):
-            raise ValueError(f"damaged bundle: {where} has an invalid superseded_by")
-    for i, a in enumerate(data["audit"]):
-        where = f"{name} audit[{i}]"
-        if not isinstance(a, dict) or not isinstance(a.get("fact_id"), str) or not isinstance(a.get("action"), str):
-            raise ValueError(f"damaged bundle: {where} is not an audit entry")
-        _time(a.get("at"), where)
-        for key in ("reason", "actor"):
-            _text(a.get(key), f"{where}.{key}", optional=True)
-        for key in ("old", "new"):
-            if a.get(key) is not None and not isinstance(a[key], dict):
-                raise ValueError(f"damaged bundle: {where}.{key} is not an object")
-    for i, s in enumerate(data["summaries"]):
-        where = f"{name} summaries[{i}]"
-        if not isinstance(s, dict) or s.get("section") not in _SECTIONS or not isinstance(s.get("version"), int):
-            raise ValueError(f"damaged bundle: {where} is not a summary")
-        _text(s.get("summary"), where)
-        _time(s.get("updated_at"), where)
-    for i, v in enumerate(data["core_versions"]):
-        where = f"{name} core_versions[{i}]"
-        if not isinstance(v, dict) or isinstance(v.get("version"), bool) or not isinstance(v.get("version"), int):
-            raise ValueError(f"damaged bundle: {where} is not a MEMORY.md version")
-        _text(v.get("content"), where)
-        _text(v.get("reason"), where, max_chars=256)
-        _text(v.get("actor"), where, optional=True, max_chars=256)
-        _time(v.get("created_at"), where)
-    for i, p in enumerate(data["plans"]):
-        where = f"{name} plans[{i}]"
-        if not isinstance(p, dict) or not isinstance(p.get("id"), str) or not re.fullmatch(r"plan_[0-9a-f]{8}", p["id"]):
-            raise ValueError(f"damaged bundle: {where} has no valid id")
-        steps = p.get("steps")
-        if not isinstance(steps, list) or not all(isinstance(x, dict) and isinstance(x.get("text"), str)
-                                                  and isinstance(x.get("done"), bool) for x in steps):
-            raise ValueError(f"damaged bundle: {where} has malformed steps")
-        if not isinstance(p.get("session_ids"), list) or p.get("status") not in ("active", "finished"):
-            raise ValueError(f"damaged bundle: {where} is not a plan")
-        _text(p.get("name"), where)
-        for key in ("created_at", "updated_at"):
-            _time(p.get(key), where)
-    state = data.get("dream_state")
-    if state is not None:
-        allowed = {"last_hash", "consolidated_through", "last_status", "last_reason", "last_run_at"}
-        if not isinstance(state, dict) or set(state) - allowed:
-            raise ValueError(f"damaged bundle: {name} dream_state is malformed")
-        _time(state.get("last_run_at"), f"{name} dream_state", optional=True)
-    dreamt = data.get("dreamt_days")
-    if dreamt is not None:  # bundles written before dreamt_days existed lack it
-        if not isinstance(dreamt, list):
-            raise ValueError(f"damaged bundle: {name} dreamt_days is not a list")
-        for i, d in enumerate(dreamt):
-            where = f"{name} dreamt_days[{i}]"
-            if not isinstance(d, dict) or not isinstance(d.get("day"), str) or \
-                    not re.fullmatch(r"\d{4}-\d{2}-\d{2}", d["day"]) or not isinstance(d.get("content_hash"), str) or \
-                    not re.fullmatch(r"[0-9a-f]{64}", d["content_hash"]):
-                raise ValueError(f"damaged bundle: {where} is malformed")
-            _time(d.get("dreamt_at"), where)
-    return data
-
-
 def import_bundle(memory: "Memory", path: str | Path, mode: str = "skip", dry_run: bool = False,
                   allowed: Callable[[Scope], bool] | None = None) -> dict[str, Any]:
     """Import a bundle. Returns counts of what was (or, with `dry_run`, would be) written. With `allowed`,
@@ -295,25 +197,27 @@ def import_bundle(memory: "Memory", path: str | Path, mode: str = "skip", dry_ru
         raise PermissionError(f"this bundle holds scopes you may not change: {shown}")
     totals: dict[str, Any] = {"scopes": sorted(s.key for s in rows), "dry_run": bool(dry_run), "mode": mode}
     counts: dict[str, int] = {}
-    doc_writes: list[tuple[Scope, str, str]] = []
+    doc_writes: list[tuple[Scope, str, str, str | None]] = []
     for scope in sorted(rows):
         for doc_path, text in sorted(documents.get(scope, {}).items()):
             current = memory.documents.read(scope, doc_path)
             if current == text or (current is not None and mode == "skip"):
                 counts["documents_skipped"] = counts.get("documents_skipped", 0) + 1
             else:
-                doc_writes.append((scope, doc_path, text))
+                doc_writes.append((scope, doc_path, text, None if current is None else sha256_text(current)))
     counts["documents"] = len(doc_writes)
 
     def apply(session) -> None:
         for scope in sorted(rows):
             for key, n in load_scope(session, scope, rows[scope], mode).items():
                 counts[key] = counts.get(key, 0) + n
+        # The documents are written after the commit: journaled with the rows, so a kill in between is
+        # finished on the next open (finish_restores).
+        journal_documents(session, doc_writes, memory.clock.now())
 
     memory.db.run_in_transaction(apply, locks=[f"facts:{s.key}" for s in sorted(rows)], commit=not dry_run)
     if not dry_run:
-        for scope, doc_path, text in doc_writes:
-            memory.documents.write(scope, doc_path, text)
+        finish_restores(memory, leftover=False)
         for scope in rows:
             memory.index.touch(scope)
     totals.update(counts)
@@ -330,6 +234,46 @@ def import_bundle_as(memory: "Memory", principal: "Principal", path: str | Path,
     with acting_as(principal.actor):
         return import_bundle(memory, path, mode=mode, dry_run=dry_run,
                              allowed=lambda scope: memory.access.allows(principal, "write", scope))
+
+
+def finish_restores(memory: "Memory", *, leftover: bool = True) -> int:
+    """Write the documents that committed bundle imports have not written yet (see store/restore_store.py);
+    returns how many. A document changed since its import read it is kept as it is (and said so in the log).
+    `leftover`: these are an interrupted import's, found on opening (logged as such)."""
+    written, kept, touched = 0, [], set()
+    while entries := journal_entries(memory.db):
+        done: list[int] = []
+        try:
+            for entry in entries:
+                current = memory.documents.read(entry.scope, entry.path)
+                if current != entry.content:
+                    if (None if current is None else sha256_text(current)) == entry.before_hash:
+                        memory.documents.write(entry.scope, entry.path, entry.content)
+                        written += 1
+                        touched.add(entry.scope)
+                    else:
+                        kept.append(f"{entry.scope.key}/{entry.path}")
+                done.append(entry.pk)
+        finally:
+            journal_done(memory.db, done)
+    for scope in touched:
+        memory.index.touch(scope)
+    if kept:
+        log.warning("a bundle import did not write %d document(s) changed since it read them: %s", len(kept),
+                    ", ".join(kept[:10]))
+    if leftover and written:
+        log.warning("finished an interrupted bundle import: wrote its %d missing document(s)", written)
+    return written
+
+
+def finish_restores_on_open(memory: "Memory") -> None:
+    """`finish_restores` when a database is first used; a failure is logged (and shown by `memory.status()`),
+    never in the way of opening."""
+    try:
+        finish_restores(memory)
+    except Exception:
+        log.exception("an interrupted bundle import could not be finished; its documents stay in the journal "
+                      "(the next open or bundle import tries again)")
 
 
 def bundle_bytes(memory: "Memory", scopes: list | None = None) -> bytes:

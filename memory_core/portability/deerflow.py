@@ -2,7 +2,7 @@
 
 The shapes its code has written: version 1.0 holds `user`, `history` and `facts` (a fact is `id`, `content`,
 `category`, `confidence`, `createdAt`, `source`; later ones add `sourceError` for corrections and
-`categoryExtension` when the category is `other`); early files miss fields, and confidence may be null or
+`categoryExtension` when the category is `other`; `sourceError` is kept as the fact's `source_error`); early files miss fields, and confidence may be null or
 a numeric string. Version 2.0's `memory.json` holds the summaries only (each fact is a Markdown file beside
 it); DeerFlow's `GET /api/memory/export` still returns the 1.0 shape with the facts, which is what to import.
 """
@@ -120,12 +120,13 @@ def _fact(item: Any, index: int, out: ParsedImport, stats: Counter[str], unknown
     defaulted = confidence is None
     if defaulted:
         stats["defaulted"] += 1
-    text = content.strip()
-    mistake = item.get("sourceError")
-    if category == "correction" and isinstance(mistake, str) and mistake.strip() and bad_text(mistake) is None:
-        text = f"{text} (avoid: {mistake.strip()})"  # what was wrong is half of a correction
+    mistake = item.get("sourceError")  # what was wrong is half of a correction: kept beside the content
+    if mistake is not None and not (isinstance(mistake, str) and bad_text(mistake) is None):
+        out.error(f"fact {shown}: its sourceError is not storable text; the fact is imported without it")
+        mistake = None
     return ImportedFact(
-        content=text, category=category, confidence=DEFAULT_CONFIDENCE if defaulted else confidence,
+        content=content.strip(), category=category, confidence=DEFAULT_CONFIDENCE if defaulted else confidence,
+        source_error=(mistake.strip() or None) if mistake is not None else None,
         created_at=to_utc(item.get("createdAt", item.get("created_at"))),
         source_id=str(raw_id)[:200] if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else None,
         confidence_defaulted=defaulted)

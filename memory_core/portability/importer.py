@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import QueueFullError
-from ..facts import content_key, validate_category, validate_confidence, validate_content
+from ..facts import content_key, validate_category, validate_confidence, validate_content, validate_source_error
 from ..store.import_store import ImportLedger
 from ..text import sha256_text
 from ..validation import check_text
@@ -90,7 +90,7 @@ class _Import:
         self.ledger = ImportLedger(self.memory.db, self.memory.clock)
         self.report = ImportReport(format=parsed.format, dry_run=dry_run, errors=list(parsed.errors),
                                    notes=list(parsed.notes))
-        self.candidates: list[tuple[str, str, float, Any]] = []
+        self.candidates: list[tuple[str, str, float, Any, str | None]] = []
         self.checked_summaries: dict[str, str] = {}
         self.checked_documents: list[tuple[ImportedDocument, str | None]] = []
 
@@ -101,7 +101,8 @@ class _Import:
             try:
                 self.candidates.append((validate_content(fact.content, settings.max_fact_chars),
                                         validate_category(fact.category), validate_confidence(fact.confidence),
-                                        fact.created_at))
+                                        fact.created_at,
+                                        validate_source_error(fact.source_error, settings.max_fact_chars)))
             except ValueError as exc:
                 report.errors.append(f"fact {fact.source_id or i}: {exc}")
         for key, text in self.parsed.summaries.items():
@@ -133,7 +134,7 @@ class _Import:
         if self.dry_run:
             existing = {content_key(f.content) for f in view.facts.list()}
             room = settings.max_facts - len(existing)
-            for _key, (content, _category, confidence, _when) in fresh:
+            for _key, (content, _category, confidence, _when, _mistake) in fresh:
                 ckey = content_key(content)
                 if ckey in existing or confidence < settings.fact_confidence_threshold:
                     report.facts_skipped += 1
@@ -147,10 +148,11 @@ class _Import:
             self.step(0.05, f"adding {len(fresh)} facts")
             imported: dict[str, str] = {}
             with view._writing("import facts"), self.memory._store.transaction(view.scope) as tx:
-                for key, (content, category, confidence, when) in fresh:
+                for key, (content, category, confidence, when, mistake) in fresh:
                     fact, reason = tx.add(content, category, confidence, source=f"import:{self.parsed.format}",
                                           threshold=settings.fact_confidence_threshold,
-                                          max_facts=settings.max_facts, created_at=when, evict=False)
+                                          max_facts=settings.max_facts, created_at=when, evict=False,
+                                          source_error=mistake)
                     if reason == "full":
                         full += 1
                         continue
@@ -159,7 +161,7 @@ class _Import:
                         report.facts_skipped += 1
                     else:
                         report.facts_added += 1
-            self.ledger.record_many(view.scope, imported)
+                self.ledger.record_in(tx.s, view.scope, imported)  # the facts and their ledger entries together
         if full:
             report.facts_skipped += full
             report.notes.append(f"{full} fact(s) {'would be ' if self.dry_run else ''}left out: this scope holds "
@@ -239,13 +241,15 @@ class _Import:
             if when is not None:
                 options["when"] = when.isoformat()
             try:
-                view.queue.add(messages, thread_id=key[:256], options=options)
+                with view._writing("queue updates"):  # the queued row and its ledger entry commit together
+                    self.memory.queue.add(messages, thread_id=key[:256], options=options, **view._kw,
+                                          also=lambda s, key=key, digest=digest: self.ledger.record_in(
+                                              s, view.scope, {key: digest}))
             except QueueFullError:
                 report.conversations -= 1
                 report.notes.append(f"the update queue is full: {len(conversations) - n} conversation(s) not queued "
                                     "yet; import the file again later to queue them (what is queued is skipped)")
                 break
-            self.ledger.record(view.scope, key, digest)
             if n % 50 == 0:
                 self.step(0.1 + 0.9 * n / len(conversations), f"queued {n} of {len(conversations)} conversations")
         if cut_short:

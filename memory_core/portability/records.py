@@ -33,6 +33,7 @@ class ImportedFact:
     created_at: datetime | None = None
     source_id: str | None = None  # the item's id in the other tool, for error messages and provenance
     confidence_defaulted: bool = False  # the other tool had no confidence: DEFAULT_CONFIDENCE was set
+    source_error: str | None = None  # a correction's mistake to avoid (DeerFlow's sourceError), as written there
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,9 @@ microseconds, so that a bundle moved SQLite -> PostgreSQL -> SQLite comes back e
 from __future__ import annotations
 
 import json
+from collections import Counter
 from datetime import datetime
-from typing import Any
+from typing import Any, Iterator
 
 from sqlalchemy import delete, select, text
 
@@ -20,7 +21,7 @@ from .fact_store import invalid_key, new_fact_id
 from .models import CoreVersionRow, DreamStateRow, DreamtDayRow, FactAuditRow, FactRow, PlanRow, SummaryRow
 
 FACT_FIELDS = ("id", "content", "category", "confidence", "created_at", "updated_at", "source", "thread_id",
-               "valid_from", "invalid_at", "superseded_by", "invalid_reason")
+               "valid_from", "invalid_at", "superseded_by", "invalid_reason", "source_error")
 TIME_FIELDS = {"created_at", "updated_at", "valid_from", "invalid_at", "at", "last_run_at", "dreamt_at"}
 
 
@@ -29,7 +30,15 @@ def _out(value: Any) -> Any:
 
 
 def _in(name: str, value: Any) -> Any:
-    return datetime.fromisoformat(value) if name in TIME_FIELDS and value is not None else value
+    """A bundle's value as stored: timestamps in UTC (SQLite keeps no zone, so another offset would shift)."""
+    return utc(datetime.fromisoformat(value)) if name in TIME_FIELDS and value is not None else value
+
+
+def _same(current: Any, value: Any) -> bool:
+    """Whether a stored value equals a bundle's (SQLite gives timestamps back without their zone)."""
+    if isinstance(current, datetime) and isinstance(value, datetime):
+        return utc(current) == value
+    return current == value
 
 
 def _row(obj: Any, fields: tuple[str, ...]) -> dict[str, Any]:
@@ -79,8 +88,10 @@ def load_scope(session, scope: Scope, data: dict[str, Any], mode: str) -> dict[s
     counts = {"facts": 0, "facts_skipped": 0, "audit": 0, "summaries": 0, "core_versions": 0, "plans": 0,
               "dream_state": 0}
     renamed: dict[str, str] = {}
-    taken = {r[0]: (r[1], r[2]) for r in session.execute(select(FactRow.id, FactRow.user_id, FactRow.agent_name).where(
-        FactRow.id.in_([f["id"] for f in data["facts"]]))).all()} if data["facts"] else {}
+    taken: dict[str, tuple[str, str]] = {}
+    for part in _chunks([f["id"] for f in data["facts"]], 500):
+        taken.update({r[0]: (r[1], r[2]) for r in session.execute(
+            select(FactRow.id, FactRow.user_id, FactRow.agent_name).where(FactRow.id.in_(part))).all()})
     for fact in data["facts"]:
         owner = taken.get(fact["id"])
         if owner is not None and owner != tuple(scope):
@@ -97,42 +108,28 @@ def load_scope(session, scope: Scope, data: dict[str, Any], mode: str) -> dict[s
             values["superseded_by"] = renamed[values["superseded_by"]]
         values["content_key"] = invalid_key(fact_id) if values.get("invalid_at") else content_key(values["content"])
         existing = session.execute(select(FactRow).where(FactRow.id == fact_id)).scalars().first()
-        if existing is not None and mode == "skip":
+        if existing is not None and (mode == "skip" or all(_same(getattr(existing, k), v) for k, v in values.items())):
+            counts["facts_skipped"] += 1
+            continue
+        clash = None
+        if not values.get("invalid_at"):
+            clash = session.execute(select(FactRow.id).where(*_where(FactRow, scope),
+                                                             FactRow.content_key == values["content_key"],
+                                                             FactRow.invalid_at.is_(None),
+                                                             FactRow.id != fact_id)).first()
+        if clash is not None:  # the same text is already another valid fact here: keep one, not two
             counts["facts_skipped"] += 1
             continue
         if existing is not None:
-            if all(getattr(existing, k) == v or (isinstance(v, datetime) and utc(getattr(existing, k)) == v)
-                   for k, v in values.items()):
-                counts["facts_skipped"] += 1
-                continue
             for key, value in values.items():
                 setattr(existing, key, value)
             session.add(existing)
         else:
-            clash = None
-            if not values.get("invalid_at"):
-                clash = session.execute(select(FactRow).where(*_where(FactRow, scope),
-                                                              FactRow.content_key == values["content_key"],
-                                                              FactRow.invalid_at.is_(None))).scalars().first()
-            if clash is not None:  # the same text is already a valid fact here: keep one, not two
-                counts["facts_skipped"] += 1
-                continue
             session.add(FactRow(user_id=scope.user_id, agent_name=scope.agent_name, **values))
         session.flush()
         written.add(fact_id)
         counts["facts"] += 1
-    if written:
-        if mode == "replace":
-            session.execute(delete(FactAuditRow).where(*_where(FactAuditRow, scope), FactAuditRow.fact_id.in_(written)))
-        for entry in data["audit"]:
-            fact_id = renamed.get(entry["fact_id"], entry["fact_id"])
-            if fact_id not in written:
-                continue
-            session.add(FactAuditRow(fact_id=fact_id, user_id=scope.user_id, agent_name=scope.agent_name,
-                                     action=entry["action"], reason=entry.get("reason"), at=_in("at", entry["at"]),
-                                     actor=entry.get("actor"), old=json.dumps(entry["old"]) if entry.get("old") else None,
-                                     new=json.dumps(entry["new"]) if entry.get("new") else None))
-            counts["audit"] += 1
+    counts["audit"] = _load_audit(session, scope, data, written, renamed, mode)
     for item in data["summaries"]:
         row = session.get(SummaryRow, (scope.user_id, scope.agent_name, item["section"]))
         if row is not None and (mode == "skip" or (row.summary, row.version) == (item["summary"], item["version"])):
@@ -188,9 +185,46 @@ def load_scope(session, scope: Scope, data: dict[str, Any], mode: str) -> dict[s
     return counts
 
 
+def _load_audit(session, scope: Scope, data: dict[str, Any], written: set[str], renamed: dict[str, str],
+                mode: str) -> int:
+    """The audit entries of the facts just written, and those of facts that no longer exist (deleted, evicted,
+    purged: who removed what is history too), the latter once only; in bundle order. Returns how many."""
+    in_bundle = {f["id"] for f in data["facts"]}
+    orphans = {e["fact_id"] for e in data["audit"]} - in_bundle
+    if mode == "replace" and written:
+        session.execute(delete(FactAuditRow).where(*_where(FactAuditRow, scope), FactAuditRow.fact_id.in_(written)))
+    have: Counter[tuple[str, str, datetime]] = Counter()  # the orphans' entries already here, each as often
+    for part in _chunks(sorted(orphans), 500):
+        have.update((r.fact_id, r.action, utc(r.at)) for r in session.execute(
+            select(FactAuditRow.fact_id, FactAuditRow.action, FactAuditRow.at).where(
+                *_where(FactAuditRow, scope), FactAuditRow.fact_id.in_(part))).all())
+    added = 0
+    for entry in data["audit"]:
+        fact_id = renamed.get(entry["fact_id"], entry["fact_id"])
+        at = _in("at", entry["at"])
+        if fact_id not in written:
+            if entry["fact_id"] not in orphans:
+                continue
+            if have[(fact_id, entry["action"], at)] > 0:
+                have[(fact_id, entry["action"], at)] -= 1
+                continue
+        session.add(FactAuditRow(fact_id=fact_id, user_id=scope.user_id, agent_name=scope.agent_name,
+                                 action=entry["action"], reason=entry.get("reason"), at=at, actor=entry.get("actor"),
+                                 old=json.dumps(entry["old"]) if entry.get("old") else None,
+                                 new=json.dumps(entry["new"]) if entry.get("new") else None))
+        added += 1
+    return added
+
+
+def _chunks(values: list[str], size: int) -> Iterator[list[str]]:
+    for i in range(0, len(values), size):
+        yield values[i:i + size]
+
+
 def bundle_scopes(session) -> list[Scope]:
     """Every scope with rows worth a bundle."""
     found: set[Scope] = set()
-    for table in ("facts", "scope_summaries", "core_versions", "plans", "documents", "dream_state", "dreamt_days"):
+    for table in ("facts", "fact_audit", "scope_summaries", "core_versions", "plans", "documents", "dream_state",
+                  "dreamt_days"):
         found |= {Scope(u, a) for u, a in session.execute(text(f"SELECT DISTINCT user_id, agent_name FROM {table}"))}
     return sorted(found)

@@ -7,7 +7,7 @@ import logging
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import Engine, make_url
@@ -60,6 +60,7 @@ class Database:
         self._sqlite_writer = threading.RLock()
         self._ready = False
         self._ready_lock = threading.Lock()
+        self.on_ready: list[Callable[[], object]] = []  # run once the schema is current (unfinished work)
 
     def ensure_ready(self) -> None:
         """Create the SQLite file's folder and bring the schema up to date, once, on first use
@@ -77,6 +78,8 @@ class Database:
 
             migrate(self)
             self._ready = True
+        for callback in self.on_ready:  # outside the lock, by the one thread that migrated: they use the database
+            callback()
 
     @contextmanager
     def read(self) -> Iterator[Session]:

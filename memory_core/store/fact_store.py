@@ -48,13 +48,15 @@ def _to_fact(row: FactRow) -> Fact:
         created_at=utc(row.created_at), updated_at=utc(row.updated_at), user_id=row.user_id,
         agent_name=row.agent_name, source=row.source, thread_id=row.thread_id,
         valid_from=utc(row.valid_from or row.created_at), invalid_at=utc(row.invalid_at) if row.invalid_at else None,
-        superseded_by=row.superseded_by, invalid_reason=row.invalid_reason,
+        superseded_by=row.superseded_by, invalid_reason=row.invalid_reason, source_error=row.source_error,
     )
 
 
 def _snapshot(row: FactRow) -> dict[str, Any]:
     snap = {"content": row.content, "category": row.category, "confidence": float(row.confidence),
             "updatedAt": iso_utc(row.updated_at)}
+    if row.source_error:
+        snap["sourceError"] = row.source_error
     if row.invalid_at is not None:
         snap["invalidAt"] = iso_utc(row.invalid_at)
         if row.superseded_by:
@@ -106,10 +108,10 @@ class FactTransaction:
     def add(self, content: str, category: str, confidence: float, *, source: str | None = None,
             thread_id: str | None = None, threshold: float = 0.0, max_facts: int = 500,
             reason: str | None = None, created_at: datetime | None = None,
-            evict: bool = True) -> tuple[Fact | None, str | None]:
+            evict: bool = True, source_error: str | None = None) -> tuple[Fact | None, str | None]:
         """Store a (validated) fact: (fact, None), or (None, "low_confidence"|"duplicate"|"full"). `created_at`
         backdates an imported fact (it is also valid from then). With `evict=False` a full scope keeps its
-        facts and the new one is not stored ("full")."""
+        facts and the new one is not stored ("full"). `source_error`: what a correction corrects."""
         if confidence < threshold:
             log.info("skipped low-confidence fact (%.2f < %.2f) in %s: %.80s", confidence, threshold,
                      self.scope.key, content)
@@ -126,7 +128,7 @@ class FactTransaction:
             row = FactRow(id=new_fact_id(), user_id=self.scope.user_id, agent_name=self.scope.agent_name,
                           content=content, content_key=key, category=category, confidence=confidence,
                           created_at=since, updated_at=self.now, valid_from=since, source=source,
-                          thread_id=thread_id)
+                          thread_id=thread_id, source_error=source_error)
             try:
                 with self.s.begin_nested():
                     self.s.add(row)

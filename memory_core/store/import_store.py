@@ -33,13 +33,18 @@ class ImportLedger:
         """Remember {source_key: content_hash} as imported into `scope`, in one transaction."""
         if not items:
             return
-        now = self.clock.now()
         with self.db.write(lock=f"imports:{scope.key}") as s:
-            for key, content_hash in items.items():
-                row = s.get(ImportedItemRow, (scope.user_id, scope.agent_name, key))
-                if row is None:
-                    s.add(ImportedItemRow(user_id=scope.user_id, agent_name=scope.agent_name, source_key=key,
-                                          content_hash=content_hash, imported_at=now))
-                else:
-                    row.content_hash, row.imported_at = content_hash, now
-                    s.add(row)
+            self.record_in(s, scope, items)
+
+    def record_in(self, session, scope: Scope, items: dict[str, str]) -> None:
+        """`record_many` inside the caller's transaction (the queued row of a conversation and its ledger
+        entry commit together: a kill between them can leave neither trailing the other)."""
+        now = self.clock.now()
+        for key, content_hash in items.items():
+            row = session.get(ImportedItemRow, (scope.user_id, scope.agent_name, key))
+            if row is None:
+                session.add(ImportedItemRow(user_id=scope.user_id, agent_name=scope.agent_name, source_key=key,
+                                            content_hash=content_hash, imported_at=now))
+            else:
+                row.content_hash, row.imported_at = content_hash, now
+                session.add(row)

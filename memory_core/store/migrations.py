@@ -239,6 +239,13 @@ def m011_dreamt_days(conn: Connection, db: Database) -> None:
     SQLModel.metadata.create_all(conn, tables=[models.DreamtDayRow.__table__])
 
 
+def m012_source_error_and_restore_journal(conn: Connection, db: Database) -> None:
+    """A correction's `source_error` beside its content; the journal of documents a bundle import still has
+    to write (an import killed after its commit is finished on the next open)."""
+    _add_columns(conn, "facts", {"source_error": "TEXT"})
+    SQLModel.metadata.create_all(conn, tables=[models.RestoreJournalRow.__table__])
+
+
 def m016_agent_items(conn: Connection, db: Database) -> None:
     """Key-value items of agent frameworks (LangGraph's store); those that are facts point at them."""
     SQLModel.metadata.create_all(conn, tables=[models.AgentItemRow.__table__])
@@ -279,8 +286,8 @@ MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_k
                                                             m004_fact_counts, m005_pg_trgm, m006_token_stats,
                                                             m007_validity_and_actors, m008_unicode_dedup_keys,
                                                             m009_access, m010_import_ledger, m011_dreamt_days,
-                                                            m016_agent_items, m016_oauth, m017_dream_proposals,
-                                                            m018_usage_and_injections]
+                                                            m012_source_error_and_restore_journal, m016_agent_items, m016_oauth,
+                                                            m017_dream_proposals, m018_usage_and_injections]
 
 
 def migrate(db: Database) -> list[str]:

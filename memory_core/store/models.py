@@ -37,6 +37,8 @@ class FactRow(SQLModel, table=True):
     invalid_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))
     superseded_by: str | None = Field(default=None, max_length=16)
     invalid_reason: str | None = Field(default=None, sa_column=Column(Text))
+    # m012: what a correction corrects (DeerFlow's sourceError), kept beside the content, not inside it.
+    source_error: str | None = Field(default=None, sa_column=Column(Text))
 
 
 class FactAuditRow(SQLModel, table=True):
@@ -325,6 +327,20 @@ class SandboxRow(SQLModel, table=True):
     key_hash: str = Field(max_length=64, unique=True)  # the visitor's key (kept in their page's URL), hashed
     created_at: datetime = Field(sa_column=_ts())
     expires_at: datetime = Field(sa_column=_ts())
+
+
+class RestoreJournalRow(SQLModel, table=True):
+    """A document a bundle import still has to write: put in the same transaction as the bundle's rows and
+    removed once the document is written, so that an import killed in between is finished on the next open."""
+
+    __tablename__ = "restore_journal"
+    pk: int | None = Field(default=None, primary_key=True)
+    user_id: str = Field(max_length=64)
+    agent_name: str = Field(max_length=64)
+    path: str = Field(max_length=256)
+    content: str = Field(sa_column=Column(Text, nullable=False))
+    before_hash: str | None = Field(default=None, max_length=64)  # the document's text before the import
+    created_at: datetime = Field(sa_column=_ts())
 
 
 class ImportedItemRow(SQLModel, table=True):

@@ -9,7 +9,8 @@ from .db import Database
 
 # Every table with user_id/agent_name columns. fact_counts goes last: the facts' delete triggers update it.
 SCOPED_TABLES = ("embeddings", "chunks", "indexed_docs", "token_stats", "facts", "fact_audit", "scope_summaries",
-                 "documents", "core_versions", "dream_state", "dream_runs", "pending_updates", "plans", "sandboxes",
+                 "documents", "core_versions", "dream_state", "dream_runs", "pending_updates", "plans",
+                 "restore_journal", "sandboxes",
                  "imported_items", "dreamt_days", "agent_items", "dream_proposals", "usage", "injections",
                  "fact_counts")
 

@@ -72,10 +72,13 @@ class Memory:
         self.db = Database(self.settings.database_url)  # opened, and migrated, on first use
         if llm is None and not self.settings.offline:
             from .llm.openai_chat import OpenAIChatModel
+            from .store.format_store import FormatStore
 
             llm = OpenAIChatModel(self.settings.llm_model, api_key=self.settings.llm_api_key,
                                   base_url=self.settings.llm_base_url, timeout=self.settings.llm_timeout_seconds,
-                                  max_retries=self.settings.llm_max_retries)
+                                  max_retries=self.settings.llm_max_retries,
+                                  response_format=self.settings.llm_response_format,
+                                  formats=FormatStore(self.db, self.clock))
         self.llm = llm
         self.offline = llm is None
         self.extractor = LLMExtractor(llm, max_chars=self.settings.max_fact_chars) if llm else HeuristicExtractor()
@@ -88,7 +91,8 @@ class Memory:
                 embedder = E5Embedder()
             elif self.settings.llm_api_key and model != "wordllama":
                 embedder = OpenAIEmbedder(model or "text-embedding-3-small", api_key=self.settings.llm_api_key,
-                                          base_url=self.settings.llm_base_url)
+                                          base_url=self.settings.llm_base_url,
+                                          timeout=self.settings.llm_timeout_seconds)
             else:
                 embedder = WordLlamaEmbedder()
         self.embedder = embedder

@@ -239,10 +239,18 @@ def m011_dreamt_days(conn: Connection, db: Database) -> None:
     SQLModel.metadata.create_all(conn, tables=[models.DreamtDayRow.__table__])
 
 
+def m013_llm_formats(conn: Connection, db: Database) -> None:
+    """The response format each LLM server (base URL and model) takes, so that a restart asks no refused one."""
+    from .format_store import LLMFormatRow
+
+    SQLModel.metadata.create_all(conn, tables=[LLMFormatRow.__table__])
+
+
 MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_keyword_index, m003_word_index,
                                                             m004_fact_counts, m005_pg_trgm, m006_token_stats,
                                                             m007_validity_and_actors, m008_unicode_dedup_keys,
-                                                            m009_access, m010_import_ledger, m011_dreamt_days]
+                                                            m009_access, m010_import_ledger, m011_dreamt_days,
+                                                            m013_llm_formats]
 
 
 def migrate(db: Database) -> list[str]:

@@ -18,6 +18,7 @@ from .access import Access
 from .actors import acting_as, current_actor
 from .clock import Clock, SystemClock, UTCClock
 from .documents import DatabaseDocumentStore, LocalDocumentStore, export_documents
+from .errors import LLMError, LLMReplyError
 from .candidates import ExtractionReply
 from .extraction import LLMExtractor
 from .heuristics import HeuristicExtractor
@@ -25,6 +26,7 @@ from .facts import Fact, Facts, content_key, validate_category, validate_confide
 from .injection import InjectionReport, build_injection
 from .leases import Leases
 from .llm.base import ChatModel
+from .llm.problems import ProblemLog
 from .plans import Plans
 from .messages import strip_scheduled_pairs, validate_messages
 from .queue import UpdateQueue, validate_thread_id
@@ -55,6 +57,7 @@ class UpdateResult:
     removed: list[str] = field(default_factory=list)  # ids invalidated (factsToRemove)
     superseded: list[tuple[str, str]] = field(default_factory=list)  # (old id, new id)
     summaries_updated: list[str] = field(default_factory=list)
+    notes: list[tuple[str, str]] = field(default_factory=list)  # (content, how a loosely written item was read)
     offline: bool = False
     input_tokens: int = 0
     output_tokens: int = 0
@@ -81,6 +84,7 @@ class Memory:
                                   formats=FormatStore(self.db, self.clock))
         self.llm = llm
         self.offline = llm is None
+        self.llm_problems = ProblemLog()
         self.extractor = LLMExtractor(llm, max_chars=self.settings.max_fact_chars) if llm else HeuristicExtractor()
         self.summarizer = LLMSummarizer(llm) if llm else ExtractiveSummarizer()
         if embedder is None:
@@ -157,7 +161,9 @@ class Memory:
         self.close()
 
     def status(self) -> WorkerStatus:
-        return self.worker.status()
+        status = self.worker.status()
+        status.llm_problems = self.llm_problems.recent()
+        return status
 
     def acting_as(self, actor: str | None) -> AbstractContextManager[None]:
         """`with memory.acting_as("dashboard:ana@acme.com"):` records that actor with every change made inside
@@ -231,11 +237,17 @@ class Memory:
         thread_id = validate_thread_id(thread_id)
         messages = strip_scheduled_pairs(validate_messages(messages, self.settings.max_conversation_chars))
         current = self.memory_data(user_id=scope.user_id, agent_name=scope.agent_name)
-        reply = self.extractor.extract(messages, current)  # may raise: nothing written yet
+        try:
+            reply = self.extractor.extract(messages, current)  # may raise: nothing written yet
+        except (LLMError, LLMReplyError) as exc:
+            self.llm_problems.add(scope.key, "reply" if isinstance(exc, LLMReplyError) else "call", str(exc))
+            raise
         result = UpdateResult(offline=self.offline, input_tokens=reply.input_tokens, output_tokens=reply.output_tokens)
         result.skipped.extend((content, "invalid") for content, _why in reply.invalid)
+        result.notes.extend(reply.notes)
         for content, why in reply.invalid:
             log.info("skipped invalid extracted fact (%s): %.80s", why, content)
+            self.llm_problems.add(scope.key, "item", f"skipped {content[:60]!r}: {why}")
         with self._store.transaction(scope) as tx:
             self._apply_reply(tx, reply, thread_id, result)
         return result

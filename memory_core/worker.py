@@ -47,6 +47,7 @@ class WorkerStatus:
     next_dream: datetime | None = None
     dream_enabled: bool = True
     last_error: str | None = None
+    llm_problems: list = field(default_factory=list)  # the last LLMProblems of this process (llm/problems.py)
 
 
 class Worker:

@@ -23,7 +23,7 @@ PARTIAL = [  # (reply, number of usable facts, number of invalid items)
     ({"facts": [GOOD_ITEM, {"content": "y", "category": "goal"}]}, 1, 1),
     ({"facts": [GOOD_ITEM, {"content": "y", "category": "goal", "confidence": 1.2}]}, 1, 1),
     ({"facts": [GOOD_ITEM, {"content": "y", "category": "goal", "confidence": -0.1}]}, 1, 1),
-    ({"facts": [GOOD_ITEM, {"content": "y", "category": "goal", "confidence": "high"}]}, 1, 1),
+    ({"facts": [GOOD_ITEM, {"content": "y", "category": "goal", "confidence": "fairly sure"}]}, 1, 1),
     ({"facts": [GOOD_ITEM, {"content": "y", "category": "goal", "confidence": True}]}, 1, 1),
     ({"facts": [GOOD_ITEM, {"content": "y", "category": "goal", "confidence": None}]}, 1, 1),
     ({"facts": [GOOD_ITEM, {"content": 5, "category": "goal", "confidence": 0.9}]}, 1, 1),

@@ -173,7 +173,7 @@ class OpenAIChatModel:
             delay = (self._retry_after(failure) or self._backoff * (2 ** (attempt - 1))) if action == "retry" else 0.0
             kind, said = type(failure).__name__, error_text(failure)[:200]
             if action == "retry" and delay >= deadline.left():
-                action = self._error(f"failed after {attempt} attempts, no time left within the "
+                action = self._timed_out(tries) if isinstance(failure, openai.APITimeoutError) else self._error(f"failed after {attempt} attempts, no time left within the "
                                      f"{self._timeout:g} s deadline for another", failure)
             failure = None
             if isinstance(action, LLMError):

@@ -4,21 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import Column, DateTime
-from sqlmodel import Field, SQLModel
-
 from ..clock import Clock
 from .db import Database
+from .models import LLMFormatRow
 
 RECHECK_AFTER = timedelta(days=7)  # a server upgraded since then may take a more structured format
-
-
-class LLMFormatRow(SQLModel, table=True):
-    __tablename__ = "llm_formats"
-    base_url: str = Field(max_length=500, primary_key=True)  # scheme, host, port, path: no credentials
-    model: str = Field(max_length=200, primary_key=True)
-    mode: str = Field(max_length=16)
-    decided_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
 
 
 class FormatStore:

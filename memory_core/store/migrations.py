@@ -241,9 +241,7 @@ def m011_dreamt_days(conn: Connection, db: Database) -> None:
 
 def m013_llm_formats(conn: Connection, db: Database) -> None:
     """The response format each LLM server (base URL and model) takes, so that a restart asks no refused one."""
-    from .format_store import LLMFormatRow
-
-    SQLModel.metadata.create_all(conn, tables=[LLMFormatRow.__table__])
+    SQLModel.metadata.create_all(conn, tables=[models.LLMFormatRow.__table__])
 
 
 MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_keyword_index, m003_word_index,

@@ -217,7 +217,7 @@ class OpenAIChatModel:
         if problem:
             raise self._error(problem)
         if isinstance(payload, dict) and "choices" not in payload and payload.get("error"):
-            raise self._error(f"answered with an error: {scrub(error_text_of(payload), *self._secrets)[:300]}")
+            raise self._error(f"answered with an error: {scrub(_error_text_of(payload), *self._secrets)[:300]}")
         try:
             choice = payload["choices"][0]
             message = choice.get("message") or {}
@@ -247,7 +247,8 @@ def _decode(body: bytes) -> tuple[str | None, Any]:
         return f"reply is not JSON: {text[:80]!r}", None
 
 
-def error_text_of(payload: dict[str, Any]) -> str:
+def _error_text_of(payload: dict[str, Any]) -> str:
+    """The message of an error object a server sent with a 200."""
     err = payload.get("error")
     if isinstance(err, dict):
         return str(err.get("message") or err)

@@ -422,7 +422,11 @@ class Memory:
 
     def deep_dream(self, lookback_days: int = 1, *, force: bool = False, user_id: str = "default",
                    agent_name: str = "default") -> DreamResult:
-        return self.dreamer.run(make_scope(user_id, agent_name), lookback_days, force)
+        scope = make_scope(user_id, agent_name)
+        result = self.dreamer.run(scope, lookback_days, force)
+        if result.status == "rejected" and not self.offline:
+            self.llm_problems.add(scope.key, "dream", f"dream rejected: {result.reason}")
+        return result
 
     def dream_diaries(self, *, user_id: str = "default", agent_name: str = "default") -> list[str]:
         return self.documents.list(make_scope(user_id, agent_name), "memory/dreams")

@@ -385,3 +385,13 @@ def test_a_reply_cut_off_at_the_token_limit_says_so(tmp_path):
 
     with pytest.raises(LLMReplyError, match="cut off at the model's token limit, after 512 output tokens"):
         LLMExtractor(CutOff()).extract(CONVO, {})
+
+
+def test_a_rejected_dream_is_among_the_llm_problems(tmp_path):
+    with make_memory(tmp_path, llm=ScriptedChatModel([""])) as m:
+        m.write_core("- User lives in Porto\n")
+        m.daily.append("- User started a new job")
+        result = m.deep_dream(1)
+        assert result.status == "rejected" and m.read_core() == "- User lives in Porto\n"
+        problems = m.status().llm_problems
+        assert [p.kind for p in problems] == ["dream"] and result.reason in problems[0].detail

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 class LLMProblem:
     at: datetime
     scope: str  # "user_id/agent_name": a page shows only its scope's
-    kind: str  # "call" (the LLM failed), "reply" (its reply was unusable), "item" (one extracted fact skipped)
+    kind: str  # "call" (the LLM failed), "reply" (its reply was unusable), "item" (a fact skipped), "dream" (rejected)
     detail: str
 
     def __str__(self) -> str:

@@ -12,12 +12,13 @@ from typing import Any, Callable
 
 from werkzeug import Response
 
-# llama-cpp-python's server: its pydantic request model allows only 'text' and 'json_object', and its error
-# handler answers a validation error with HTTP 500 and the error list as the message.
+# llama-cpp-python's server: its pydantic request model allows only 'text' and 'json_object', and its route
+# handler (llama_cpp/server/errors.py) answers any error it has no pattern for, a validation error included,
+# with HTTP 500 {"error": {"message": str(error), "type": "internal_server_error", "param": null, "code": null}}.
 LLAMA_CPP_PYTHON_REFUSAL = (500, {"error": {
     "message": "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be "
                "'text' or 'json_object'\", 'input': 'json_schema', 'ctx': {'expected': \"'text' or 'json_object'\"}}]",
-    "type": "internal_server_error"}})
+    "type": "internal_server_error", "param": None, "code": None}})
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -18,12 +19,24 @@ KEY = "sk-test-SECRET-abcdef1234567890"
 GOOD = {"facts": [{"content": "User prefers tea", "category": "preference", "confidence": 0.9}]}
 
 
+class api:  # noqa: N801  (a namespace)
+    v1 = "/v1"
+
+
+@pytest.fixture(autouse=True)
+def _own_path():
+    """A path of its own per test on the shared local server, so that a request a previous test left in
+    flight (a slow handler's) can never reach this test's handler."""
+    api.v1 = f"/{uuid.uuid4().hex[:8]}/v1"
+    yield
+
+
 def convo(n: int) -> list[dict[str, str]]:
     return [{"role": "user", "content": f"I prefer tea. ({n})"}, {"role": "assistant", "content": "Noted."}]
 
 
 def memory_for(tmp_path, httpserver, clock=None, **kw):
-    settings = Settings(home=tmp_path / "h", llm_api_key=KEY, llm_base_url=httpserver.url_for("/v1"),
+    settings = Settings(home=tmp_path / "h", llm_api_key=KEY, llm_base_url=httpserver.url_for(api.v1),
                         llm_max_retries=kw.pop("llm_max_retries", 1), llm_timeout_seconds=10, **kw)
     return Memory(settings, embedder=HashingEmbedder(), clock=clock)
 
@@ -37,7 +50,7 @@ def test_each_known_server_settles_once_and_is_remembered(tmp_path, httpserver, 
         prompts.append(body["messages"][0]["content"])
         return json.dumps(GOOD)
 
-    httpserver.expect_request("/v1/chat/completions").respond_with_handler(handler(server, reply, calls))
+    httpserver.expect_request(api.v1 + "/chat/completions").respond_with_handler(handler(server, reply, calls))
     tried = list(MODES[:MODES.index(server.settles_on) + 1])
     with memory_for(tmp_path, httpserver) as m:
         result = m.update(convo(1), thread_id="t1")
@@ -72,7 +85,7 @@ def test_an_unrelated_rejection_is_an_error_not_a_fallback(tmp_path, httpserver,
         calls.append((json.loads(request.get_data()).get("response_format") or {}).get("type", "text"))
         return Response(json.dumps(body), status, content_type="application/json")
 
-    httpserver.expect_request("/v1/chat/completions").respond_with_handler(answer)
+    httpserver.expect_request(api.v1 + "/chat/completions").respond_with_handler(answer)
     with memory_for(tmp_path, httpserver) as m:
         with pytest.raises(LLMError, match="request rejected") as info:
             m.update(convo(1), thread_id="t")
@@ -84,11 +97,11 @@ def test_a_format_refused_as_a_server_error_is_not_retried_as_one(httpserver):
     """llama-cpp-python's HTTP 500 for json_schema: one fallback, not four retries of the same request."""
     server = next(s for s in KNOWN_SERVERS if s.name == "llama-cpp-python")
     calls: list[str] = []
-    httpserver.expect_request("/v1/chat/completions").respond_with_handler(
+    httpserver.expect_request(api.v1 + "/chat/completions").respond_with_handler(
         handler(server, lambda body: json.dumps(GOOD), calls))
     from memory_core.llm.openai_chat import OpenAIChatModel
 
-    model = OpenAIChatModel("m", base_url=httpserver.url_for("/v1"), max_retries=3, backoff_seconds=0.01)
+    model = OpenAIChatModel("m", base_url=httpserver.url_for(api.v1), max_retries=3, backoff_seconds=0.01)
     model.complete([{"role": "user", "content": "x"}], json_schema={"type": "object"})
     assert calls == ["json_schema", "json_object"]
 
@@ -96,7 +109,7 @@ def test_a_format_refused_as_a_server_error_is_not_retried_as_one(httpserver):
 def test_a_chosen_format_is_used_as_it_is_and_its_refusal_named(tmp_path, httpserver):
     server = next(s for s in KNOWN_SERVERS if s.name == "lm-studio")
     calls: list[str] = []
-    httpserver.expect_request("/v1/chat/completions").respond_with_handler(
+    httpserver.expect_request(api.v1 + "/chat/completions").respond_with_handler(
         handler(server, lambda body: json.dumps(GOOD), calls))
     with memory_for(tmp_path, httpserver, llm_response_format="json_object") as m:
         with pytest.raises(LLMError) as info:
@@ -120,7 +133,7 @@ def test_a_remembered_format_is_checked_again_after_a_week(tmp_path, httpserver)
     """A server upgraded since may take a more structured format."""
     server = next(s for s in KNOWN_SERVERS if s.name == "llama-cpp-python")
     calls: list[str] = []
-    httpserver.expect_request("/v1/chat/completions").respond_with_handler(
+    httpserver.expect_request(api.v1 + "/chat/completions").respond_with_handler(
         handler(server, lambda body: json.dumps(GOOD), calls))
     clock = ManualClock()
     with memory_for(tmp_path, httpserver, clock=clock) as m:
@@ -137,9 +150,9 @@ def test_the_remembered_key_holds_no_credentials(tmp_path, httpserver):
     from sqlalchemy import create_engine, text
 
     server = next(s for s in KNOWN_SERVERS if s.name == "vllm")
-    httpserver.expect_request("/v1/chat/completions").respond_with_handler(
+    httpserver.expect_request(api.v1 + "/chat/completions").respond_with_handler(
         handler(server, lambda body: json.dumps(GOOD), []))
-    url = httpserver.url_for("/v1").replace("http://", "http://bob:hunter2pass@") + "?api-key=" + KEY
+    url = httpserver.url_for(api.v1).replace("http://", "http://bob:hunter2pass@") + "?api-key=" + KEY
     settings = Settings(home=tmp_path / "h", llm_api_key=KEY, llm_base_url=url, llm_timeout_seconds=10)
     with Memory(settings, embedder=HashingEmbedder()) as m:
         m.update(convo(1), thread_id="t")
@@ -147,7 +160,7 @@ def test_the_remembered_key_holds_no_credentials(tmp_path, httpserver):
     with engine.connect() as conn:
         rows = conn.execute(text("SELECT base_url, model, mode FROM llm_formats")).all()
     engine.dispose()
-    assert rows == [(httpserver.url_for("/v1"), "gpt-4o-mini", "json_object")]
+    assert rows == [(httpserver.url_for(api.v1), "gpt-4o-mini", "json_object")]
 
 
 class _Refusal(Exception):
@@ -174,14 +187,14 @@ def test_refusals_are_told_by_their_body(status, body, refused):
 def test_a_200_carrying_an_error_is_an_llm_error(httpserver):
     from memory_core.llm.openai_chat import OpenAIChatModel
 
-    httpserver.expect_request("/v1/chat/completions").respond_with_json({"error": {"message": "model is loading"}})
+    httpserver.expect_request(api.v1 + "/chat/completions").respond_with_json({"error": {"message": "model is loading"}})
     with pytest.raises(LLMError, match="model is loading"):
-        OpenAIChatModel("m", base_url=httpserver.url_for("/v1"), max_retries=0).complete([{"role": "user", "content": "x"}])
+        OpenAIChatModel("m", base_url=httpserver.url_for(api.v1), max_retries=0).complete([{"role": "user", "content": "x"}])
 
 
 def test_usage_is_read_when_given(httpserver):
     from memory_core.llm.openai_chat import OpenAIChatModel
 
-    httpserver.expect_request("/v1/chat/completions").respond_with_json(completion("hi"))
-    result = OpenAIChatModel("m", base_url=httpserver.url_for("/v1")).complete([{"role": "user", "content": "x"}])
+    httpserver.expect_request(api.v1 + "/chat/completions").respond_with_json(completion("hi"))
+    result = OpenAIChatModel("m", base_url=httpserver.url_for(api.v1)).complete([{"role": "user", "content": "x"}])
     assert (result.text, result.input_tokens, result.output_tokens, result.finish_reason) == ("hi", 11, 7, "stop")

@@ -25,6 +25,7 @@ class ExtractionReply:
 
     facts: list[Candidate] = field(default_factory=list)
     invalid: list[tuple[str, str]] = field(default_factory=list)  # (content or repr, why)
+    notes: list[tuple[str, str]] = field(default_factory=list)  # (content, how a loosely written item was read)
     summaries: dict[str, str] = field(default_factory=dict)
     remove_ids: list[str] = field(default_factory=list)
     input_tokens: int = 0

@@ -321,6 +321,9 @@ def status_fragment(memory: Memory, view: ScopedMemory) -> None:
     errors = [i.last_error for i in items if i.last_error]
     if errors:
         st.caption(f"Last error: {escape_markdown(errors[-1][:200])}")
+    problems = [p for p in status.llm_problems if p.scope == view.scope.key]
+    if problems:  # what the LLM last got wrong in this scope (a small local model, say)
+        st.caption(f"Last LLM problem: {escape_markdown(problems[-1].detail[:200])}")
 
 
 def view() -> ScopedMemory:

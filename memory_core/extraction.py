@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import re
 from typing import Any, Mapping
 
 from .candidates import Candidate, ExtractionReply
 from .errors import LLMReplyError
 from .facts import CATEGORIES
+from .lenient import read_category, read_confidence
 from .llm.base import ChatModel
 from .tokens import truncate_to_tokens
 
@@ -70,47 +70,66 @@ def escape_for_prompt(value: Any) -> str:
             .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
 
 
-def _json_objects(text: str):
+def _json_values(text: str):
     decoder = json.JSONDecoder()
     for i, ch in enumerate(text):
-        if ch == "{":
+        if ch in "{[":
             try:
-                obj, _end = decoder.raw_decode(text, i)
+                value, _end = decoder.raw_decode(text, i)
             except json.JSONDecodeError:
                 continue
-            if isinstance(obj, dict):
-                yield obj
+            if isinstance(value, (dict, list)):
+                yield value
+
+
+_KEYS = ("facts", "user", "history", "factsToRemove")
+
+
+def _fact_list(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, Mapping) and "content" in v for v in value)
+
+
+def _plain_reply(value: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """(reply object, note) when `value` plainly is a reply: the expected object (keys in any case), a bare
+    list of facts, or one bare fact."""
+    if isinstance(value, dict):
+        if any(k in value for k in _KEYS):
+            return value, None
+        by_lower = {str(k).lower(): k for k in value}
+        renamed = {k: value[by_lower[k.lower()]] for k in _KEYS if k.lower() in by_lower}
+        if renamed:
+            return renamed, f"keys read regardless of case ({', '.join(sorted(str(by_lower[k.lower()]) for k in renamed))})"
+        if isinstance(value.get("content"), str) and "category" in value:
+            return {"facts": [value]}, "a single fact given without the 'facts' list"
+    elif _fact_list(value):
+        return {"facts": value}, "a bare list of facts, without the 'facts' key"
+    return None, None
 
 
 def find_json_object(text: str) -> dict[str, Any]:
     """The reply's JSON object, tolerating code fences and prose around it."""
+    return find_reply(text)[0]
+
+
+def find_reply(text: str) -> tuple[dict[str, Any], str | None]:
+    """(the reply's JSON object, a note when it was read leniently), tolerating code fences and prose around
+    it. LLMReplyError names what is wrong with an unusable reply."""
     if not isinstance(text, str) or not text.strip():
         raise LLMReplyError("the LLM reply is empty")
     candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
-    first: dict[str, Any] | None = None
+    first: Any = None
     for chunk in candidates:
-        for obj in _json_objects(chunk):
-            if any(k in obj for k in ("facts", "user", "history", "factsToRemove")):
-                return obj
-            first = first or obj
+        for value in _json_values(chunk):
+            obj, note = _plain_reply(value)
+            if obj is not None:
+                return obj, note
+            first = value if first is None else first
+    if isinstance(first, dict):
+        keys = ", ".join(repr(str(k))[:30] for k in list(first)[:8]) or "none"
+        raise LLMReplyError(f"the LLM reply has JSON but none of facts/user/history/factsToRemove (its keys: {keys})")
     if first is not None:
-        raise LLMReplyError("the LLM reply has JSON but none of facts/user/history/factsToRemove")
-    raise LLMReplyError("the LLM reply holds no JSON object")
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        number = float(value)
-    elif isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            return None
-    else:
-        return None
-    return number if math.isfinite(number) else None
+        raise LLMReplyError(f"the LLM reply's JSON is a list, not an object of facts: {json.dumps(first)[:80]}")
+    raise LLMReplyError(f"the LLM reply holds no JSON object; it begins {text.strip()[:80]!r}")
 
 
 def _truthy(value: Any) -> bool:
@@ -138,13 +157,15 @@ def _supersedes(value: Any, positions: dict[int, int]) -> tuple[str, ...]:
 
 def parse_extraction_reply(text: str, *, max_chars: int = 2000) -> ExtractionReply:
     """Parse an extraction reply. Unusable items are listed as invalid; an unusable reply raises."""
-    obj = find_json_object(text)
+    obj, note = find_reply(text)
     facts = obj.get("facts", [])
     if facts is None:
         facts = []
     if not isinstance(facts, list):
         raise LLMReplyError(f"'facts' must be a list; got {type(facts).__name__}")
     reply = ExtractionReply()
+    if note:
+        reply.notes.append(("", note))
     positions: dict[int, int] = {}  # index in the reply's list -> index in reply.facts
     for index, item in enumerate(facts):
         if not isinstance(item, Mapping):
@@ -158,15 +179,15 @@ def parse_extraction_reply(text: str, *, max_chars: int = 2000) -> ExtractionRep
         if len(content.strip()) > max_chars:
             reply.invalid.append((label, f"content longer than {max_chars} characters"))
             continue
-        category = item.get("category")
-        category = category.strip().lower() if isinstance(category, str) else category
-        if category not in CATEGORIES:
-            reply.invalid.append((label, f"unknown category {item.get('category')!r:.40}"))
+        category, category_note = read_category(item.get("category"))
+        if category is None:
+            reply.invalid.append((label, category_note or "unknown category"))
             continue
-        confidence = _number(item.get("confidence"))
-        if confidence is None or not 0.0 <= confidence <= 1.0:
-            reply.invalid.append((label, f"missing or out-of-range confidence {item.get('confidence')!r:.40}"))
+        confidence, confidence_note = read_confidence(item.get("confidence"))
+        if confidence is None:
+            reply.invalid.append((label, confidence_note or "unreadable confidence"))
             continue
+        reply.notes.extend((label, n) for n in (category_note, confidence_note) if n)
         supersedes = _supersedes(item.get("supersedes"), positions)
         positions[index] = len(reply.facts)
         reply.facts.append(Candidate(content.strip(), category, confidence, supersedes))
@@ -220,6 +241,12 @@ class LLMExtractor:
                 f"<conversation>\n{escape_for_prompt(conversation)}\n</conversation>")
         result = self.llm.complete([{"role": "system", "content": self.prompt}, {"role": "user", "content": user}],
                                    json_schema=EXTRACTION_SCHEMA)
-        reply = parse_extraction_reply(result.text, max_chars=self.max_chars)
+        try:
+            reply = parse_extraction_reply(result.text, max_chars=self.max_chars)
+        except LLMReplyError as exc:
+            if result.finish_reason != "length":
+                raise
+            raise LLMReplyError(f"{exc} (the reply was cut off at the model's token limit, after "
+                                f"{result.output_tokens or 'its'} output tokens)") from None
         reply.input_tokens, reply.output_tokens = result.input_tokens, result.output_tokens
         return reply

@@ -19,6 +19,7 @@ from .access import Access
 from .actors import acting_as, current_actor
 from .clock import Clock, SystemClock, UTCClock
 from .documents import DatabaseDocumentStore, LocalDocumentStore, export_documents
+from .errors import LLMError, LLMReplyError
 from .candidates import ExtractionReply
 from .extraction import LLMExtractor
 from .heuristics import HeuristicExtractor
@@ -26,6 +27,7 @@ from .facts import Fact, Facts, content_key, validate_category, validate_confide
 from .injection import InjectionReport, build_injection
 from .leases import Leases
 from .llm.base import ChatModel
+from .llm.problems import ProblemLog
 from .plans import Plans
 from .messages import strip_scheduled_pairs, validate_messages
 from .doctor import Finding, check
@@ -67,6 +69,7 @@ class UpdateResult:
     removed: list[str] = field(default_factory=list)  # ids invalidated (factsToRemove)
     superseded: list[tuple[str, str]] = field(default_factory=list)  # (old id, new id)
     summaries_updated: list[str] = field(default_factory=list)
+    notes: list[tuple[str, str]] = field(default_factory=list)  # (content, how a loosely written item was read)
     offline: bool = False
     input_tokens: int = 0
     output_tokens: int = 0
@@ -84,12 +87,16 @@ class Memory:
         self.db = Database(self.settings.database_url)  # opened, and migrated, on first use
         if llm is None and not self.settings.offline:
             from .llm.openai_chat import OpenAIChatModel
+            from .store.format_store import FormatStore
 
             llm = OpenAIChatModel(self.settings.llm_model, api_key=self.settings.llm_api_key,
                                   base_url=self.settings.llm_base_url, timeout=self.settings.llm_timeout_seconds,
-                                  max_retries=self.settings.llm_max_retries)
+                                  max_retries=self.settings.llm_max_retries,
+                                  response_format=self.settings.llm_response_format,
+                                  formats=FormatStore(self.db, self.clock))
         self.llm = llm
         self.offline = llm is None
+        self.llm_problems = ProblemLog()
         self.extractor = LLMExtractor(llm, max_chars=self.settings.max_fact_chars) if llm else HeuristicExtractor()
         self.summarizer = LLMSummarizer(llm) if llm else ExtractiveSummarizer()
         if embedder is None:
@@ -100,7 +107,8 @@ class Memory:
                 embedder = E5Embedder()
             elif self.settings.llm_api_key and model != "wordllama":
                 embedder = OpenAIEmbedder(model or "text-embedding-3-small", api_key=self.settings.llm_api_key,
-                                          base_url=self.settings.llm_base_url)
+                                          base_url=self.settings.llm_base_url,
+                                          timeout=self.settings.llm_timeout_seconds)
             else:
                 embedder = WordLlamaEmbedder()
         self.embedder = embedder
@@ -180,6 +188,8 @@ class Memory:
 
         status = self.worker.status()
         status.restores_pending = journal_size(self.db)
+        status = self.worker.status()
+        status.llm_problems = self.llm_problems.recent()
         return status
 
     def acting_as(self, actor: str | None) -> AbstractContextManager[None]:
@@ -254,11 +264,17 @@ class Memory:
         thread_id = validate_thread_id(thread_id)
         messages = strip_scheduled_pairs(validate_messages(messages, self.settings.max_conversation_chars))
         current = self.memory_data(user_id=scope.user_id, agent_name=scope.agent_name)
-        reply = self.extractor.extract(messages, current)  # may raise: nothing written yet
+        try:
+            reply = self.extractor.extract(messages, current)  # may raise: nothing written yet
+        except (LLMError, LLMReplyError) as exc:
+            self.llm_problems.add(scope.key, "reply" if isinstance(exc, LLMReplyError) else "call", str(exc))
+            raise
         result = UpdateResult(offline=self.offline, input_tokens=reply.input_tokens, output_tokens=reply.output_tokens)
         result.skipped.extend((content, "invalid") for content, _why in reply.invalid)
+        result.notes.extend(reply.notes)
         for content, why in reply.invalid:
             log.info("skipped invalid extracted fact (%s): %.80s", why, content)
+            self.llm_problems.add(scope.key, "item", f"skipped {content[:60]!r}: {why}")
         with self._store.transaction(scope) as tx:
             self._apply_reply(tx, reply, thread_id, result)
         return result
@@ -449,7 +465,11 @@ class Memory:
 
     def deep_dream(self, lookback_days: int = 1, *, force: bool = False, user_id: str = "default",
                    agent_name: str = "default") -> DreamResult:
-        return self.dreamer.run(make_scope(user_id, agent_name), lookback_days, force)
+        scope = make_scope(user_id, agent_name)
+        result = self.dreamer.run(scope, lookback_days, force)
+        if result.status == "rejected" and not self.offline:
+            self.llm_problems.add(scope.key, "dream", f"dream rejected: {result.reason}")
+        return result
 
     def dream_proposals(self, *, user_id: str = "default", agent_name: str = "default") -> list[DreamProposal]:
         """The scope's open dream proposals (Settings.dream_review), newest first, each with its diff against the

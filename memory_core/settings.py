@@ -40,8 +40,11 @@ class Settings:
     llm_model: str = "gpt-4o-mini"
     llm_api_key: str | None = field(default=None, repr=False)
     llm_base_url: str | None = field(default=None, repr=False)  # may hold credentials
-    llm_timeout_seconds: float = 60.0
+    llm_timeout_seconds: float = 60.0  # the overall deadline of one LLM or embedding call, retries included
     llm_max_retries: int = 3
+    # auto: negotiated (json_schema, then json_object, then text with the JSON asked for in the prompt) and
+    # remembered per server and model; or one of those three, used as it is
+    llm_response_format: str = "auto"
     timezone: str = field(default_factory=_local_timezone)
     embedding_model: str | None = None  # None: text-embedding-3-small online, wordllama offline
     # documents: "auto" keeps them in files with SQLite and in the database with PostgreSQL
@@ -141,6 +144,11 @@ class Settings:
                 raise ValueError(f"llm_prices[{model!r}] must be [input $ per 1M tokens, output $ per 1M]")
         if self.daily_token_budget is not None and int(self.daily_token_budget) < 0:
             raise ValueError("daily_token_budget must not be negative")
+        self.llm_response_format = str(self.llm_response_format).strip().lower()
+        if self.llm_response_format not in ("auto", "json_schema", "json_object", "text"):
+            raise ValueError("llm_response_format must be 'auto', 'json_schema', 'json_object' or 'text'")
+        if not float(self.llm_timeout_seconds) > 0:
+            raise ValueError("llm_timeout_seconds must be positive (the overall deadline of one LLM call)")
         if self.document_store not in ("auto", "files", "database"):
             raise ValueError("document_store must be 'auto', 'files' or 'database'")
         try:

@@ -51,6 +51,7 @@ class WorkerStatus:
     dream_enabled: bool = True
     last_error: str | None = None
     restores_pending: int = 0  # documents an interrupted bundle import has still to write (see finish_restores)
+    llm_problems: list = field(default_factory=list)  # the last LLMProblems of this process (llm/problems.py)
 
 
 class Worker:

@@ -68,6 +68,17 @@ def scripted():
 
 
 @pytest.fixture(autouse=True)
+def _fresh_response_formats():
+    """What a process learnt about an LLM server's response formats stays in its test (the local test
+    servers share one URL)."""
+    from memory_core.llm.formats import forget_response_formats
+
+    forget_response_formats()
+    yield
+    forget_response_formats()
+
+
+@pytest.fixture(autouse=True)
 def _no_openai_env(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)

@@ -23,7 +23,7 @@ PARTIAL = [  # (reply, number of usable facts, number of invalid items)
     ({"facts": [GOOD_ITEM, {"content": "y", "category": "goal"}]}, 1, 1),
     ({"facts": [GOOD_ITEM, {"content": "y", "category": "goal", "confidence": 1.2}]}, 1, 1),
     ({"facts": [GOOD_ITEM, {"content": "y", "category": "goal", "confidence": -0.1}]}, 1, 1),
-    ({"facts": [GOOD_ITEM, {"content": "y", "category": "goal", "confidence": "high"}]}, 1, 1),
+    ({"facts": [GOOD_ITEM, {"content": "y", "category": "goal", "confidence": "fairly sure"}]}, 1, 1),
     ({"facts": [GOOD_ITEM, {"content": "y", "category": "goal", "confidence": True}]}, 1, 1),
     ({"facts": [GOOD_ITEM, {"content": "y", "category": "goal", "confidence": None}]}, 1, 1),
     ({"facts": [GOOD_ITEM, {"content": 5, "category": "goal", "confidence": 0.9}]}, 1, 1),
@@ -301,3 +301,97 @@ def test_offline_update_keeps_the_correction_as_history(database_url, tmp_path):
         assert m.facts.get(stored.id).superseded_by == history["User changed jobs"].id
         assert history["User changed jobs"].superseded_by == history["User works at Globex"].id
         assert len(result.superseded) == 3
+
+
+# -- forgiving reading (issue 26): what small local models write ------------------------------------------
+
+@pytest.mark.parametrize("written,read", [("Preferences", "preference"), ("preferences", "preference"),
+                                          ("pref", "preference"), ("likes", "preference"), (" Goal ", "goal"),
+                                          ("behaviour", "behavior"), ("habits", "behavior"), ("Skills", "knowledge")])
+def test_plain_category_names_are_read_and_said(written, read):
+    reply = parse_extraction_reply(json.dumps({"facts": [{"content": "User prefers tea", "category": written,
+                                                          "confidence": 0.9}]}))
+    assert [(c.category, c.confidence) for c in reply.facts] == [(read, 0.9)] and not reply.invalid
+    assert reply.notes == [("User prefers tea", f"category {written!r} read as {read}")]
+
+
+@pytest.mark.parametrize("written,read", [("85%", 0.85), (85, 0.85), ("85", 0.85), ("high", 0.9), ("HIGH", 0.9),
+                                          ("medium", 0.7), ("low", 0.4), ("0.6", 0.6), (1, 1.0)])
+def test_confidences_as_percentages_or_words_are_read(written, read):
+    reply = parse_extraction_reply(json.dumps({"facts": [{"content": "User prefers tea", "category": "preference",
+                                                          "confidence": written}]}))
+    assert [c.confidence for c in reply.facts] == [pytest.approx(read)]
+    assert bool(reply.notes) is (written not in ("0.6", 1))
+
+
+@pytest.mark.parametrize("category,confidence,why", [
+    ("hobby", 0.9, "unknown category 'hobby'"), ("facts", 0.9, "unknown category 'facts'"),
+    ("preference", "fairly sure", "unreadable confidence 'fairly sure'"), ("preference", 250, "out-of-range"),
+    ("preference", "150%", "out-of-range"), ("preference", 1.5, "out-of-range"), (None, 0.9, "missing category"),
+])
+def test_anything_else_is_skipped_with_its_reason(category, confidence, why):
+    reply = parse_extraction_reply(json.dumps({"facts": [GOOD_ITEM, {"content": "y", "category": category,
+                                                                     "confidence": confidence}]}))
+    assert len(reply.facts) == 1 and len(reply.invalid) == 1 and why in reply.invalid[0][1]
+
+
+@pytest.mark.parametrize("shape,note", [
+    ([GOOD_ITEM], "a bare list of facts"),
+    (GOOD_ITEM, "a single fact"),
+    ({"Facts": [GOOD_ITEM]}, "regardless of case"),
+])
+def test_plain_reply_shapes_are_read_and_said(shape, note):
+    reply = parse_extraction_reply("Here you go:\n" + json.dumps(shape))
+    assert [c.content for c in reply.facts] == ["User prefers tea"] and note in reply.notes[0][1]
+
+
+@pytest.mark.parametrize("reply,said", [
+    ('{"answer": "tea", "mood": 1}', "its keys: 'answer', 'mood'"),
+    ("I cannot do that.", "it begins 'I cannot do that.'"),
+    ("[1, 2, 3]", "is a list"),
+])
+def test_unusable_replies_name_what_was_wrong(reply, said):
+    with pytest.raises(LLMReplyError) as info:
+        parse_extraction_reply(reply)
+    assert said in str(info.value)
+
+
+def test_update_says_what_it_read_leniently_and_status_shows_what_went_wrong(tmp_path):
+    items = [{"content": "User prefers tea", "category": "Preferences", "confidence": "85%"},
+             {"content": "User collects stamps", "category": "hobby", "confidence": 0.9}]
+    llm = ScriptedChatModel([json.dumps({"facts": items}), "no json at all"])
+    with make_memory(tmp_path, llm=llm) as m:
+        result = m.update(CONVO, thread_id="t")
+        assert [(f.content, f.category, f.confidence) for f in result.added] == [("User prefers tea", "preference", 0.85)]
+        assert ("User prefers tea", "category 'Preferences' read as preference") in result.notes
+        assert ("User prefers tea", "confidence '85%' read as 0.85") in result.notes
+        assert result.skipped == [("User collects stamps", "invalid")]
+        with pytest.raises(LLMReplyError):
+            m.update(CONVO, thread_id="t2")
+        problems = m.status().llm_problems
+        assert [(p.scope, p.kind) for p in problems] == [("default/default", "item"), ("default/default", "reply")]
+        assert "unknown category 'hobby'" in problems[0].detail and "no JSON object" in problems[1].detail
+
+
+def test_a_reply_cut_off_at_the_token_limit_says_so(tmp_path):
+    from memory_core.extraction import LLMExtractor
+    from memory_core.llm.base import ChatResult
+
+    class CutOff:
+        model_name = "cut"
+
+        def complete(self, messages, *, json_schema=None, max_tokens=None):
+            return ChatResult('{"facts": [{"content": "User pre', output_tokens=512, finish_reason="length")
+
+    with pytest.raises(LLMReplyError, match="cut off at the model's token limit, after 512 output tokens"):
+        LLMExtractor(CutOff()).extract(CONVO, {})
+
+
+def test_a_rejected_dream_is_among_the_llm_problems(tmp_path):
+    with make_memory(tmp_path, llm=ScriptedChatModel([""])) as m:
+        m.write_core("- User lives in Porto\n")
+        m.daily.append("- User started a new job")
+        result = m.deep_dream(1)
+        assert result.status == "rejected" and m.read_core() == "- User lives in Porto\n"
+        problems = m.status().llm_problems
+        assert [p.kind for p in problems] == ["dream"] and result.reason in problems[0].detail

@@ -13,6 +13,7 @@ class ChatResult:
     text: str
     input_tokens: int = 0
     output_tokens: int = 0
+    finish_reason: str | None = None  # "length": the reply was cut off at max_tokens
 
 
 class ChatModel(Protocol):

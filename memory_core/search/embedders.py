@@ -191,18 +191,20 @@ class OpenAIEmbedder:
     def __init__(self, model: str = "text-embedding-3-small", *, api_key: str | None = None,
                  base_url: str | None = None, timeout: float = 60.0, dim: int = 1536, batch: int = 256,
                  batch_chars: int = 200_000, max_retries: int = 2) -> None:
-        import openai
-
         self.model_name = model
         self.dim = dim
         self.batch = batch
         self.batch_chars = batch_chars
         self._api_key = api_key
-        self._client = openai.OpenAI(api_key=api_key or "no-key", base_url=base_url, timeout=timeout,
-                                     max_retries=max_retries)
+        self._base_url = base_url
+        self._timeout = float(timeout)  # the overall deadline of one embed() call, retries included
+        self._max_retries = max_retries
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        parts = [self._request(texts[lo:hi]) for lo, hi in batches(texts, self.batch, self.batch_chars)]
+        from ..llm.deadline import Deadline
+
+        deadline = Deadline(self._timeout)
+        parts = [self._request(texts[lo:hi], deadline) for lo, hi in batches(texts, self.batch, self.batch_chars)]
         if not parts:
             return np.zeros((0, self.dim), dtype=np.float32)
         dims = sorted({p.shape[1] for p in parts})
@@ -212,18 +214,36 @@ class OpenAIEmbedder:
         self.dim = vectors.shape[1]
         return vectors
 
-    def _request(self, texts: list[str]) -> np.ndarray:
+    def _request(self, texts: list[str], deadline) -> np.ndarray:
+        import httpx
         import openai
 
+        from ..llm.deadline import DeadlineExceeded, run_with_deadline
+
+        left = deadline.left()
+        # A client per request, so that closing it at the deadline touches no other call.
+        http = openai.DefaultHttpxClient(timeout=httpx.Timeout(left, connect=min(left, 10.0)))
+        client = openai.OpenAI(api_key=self._api_key or "no-key", base_url=self._base_url, max_retries=self._max_retries,
+                               timeout=httpx.Timeout(left, connect=min(left, 10.0)), http_client=http)
+
+        def call() -> str:
+            try:
+                # Floats, not the client's default base64: every OpenAI-compatible server speaks them, and the
+                # reply is read here rather than by the client's parser, which fails in its own ways on garbage.
+                return client.embeddings.with_raw_response.create(model=self.model_name, input=texts,
+                                                                  encoding_format="float").text
+            finally:
+                http.close()
+
+        body, failure = None, None
         try:
-            # Floats, not the client's default base64: every OpenAI-compatible server speaks them, and the
-            # reply is read here rather than by the client's parser, which fails in its own ways on garbage.
-            raw = self._client.embeddings.with_raw_response.create(model=self.model_name, input=texts,
-                                                                   encoding_format="float")
-            body = raw.text
+            body = run_with_deadline(call, left, abort=http.close)
+        except DeadlineExceeded:
+            failure = f"embedding call timed out: no complete answer within the {self._timeout:g} s deadline"
         except openai.OpenAIError as exc:
-            raise EmbeddingError(scrub(f"embedding call failed ({type(exc).__name__}): {str(exc)[:300]}",
-                                       self._api_key)) from None
+            failure = f"embedding call failed ({type(exc).__name__}): {str(exc)[:300]}"
+        if failure is not None:  # raised outside the except block: nothing chained
+            raise EmbeddingError(scrub(failure, self._api_key))
         try:
             return parse_embeddings(json.loads(body), len(texts))
         except json.JSONDecodeError:

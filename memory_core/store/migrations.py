@@ -246,6 +246,11 @@ def m012_source_error_and_restore_journal(conn: Connection, db: Database) -> Non
     SQLModel.metadata.create_all(conn, tables=[models.RestoreJournalRow.__table__])
 
 
+def m013_llm_formats(conn: Connection, db: Database) -> None:
+    """The response format each LLM server (base URL and model) takes, so that a restart asks no refused one."""
+    SQLModel.metadata.create_all(conn, tables=[models.LLMFormatRow.__table__])
+
+
 def m016_agent_items(conn: Connection, db: Database) -> None:
     """Key-value items of agent frameworks (LangGraph's store); those that are facts point at them."""
     SQLModel.metadata.create_all(conn, tables=[models.AgentItemRow.__table__])
@@ -286,8 +291,10 @@ MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_k
                                                             m004_fact_counts, m005_pg_trgm, m006_token_stats,
                                                             m007_validity_and_actors, m008_unicode_dedup_keys,
                                                             m009_access, m010_import_ledger, m011_dreamt_days,
-                                                            m012_source_error_and_restore_journal, m016_agent_items, m016_oauth,
+                                                            m012_source_error_and_restore_journal, m013_llm_formats,
+                                                            m016_agent_items, m016_oauth,
                                                             m017_dream_proposals, m018_usage_and_injections]
+                                                            m013_llm_formats]
 
 
 def migrate(db: Database) -> list[str]:

@@ -396,3 +396,11 @@ class OAuthTokenRow(SQLModel, table=True):
     data: str = Field(sa_column=Column(Text, nullable=False))  # JSON
     expires_at: datetime = Field(sa_column=_ts())
     created_at: datetime = Field(sa_column=_ts())
+class LLMFormatRow(SQLModel, table=True):
+    """The response format an LLM server (base URL and model) takes, as found by trying (llm/formats.py)."""
+
+    __tablename__ = "llm_formats"
+    base_url: str = Field(max_length=500, primary_key=True)  # scheme, host, port, path: no credentials
+    model: str = Field(max_length=200, primary_key=True)
+    mode: str = Field(max_length=16)
+    decided_at: datetime = Field(sa_column=_ts())

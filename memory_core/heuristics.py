@@ -12,6 +12,7 @@ from typing import Any, Mapping, Sequence
 
 from .candidates import Candidate, ExtractionReply
 from .statements import Statement, describe, supersedes, third_person_verb
+from .utterances import first_person_clauses, strip_leads as _strip_leads
 
 # (pattern on a first-person clause, category, confidence, template): the template writes the fact from `rest`;
 # None: `rest` is itself a first-person clause, put in the third person. The first rule that matches wins.
@@ -19,36 +20,73 @@ _RULES: list[tuple[re.Pattern[str], str, float, str | None]] = [(re.compile(p, r
     (r"^my\s+name\s+is\s+(?P<rest>.+)$", "context", 0.95, "User's name is {rest}"),
     (r"^my\s+favou?rite\s+(?P<rest>.+)$", "preference", 0.85, "User's favorite {rest}"),
     (r"^my\s+goal\s+is\s+(?P<rest>.+)$", "goal", 0.85, "User's goal is {rest}"),
-    (r"^my\s+(?P<rest>(?:wife|husband|partner|girlfriend|boyfriend|spouse|son|daughter|kids?|children|dog|cat|job"
-     r"|team|company|boss|sister|brother|mom|mother|dad|father|age)\b.+)$", "context", 0.8, "User's {rest}"),
+    (r"^my\s+(?P<rest>(?:job|team|company|age|work|employer|startup|business)\b.+)$", "context", 0.8, "User's {rest}"),
+    (r"^my\s+(?P<rest>(?:go-to|preferred|usual)\s+.+)$", "preference", 0.8, "User's {rest}"),
+    (r"^my\s+(?P<rest>(?:(?:main|native|first|second|mother)\s+language|(?:tech\s+)?stack|editor|os|ide)\b.+)$",
+     "knowledge", 0.8, "User's {rest}"),
+    # "My X is Y" about the user's own things; what the user's people are or do is theirs, not the user's (_RELATION)
+    (r"^my\s+(?P<rest>(?!(?:code|question|problem|issue|internet|wifi|connection|answer|point|day|guess|head|mistake"
+     r"|fault|turn|bad|apologies|pleasure|plan\s+for\s+today)\b)(?:[\w'-]+\s+){0,4}?[\w'$-]+\s+(?:is|are|was)\s+.+)$",
+     "context", 0.8, "User's {rest}"),
     (r"^(?P<rest>i\s+(?:really\s+|absolutely\s+|also\s+|still\s+|do\s+not\s+|don't\s+)?"
      r"(?:like|love|enjoy|prefer|hate|dislike|adore|can't\s+stand|avoid)\b.+)$", "preference", 0.8, None),
     (r"^(?P<rest>i(?:'ve|\s+have)?\s+switched\s+to\b.+)$", "preference", 0.8, None),
+    (r"^(?P<rest>i\s+find\b.+)$", "preference", 0.7, None),
     (r"^(?P<rest>i\s+(?:usually|always|often|never|tend\s+to|normally|typically)\b.+)$", "behavior", 0.75, None),
     (r"^(?P<rest>i(?:'m|\s+am)\s+(?:planning|trying|hoping|going)\s+to\b.+)$", "goal", 0.75, None),
-    (r"^(?P<rest>i(?:\s+(?:want|plan|hope|intend|aim|need|would\s+like)|'d\s+like)\s+to\b.+)$", "goal", 0.75, None),
+    (r"^(?P<rest>i(?:'m|\s+am)\s+(?:saving|training|studying|preparing)\s+(?:up\s+)?for\b.+)$", "goal", 0.75, None),
+    (r"^(?P<rest>i(?:\s+(?:want|plan|hope|intend|aim|need|would\s+(?:like|love))|'d\s+(?:like|love))\s+to\b.+)$",
+     "goal", 0.75, None),
     (r"^(?P<rest>i\s+(?:train|exercise|work\s+out|cook|swim|surf|cycle|bike|walk|commute|meditate|smoke|drink|eat"
-     r"|wake\s+up|get\s+up|go)\b.+)$", "behavior", 0.7, None),
-    (r"^(?P<rest>i\s+(?:work|live|moved|grew\s+up|study|teach|volunteer)\b.+)$", "context", 0.85, None),
-    (r"^(?P<rest>i(?:'ve|\s+have)?\s+(?:quit|stopped|left|changed|started|began)\b.+)$", "context", 0.8, None),
-    (r"^(?P<rest>i(?:'m|\s+am)\s+(?:a|an|the|from|based|currently|working|studying|living|at|in|married)\b.+)$",
-     "context", 0.8, None),
+     r"|wake\s+up|get\s+up|go|sleep|spend|hike|climb|ski|bake|paint|draw|dance|sing|knit|garden|grow)\b.+)$",
+     "behavior", 0.7, None),
+    (r"^(?P<rest>i\s+(?:work|live|moved|grew\s+up|study|teach|volunteer|manage|lead|earn|weigh)\b.+)$", "context",
+     0.85, None),
+    (r"^(?P<rest>i(?:'ve|\s+have)?\s+(?:quit|stopped|left|changed|started|began|switched)\b.+)$", "context", 0.8, None),
+    (r"^(?P<rest>i\s+(?:was\s+born|got\s+(?:married|engaged|divorced|promoted|hired|a\s+(?:new\s+)?job|the\s+job"
+     r"|accepted|into|a\s+(?:dog|cat|puppy|kitten))|joined|passed|graduated|finished|completed|retired|adopted"
+     r"|bought|founded|launched|won|became)\b.*)$", "context", 0.8, None),
+    (r"^(?P<rest>i(?:'ve|\s+have)\s+(?:been|worked|lived|used|studied|played|taught|known|owned|run|done|practi[cs]ed"
+     r"|coded|programmed|written)\b.+)$", "context", 0.8, None),
+    (r"^(?P<rest>i(?:'m|\s+am)\s+not\s+(?:a|an|really\s+a|big\s+on|into|much\s+of\s+a|great\s+at|good\s+at|fond"
+     r"|comfortable)\b.+)$", "behavior", 0.75, None),
+    (r"^(?P<rest>i\s+(?:do\s+not|don't|never)\s+(?:eat|drink|smoke)\b.+)$", "preference", 0.75, None),
+    (r"^(?P<rest>i\s+(?:do\s+not|don't)\s+(?:have|own|drive|use|speak|watch|play|cook|fly|work)\b.+)$", "context",
+     0.75, None),
+    (r"^(?P<rest>i(?:'m|\s+am)\s+(?:originally\s+|also\s+|still\s+)?(?:a|an|the|from|based|currently|working|studying"
+     r"|living|at|in|married|on\s+an?)\b.+)$", "context", 0.8, None),
     (r"^(?P<rest>i(?:'m|\s+am)\s+\d{1,3}\b(?:\s+years\s+old)?)$", "context", 0.85, None),
+    (r"^(?P<rest>i(?:'m|\s+am)\s+\d'\s?\d{1,2}\b.*)$", "context", 0.8, None),
     (r"^(?P<rest>i(?:'m|\s+am)\s+(?:vegan|vegetarian|pescatarian|single|engaged|divorced|retired|self-employed"
-     r"|unemployed|allergic|left-handed|colou?r-blind)\b.*)$", "context", 0.8, None),
+     r"|unemployed|allergic|left-handed|right-handed|colou?r-?blind|lactose\s+intolerant|gluten\s+intolerant"
+     r"|diabetic|pregnant|deaf|blind|dyslexic|autistic|introverted|extroverted|bilingual|trilingual|fluent"
+     r"|american|british|english|scottish|irish|canadian|australian|german|french|spanish|portuguese|italian|dutch"
+     r"|polish|swedish|norwegian|danish|greek|turkish|russian|ukrainian|brazilian|mexican|indian|chinese|japanese"
+     r"|korean|nigerian|kenyan)\b.*)$", "context", 0.8, None),
     (r"^(?P<rest>i(?:'m|\s+am)\s+(?!(?:going|feeling|thinking|wondering|looking|trying|getting|doing|not|just)\b)"
      r"\w+ing\b.+)$", "context", 0.75, None),
     (r"^(?P<rest>i\s+(?:use|know|speak|have|own|play|run|write|read)\b.+)$", "knowledge", 0.7, None),
 ]]
+# "My manager is Rui", "my dog's name is Pixel": who the user's people are; "My mom is a teacher" is the mom's fact.
+_RELATION = re.compile(r"^(?i:my)\s+(?P<who>(?i:wife|husband|partner|girlfriend|boyfriend|spouse|fianc[eé]e?|son"
+                       r"|daughter|kid|child|sister|brother|mom|mum|mother|dad|father|boss|manager|friend|colleague"
+                       r"|co-?worker|doctor|therapist|dentist|landlord|roommate|flatmate|teacher|tutor|coach|mentor"
+                       r"|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|niece|nephew|neighbou?r|dog|cat"
+                       r"|puppy|kitten|pet|baby|lead|team\s+lead|tech\s+lead|cto|ceo|advisor|supervisor)s?)\b"
+                       r"(?P<rest>.*)$")
+_NAMED = re.compile(r"^(?P<how>(?:'s\s+name|\s+name)?\s+(?i:is|'s)\s+(?:(?i:called|named)\s+)?)"
+                    r"(?P<name>(?:(?i:dr|mr|mrs|ms|prof)\.?\s+)?[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\b"
+                    r"|^(?P<how2>\s+(?i:is|'s)\s+(?i:called|named)\s+)(?P<name2>[\w'-]+)")
+# Things said in passing that are not lasting facts about the user.
+_NOT_A_FACT = re.compile(r"^i\s+(?:really\s+|just\s+|absolutely\s+)?(?:like|love|hate|enjoy|prefer|adore)\s+(?:this|that|it"
+                         r"|these|those|them|your|the\s+(?:idea|answer|first|second|last|new|other|way\s+you))\b"
+                         r"|^i\s+have\s+(?:a|an|one|another|some|no|two|a\s+few)\s+(?:quick\s+|small\s+|follow-up\s+)?"
+                         r"(?:questions?|idea|problem|issue|doubt|request|headache|cold|fever|meeting|thought|suggestion"
+                         r"|clue)\b|^i(?:'m|\s+am)\s+going\s+to\s+(?:bed|sleep|try|check|think|ask|grab|head|take\s+a)\b"
+                         r"|^i\s+(?:want|need|would\s+like|'d\s+like)\s+to\s+(?:know|ask|see|understand|check|find\s+out"
+                         r"|figure\s+out|make\s+sure|clarify|confirm|be\s+sure)\b"
+                         r"|\b(?:today|tonight|tomorrow|this\s+(?:morning|afternoon|evening))\b", re.I)
 _HEDGE = re.compile(r"\b(maybe|perhaps|probably|i think|i guess|might|kind of|sort of|not sure)\b", re.I)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-# First-person clauses inside a sentence: "..., and I love X", "...; so I train at 7", "..., I moved last month".
-_CLAUSE = re.compile(r"\s*[;,]?\s+(?:and|but|so|because)\s+(?=I\b)|\s*[;,]\s+(?=I\b)")
-_LEAD = re.compile(r"^(?:(?:oh|well|so|hey|hi|yeah|yes|also|and|but|btw|by the way|honestly|anyway|ok|okay),?\s+)+",
-                   re.I)
-# A correction or change said up front: "Actually, I ...", "No, my name is ...", "These days I ...".
-_CUE_LEAD = re.compile(r"^(?:actually|correction|sorry|no|oops|wait|in\s+fact|these\s+days|nowadays|now|lately"
-                       r"|i\s+meant|i\s+misspoke)\b\s*[,:!.-]?\s*(?=(?:i|my)\b)", re.I)
 # Words that say a statement corrects or changes something said before.
 CORRECTION_CUES = re.compile(r"\b(?:actually|correction|i\s+meant|no\s+longer|any\s*more|any\s+longer|now|these\s+days"
                              r"|nowadays|moved\s+to|changed\s+jobs|switched\s+to|quit|stopped)\b", re.I)
@@ -95,17 +133,6 @@ def _third_person(clause: str) -> str:
     return _pronouns(clause)
 
 
-def _strip_leads(text: str) -> tuple[str, bool]:
-    """`text` without its opening words ("Oh, well, actually, ..."), and whether they said it is a correction."""
-    cue = False
-    while True:
-        text = _LEAD.sub("", text).strip()
-        stripped = _CUE_LEAD.sub("", text).strip()
-        if stripped == text:
-            return text, cue
-        text, cue = stripped, True
-
-
 def _drop_negation(clause: str) -> tuple[str, bool]:
     """'I don't live in Lisbon anymore' -> ('I live in Lisbon', True): a statement that something stopped."""
     match = _NO_LONGER.match(clause)
@@ -142,7 +169,12 @@ def _statement(clause: str, cue: bool) -> Statement | None:
     cue = cue or lead_cue
     if len(clause) < 6 or clause.endswith("?") or re.match(r"^(if|when|would|could|should|please)\b", clause, re.I):
         return None
-    clause = clause.rstrip(".!").strip()
+    clause = re.sub(r",?\s+not\s+[\w' .-]{1,30}$|\s*\(not\s+[^)]{1,30}\)$", "", clause.rstrip(".!").strip())
+    if _NOT_A_FACT.search(clause):
+        return None
+    relation = _RELATION.match(clause)
+    if relation:
+        return _relation_statement(relation.group("who"), relation.group("rest"), cue)
     hedged = bool(_HEDGE.search(clause))
     clause = re.sub(r"^i\s+(?:think|guess|believe)\s+(?:that\s+)?(?=i\b)", "", clause, flags=re.I)
     clause = re.sub(r"^(?=i\b)(i)\s+(?:might|may)\s+", r"\1 ", clause, flags=re.I)
@@ -165,15 +197,27 @@ def _statement(clause: str, cue: bool) -> Statement | None:
     return None
 
 
+def _relation_statement(who: str, rest: str, cue: bool) -> Statement | None:
+    """ "my manager is Rui" -> "User's manager is Rui"; None for what the user's people are, do or like."""
+    named = _NAMED.match(rest)
+    if not named:
+        return None
+    how = " ".join((named.group("how") or named.group("how2")).lower().replace("'s", " 's").split())
+    name = named.group("name") or named.group("name2")
+    if "name" in how:
+        content = f"User's {who.lower()}'s name is {name}"
+    else:
+        content = f"User's {who.lower()} is {'called ' if 'called' in how else 'named ' if 'named' in how else ''}{name}"
+    return describe(content, "context", 0.85, cue=cue)
+
+
 def heuristic_statements(text: str) -> list[Statement]:
     """The first-person English statements in `text`, in the third person, in order."""
     found: list[Statement] = []
-    for sentence in _SENTENCE.split(text):
-        sentence, cue = _strip_leads(sentence.strip().strip("\"'"))
-        for n, clause in enumerate(_CLAUSE.split(sentence)):
-            statement = _statement(clause, cue and n == 0)
-            if statement is not None:
-                found.append(statement)
+    for clause, cue in first_person_clauses(text):
+        statement = _statement(clause, cue)
+        if statement is not None:
+            found.append(statement)
     return found
 
 

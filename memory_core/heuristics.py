@@ -44,7 +44,7 @@ _RULES: list[tuple[re.Pattern[str], str, float, str | None]] = [(re.compile(p, r
      0.85, None),
     (r"^(?P<rest>i(?:'ve|\s+have)?\s+(?:quit|stopped|left|changed|started|began|switched)\b.+)$", "context", 0.8, None),
     (r"^(?P<rest>i\s+(?:was\s+born|got\s+(?:married|engaged|divorced|promoted|hired|a\s+(?:new\s+)?job|the\s+job"
-     r"|accepted|into|a\s+(?:dog|cat|puppy|kitten))|joined|passed|graduated|finished|completed|retired|adopted"
+     r"|accepted|into|back\s+from|a\s+(?:dog|cat|puppy|kitten))|joined|passed|graduated|finished|completed|retired|adopted"
      r"|bought|founded|launched|won|became)\b.*)$", "context", 0.8, None),
     (r"^(?P<rest>i(?:'ve|\s+have)\s+(?:been|worked|lived|used|studied|played|taught|known|owned|run|done|practi[cs]ed"
      r"|coded|programmed|written)\b.+)$", "context", 0.8, None),
@@ -57,7 +57,7 @@ _RULES: list[tuple[re.Pattern[str], str, float, str | None]] = [(re.compile(p, r
      r"|living|at|in|married|on\s+an?)\b.+)$", "context", 0.8, None),
     (r"^(?P<rest>i(?:'m|\s+am)\s+\d{1,3}\b(?:\s+years\s+old)?)$", "context", 0.85, None),
     (r"^(?P<rest>i(?:'m|\s+am)\s+\d'\s?\d{1,2}\b.*)$", "context", 0.8, None),
-    (r"^(?P<rest>i(?:'m|\s+am)\s+(?:vegan|vegetarian|pescatarian|single|engaged|divorced|retired|self-employed"
+    (r"^(?P<rest>i(?:'m|\s+am)\s+(?:vegan|vegetarian|pescatarian|single|engaged|married|widowed|divorced|retired|self-employed"
      r"|unemployed|allergic|left-handed|right-handed|colou?r-?blind|lactose\s+intolerant|gluten\s+intolerant"
      r"|diabetic|pregnant|deaf|blind|dyslexic|autistic|introverted|extroverted|bilingual|trilingual|fluent"
      r"|american|british|english|scottish|irish|canadian|australian|german|french|spanish|portuguese|italian|dutch"
@@ -65,7 +65,14 @@ _RULES: list[tuple[re.Pattern[str], str, float, str | None]] = [(re.compile(p, r
      r"|korean|nigerian|kenyan)\b.*)$", "context", 0.8, None),
     (r"^(?P<rest>i(?:'m|\s+am)\s+(?!(?:going|feeling|thinking|wondering|looking|trying|getting|doing|not|just)\b)"
      r"\w+ing\b.+)$", "context", 0.75, None),
-    (r"^(?P<rest>i\s+(?:use|know|speak|have|own|play|run|write|read)\b.+)$", "knowledge", 0.7, None),
+    (r"^(?P<rest>i(?:'m|\s+am)\s+(?:(?:really|very|pretty|quite|so|fairly)\s+)?(?:good|bad|terrible|great|awful"
+     r"|decent|hopeless|useless|fluent|new|experienced|proficient|comfortable|confident)\s+(?:at|in|with|to)\b.+)$",
+     "knowledge", 0.75, None),
+    (r"^(?P<rest>i(?:'m|\s+am)\s+(?:due|expecting)\b.+)$", "context", 0.8, None),
+    (r"^(?P<rest>i\s+(?:can't|cannot|can\s+not)\s+(?:eat|drink|have|tolerate|digest|drive|swim)\b.+)$", "context",
+     0.8, None),
+    (r"^(?P<rest>i\s+(?:suffer|struggle|deal)\s+(?:from|with)\b.+)$", "context", 0.8, None),
+    (r"^(?P<rest>i\s+(?:use|know|speak|have|own|play|run|write|read|code|program)\b.+)$", "knowledge", 0.7, None),
 ]]
 # "My manager is Rui", "my dog's name is Pixel": who the user's people are; "My mom is a teacher" is the mom's fact.
 _RELATION = re.compile(r"^(?i:my)\s+(?P<who>(?i:wife|husband|partner|girlfriend|boyfriend|spouse|fianc[eé]e?|son"
@@ -79,7 +86,7 @@ _NAMED = re.compile(r"^(?P<how>(?:'s\s+name|\s+name)?\s+(?i:is|'s)\s+(?:(?i:call
                     r"|^(?P<how2>\s+(?i:is|'s)\s+(?i:called|named)\s+)(?P<name2>[\w'-]+)")
 # Things said in passing that are not lasting facts about the user.
 _NOT_A_FACT = re.compile(r"^i\s+(?:really\s+|just\s+|absolutely\s+)?(?:like|love|hate|enjoy|prefer|adore)\s+(?:this|that|it"
-                         r"|these|those|them|your|the\s+(?:idea|answer|first|second|last|new|other|way\s+you))\b"
+                         r"|these|those|them|you|your|the\s+(?:idea|answer|first|second|last|new|other|way\s+you))\b"
                          r"|^i\s+have\s+(?:a|an|one|another|some|no|two|a\s+few)\s+(?:quick\s+|small\s+|follow-up\s+)?"
                          r"(?:questions?|idea|problem|issue|doubt|request|headache|cold|fever|meeting|thought|suggestion"
                          r"|clue)\b|^i(?:'m|\s+am)\s+going\s+to\s+(?:bed|sleep|try|check|think|ask|grab|head|take\s+a)\b"
@@ -102,7 +109,8 @@ _TEMPORAL = [re.compile(p, re.I) for p in (
     r"|years?)\s+ago$",
     r",?\s+(?:recently|yesterday|a\s+while\s+ago|earlier\s+this\s+(?:week|month|year))$",
 )]
-_TEMPORAL_AFTER_I = re.compile(r"^(i(?:'m|\s+am|'ve|\s+have)?)\s+(?:now|currently|recently)\s+", re.I)
+_TEMPORAL_AFTER_I = re.compile(r"^(i(?:'m|\s+am|'ve|\s+have)?)\s+(?:now|currently|recently|finally|just|already"
+                               r"|officially)\s+", re.I)
 
 
 def _pronouns(text: str) -> str:
@@ -169,14 +177,14 @@ def _statement(clause: str, cue: bool) -> Statement | None:
     cue = cue or lead_cue
     if len(clause) < 6 or clause.endswith("?") or re.match(r"^(if|when|would|could|should|please)\b", clause, re.I):
         return None
-    clause = re.sub(r",?\s+not\s+[\w' .-]{1,30}$|\s*\(not\s+[^)]{1,30}\)$", "", clause.rstrip(".!").strip())
+    clause = re.sub(r",\s+not\s+[\w' .-]{1,30}$|\s*\(not\s+[^)]{1,30}\)$", "", clause.rstrip(".!").strip())
     if _NOT_A_FACT.search(clause):
         return None
+    hedged = bool(_HEDGE.search(clause))
+    clause = re.sub(r"^i\s+(?:think|guess|believe)\s+(?:that\s+)?(?=(?:i|my)\b)", "", clause, flags=re.I)
     relation = _RELATION.match(clause)
     if relation:
-        return _relation_statement(relation.group("who"), relation.group("rest"), cue)
-    hedged = bool(_HEDGE.search(clause))
-    clause = re.sub(r"^i\s+(?:think|guess|believe)\s+(?:that\s+)?(?=i\b)", "", clause, flags=re.I)
+        return _relation_statement(relation.group("who"), relation.group("rest"), cue, hedged)
     clause = re.sub(r"^(?=i\b)(i)\s+(?:might|may)\s+", r"\1 ", clause, flags=re.I)
     cue = cue or bool(CORRECTION_CUES.search(clause))
     clause, negated = _drop_negation(clause)
@@ -197,7 +205,7 @@ def _statement(clause: str, cue: bool) -> Statement | None:
     return None
 
 
-def _relation_statement(who: str, rest: str, cue: bool) -> Statement | None:
+def _relation_statement(who: str, rest: str, cue: bool, hedged: bool) -> Statement | None:
     """ "my manager is Rui" -> "User's manager is Rui"; None for what the user's people are, do or like."""
     named = _NAMED.match(rest)
     if not named:
@@ -208,7 +216,7 @@ def _relation_statement(who: str, rest: str, cue: bool) -> Statement | None:
         content = f"User's {who.lower()}'s name is {name}"
     else:
         content = f"User's {who.lower()} is {'called ' if 'called' in how else 'named ' if 'named' in how else ''}{name}"
-    return describe(content, "context", 0.85, cue=cue)
+    return describe(content, "context", 0.6 if hedged else 0.85, cue=cue, hedged=hedged)
 
 
 def heuristic_statements(text: str) -> list[Statement]:

@@ -18,7 +18,9 @@ _SENTENCE = re.compile(r"(?<!\bdr\.)(?<!\bmr\.)(?<!\bms\.)(?<!\bst\.)(?<!\bmrs\.
 _SPELLING = [(re.compile(p, f), r) for p, f, r in [
     (r"[’‘`]", 0, "'"), (r"\bi\b(?!\.e\.)", 0, "I"), (r"\bim\b", re.I, "I'm"), (r"\bive\b", re.I, "I've"),
     (r"\b(do|does|did|can|is|was|are|have|has)nt\b", re.I, r"\1n't"), (r"\bname's\b", re.I, "name is"),
-    (r"\bI\s+m\b", 0, "I'm"),
+    (r"\bcant\b", re.I, "can't"), (r"\bwont\b", re.I, "won't"),
+    (r"\bI\s+m\b", 0, "I'm"), (r"\bgonna\b", re.I, "going to"), (r"\bwanna\b", re.I, "want to"),
+    (r"\bgotta\b", re.I, "have to"),
 ]]
 # Opening words that say nothing themselves: "Oh, well, btw, ...".
 _LEAD = re.compile(r"^(?:(?:oh|well|so|hey|hi|hello|yeah|yes|also|and|but|btw|by the way|honestly|anyway|ok|okay|lol"
@@ -36,7 +38,10 @@ _PREAMBLE = re.compile(
     r"|(?:just\s+)?(?:so\s+you\s+know|fyi|a\s+heads[\s-]up|letting\s+you\s+know|to\s+let\s+you\s+know)"
     r"|(?:I\s+)?(?:just\s+)?(?:wanted|want|thought\s+I'd|thought\s+I\s+should)\s+(?:to\s+)?(?:let\s+you\s+know|say"
     r"|mention|tell\s+you|share|update\s+you)|as\s+you\s+(?:may\s+)?know|in\s+case\s+it\s+helps|fun\s+fact)"
-    r"\b(?:\s+that)?\s*(?:[:,!.;]+|\s[-–—]+)?\s*", re.I)
+    r"\b(?:\s+that)?\s*[:,!.;–—-]*\s*", re.I)
+# "Sorry, typo: my name is ...", "Quick question first, some background: I'm ...": a short head before a colon.
+_HEAD = re.compile(r"^(?P<head>[^:I]{1,50}):\s*(?=(?:I|my|My)\b)")
+_CUE_WORDS = re.compile(r"\b(?:correction|sorry|typo|actually|oops|wait|fix)\b", re.I)
 _QUOTED = [re.compile(p, re.I) for p in (  # what someone else said or wrote, quoted
     r"(?:(?<=:)|\b(?:said|says|told\s+me|wrote|writes|asked|replied|goes)\b:?)\s*[\"“«][^\"”»]*[\"”»]?",
     r"(?:(?<=:)|\b(?:said|says|told\s+me|wrote|writes|asked|replied|goes)\b:?)\s*'(?=\S)[^\n]*'",
@@ -117,19 +122,25 @@ def sentences(text: str) -> list[str]:
 
 
 def strip_leads(text: str) -> tuple[str, bool]:
-    """`text` without its opening words ("Oh, well, actually, ..."), and whether they said it is a correction."""
+    """`text` without its opening words ("Hi! Oh, well, actually, ..."), and whether they said it is a correction."""
     cue = False
     while True:
-        text = _PREAMBLE.sub("", _GREETING.sub("", _LEAD.sub("", text).strip()).strip()).strip()
+        before = text
+        text = _PREAMBLE.sub("", _LEAD.sub("", _GREETING.sub("", text).strip()).strip()).strip()
+        head = _HEAD.match(text)
+        if head and not re.search(r"\b(?:my|me)\b", head.group("head"), re.I):
+            cue = cue or bool(_CUE_WORDS.search(head.group("head")))
+            text = text[head.end():]
         stripped = _CUE_LEAD.sub("", text).strip()
-        if stripped == text:
+        cue = cue or stripped != text
+        text = stripped
+        if text == before:
             return text, cue
-        text, cue = stripped, True
 
 
 def _item(part: str) -> str | None:
     """One item of "I'm 41, married, with three kids" as a clause: '41' -> "I'm 41"; None when it is not an item."""
-    part = part.strip()
+    part = re.sub(r"^(?:recently|happily|newly|currently|still|also|now|just)\s+", "", part.strip(), flags=re.I)
     if re.match(r"^\d{1,3}$", part):
         return f"I'm {part}"
     if re.match(r"^(?:I|my)\b", part):

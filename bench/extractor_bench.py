@@ -20,8 +20,13 @@ from memory_core.text import words
 from bench.common import row
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
-TABLE = DATA / "extractor_statements.json"  # written first, then the rules were written against it
-HELDOUT = DATA / "extractor_statements_heldout.json"  # written after the first rules, never tuned on
+# Three tables, each written before the extractor was run on it. The rules were written against the first; the
+# second was first measured at recall 0.806 / precision 1.000 and the third at 0.580 / 0.966, and then general
+# fixes followed their misses (a general first-person fallback, greetings with emoji, list items), so their
+# figures now are no longer blind: the first-look figures are the honest estimate for new text.
+TABLE = DATA / "extractor_statements.json"
+HELDOUT = DATA / "extractor_statements_heldout.json"
+FRESH = DATA / "extractor_statements_fresh.json"
 # Words that carry no meaning of their own in a fact: a fact is matched on the others.
 _LIGHT = frozenset("""user is are am was be been a an the their theirs them they has have had at in on to of for as and
 with by from works work working lives live living based name named called favorite favourite currently""".split())
@@ -46,14 +51,17 @@ def keys(fact: str) -> set[str]:
     return {_key(w) for w in words(fact) if re.sub(r"'s$", "", w) not in _LIGHT}
 
 
-def states(extracted: str, expected: str) -> bool:
+def states(extracted: str, expected: str, said: Iterable[str] = ()) -> bool:
     """Whether an extracted fact states an expected one: a third-person fact holding every meaningful word of it
-    (several expected facts may be stated by one longer fact) and negated alike."""
-    if not re.match(r"^User\b", extracted):
+    (one longer fact may state several expected ones), negated alike, and adding at most a few words beyond what
+    the item's expected facts (`said`) say, so that echoing the message back does not count."""
+    if not re.match(r"^User\b", extracted) or re.search(r"\b(?:I|I'm|I've|my|me|mine)\b", extracted):
         return False
     have = {_key(w) for w in words(extracted)}
+    known = set().union(keys(expected), *(keys(fact) for fact in said))
+    extra = {k for k in keys(extracted) if k not in known and not any(k.startswith(w) for w in known if len(w) >= 5)}
     return all(k in have or (len(k) >= 5 and any(w.startswith(k) for w in have)) for k in keys(expected)) \
-        and bool(_NEGATION.search(extracted)) == bool(_NEGATION.search(expected))
+        and bool(_NEGATION.search(extracted)) == bool(_NEGATION.search(expected)) and len(extra) <= 4
 
 
 def load(path: Path = TABLE) -> list[dict[str, Any]]:
@@ -79,15 +87,16 @@ def score(items: Iterable[dict[str, Any]],
             bucket["items"] += 1
             bucket["expected"] += len(expected)
             bucket["extracted"] += len(got)
+        said = [fact["content"] for fact in expected]
         for fact in expected:
-            match = next((cat for content, cat in got if states(content, fact["content"])), None)
+            match = next((cat for content, cat in got if states(content, fact["content"], said)), None)
             for bucket in (totals["all"], totals[item["kind"]]):
                 bucket["found"] += match is not None
                 bucket["same_category"] += match is not None and match == fact.get("category", match)
             if match is None:
                 misses.append((item["text"], fact["content"]))
         for content, _cat in got:
-            right = any(states(content, fact["content"]) for fact in expected)
+            right = any(states(content, fact["content"], said) for fact in expected)
             for bucket in (totals["all"], totals[item["kind"]]):
                 bucket["correct"] += right
             if not right:
@@ -129,7 +138,8 @@ def main() -> None:
     verbose = "-v" in sys.argv or "--verbose" in sys.argv
     print("Offline extractor (heuristics.py) on labelled statements")
     _report("Development table", TABLE, verbose)
-    _report("Held-out table", HELDOUT, verbose)
+    _report("Check table (first look: recall 0.806, precision 1.000)", HELDOUT, verbose)
+    _report("Fresh table (first look: recall 0.580, precision 0.966)", FRESH, verbose)
 
 
 if __name__ == "__main__":

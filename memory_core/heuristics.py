@@ -69,6 +69,7 @@ _RULES: list[tuple[re.Pattern[str], str, float, str | None]] = [(re.compile(p, r
      r"|decent|hopeless|useless|fluent|new|experienced|proficient|comfortable|confident)\s+(?:at|in|with|to)\b.+)$",
      "knowledge", 0.75, None),
     (r"^(?P<rest>i(?:'m|\s+am)\s+(?:due|expecting)\b.+)$", "context", 0.8, None),
+    (r"^(?P<rest>i(?:'ll|\s+will)\s+be\s+\d{1,3}\b.*)$", "context", 0.8, None),
     (r"^(?P<rest>i\s+(?:can't|cannot|can\s+not)\s+(?:eat|drink|have|tolerate|digest|drive|swim)\b.+)$", "context",
      0.8, None),
     (r"^(?P<rest>i\s+(?:suffer|struggle|deal)\s+(?:from|with)\b.+)$", "context", 0.8, None),
@@ -80,7 +81,8 @@ _RELATION = re.compile(r"^(?i:my)\s+(?P<who>(?i:wife|husband|partner|girlfriend|
                        r"|co-?worker|doctor|therapist|dentist|landlord|roommate|flatmate|teacher|tutor|coach|mentor"
                        r"|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|niece|nephew|neighbou?r|dog|cat"
                        r"|puppy|kitten|pet|baby|lead|team\s+lead|tech\s+lead|cto|ceo|advisor|supervisor)s?)\b"
-                       r"(?P<rest>.*)$")
+                       r"(?P<rest>(?:'s|\s+(?:(?i:is|are|was|were|and|has|had|have|will|can|just|also|never|always|still"
+                       r"|recently)|\w+s|\w+ed|[A-Z]\w*))\b.*|)$")
 _NAMED = re.compile(r"^(?P<how>(?:'s\s+name|\s+name)?\s+(?i:is|'s)\s+(?:(?i:called|named)\s+)?)"
                     r"(?P<name>(?:(?i:dr|mr|mrs|ms|prof)\.?\s+)?[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\b"
                     r"|^(?P<how2>\s+(?i:is|'s)\s+(?i:called|named)\s+)(?P<name2>[\w'-]+)")
@@ -110,7 +112,7 @@ _TEMPORAL = [re.compile(p, re.I) for p in (
     r",?\s+(?:recently|yesterday|a\s+while\s+ago|earlier\s+this\s+(?:week|month|year))$",
 )]
 _TEMPORAL_AFTER_I = re.compile(r"^(i(?:'m|\s+am|'ve|\s+have)?)\s+(?:now|currently|recently|finally|just|already"
-                               r"|officially)\s+", re.I)
+                               r"|officially|actually)\s+", re.I)
 
 
 def _pronouns(text: str) -> str:
@@ -127,7 +129,7 @@ def _third_person(clause: str) -> str:
     """'I love hiking' -> 'User loves hiking'; 'I'm a nurse' -> 'User is a nurse'; 'I quit my job' -> 'User quit
     their job'."""
     clause = re.sub(r"^i(?:'m|\s+am)\b", "User is", clause, flags=re.I)
-    clause = re.sub(r"^i(?:'ve|\s+have)\b(?=\s+\w+(?:ed|en)\b|\s+(?:quit|left|got|been|switched|moved)\b)",
+    clause = re.sub(r"^i(?:'ve|\s+have)\b(?=\s+\w+(?:ed|en)\b|\s+(?:quit|left|got|been|switched|moved|had|run|done|known|taught|grown|seen|made)\b)",
                     "User has", clause, flags=re.I)
     clause = re.sub(r"^i\s+(?:do\s+not|don't)\b", "User does not", clause, flags=re.I)
     clause = re.sub(r"^i\s+(?:did\s+not|didn't)\b", "User did not", clause, flags=re.I)
@@ -219,14 +221,43 @@ def _relation_statement(who: str, rest: str, cue: bool, hedged: bool) -> Stateme
     return describe(content, "context", 0.6 if hedged else 0.85, cue=cue, hedged=hedged)
 
 
-def heuristic_statements(text: str) -> list[Statement]:
-    """The first-person English statements in `text`, in the third person, in order."""
+def heuristic_statements(text: str, *, general: bool = False) -> list[Statement]:
+    """The first-person English statements in `text`, in the third person, in order. `general`: a plain first-person
+    clause that no rule knows ("I studied physics at Oxford") counts too, with a lower confidence."""
     found: list[Statement] = []
     for clause, cue in first_person_clauses(text):
         statement = _statement(clause, cue)
+        if statement is None and general:
+            statement = _general_statement(clause, cue)
         if statement is not None:
             found.append(statement)
     return found
+
+
+# A plain clause about the conversation rather than the user: "I forgot what I wanted", "I appreciate it".
+_TALK = re.compile(r"^i\s+(?:just\s+|really\s+|also\s+|totally\s+)?(?:thought|felt|saw|meant|forgot|forget|remember"
+                   r"|appreciate|understand|asked|ask|said|say|told|tell|tried|try|need|want|wanted|wish|bet|doubt"
+                   r"|recall|apologi[sz]e|noticed|notice|checked|check|missed|was|am|got\s+it|get\s+it|did|didn't"
+                   r"|don't|do\s+not|hear|heard|mean|added|changed\s+(?:it|the|this|that)|ran|clicked|typed|pasted"
+                   r"|copied|deleted|updated|installed|fixed|tested|sent|uploaded|downloaded|followed)\b"
+                   r"|\b(?:it|this|that|these|those|them|something|anything|everything|nothing|here|there)$"
+                   r"|\b(?:this|that|these|those)\s+(?:one|bug|error|code|file|thing|question|answer|part|step|week|way)\b",
+                   re.I)
+_GENERAL_IM = re.compile(r"^i(?:'m|\s+am)\s+(?:really\s+|very\s+|quite\s+)?(?:into|on\s+(?:the|a|an)|part\s+of|one\s+of"
+                         r"|with\s+[A-Z])\b", re.I)
+
+
+def _general_statement(clause: str, cue: bool) -> Statement | None:
+    """A first-person clause no rule knows, as a less sure fact; None for talk about the conversation."""
+    clause = _drop_temporal(_strip_leads(clause.strip().strip("\"'"))[0].rstrip(".!").strip())
+    plain = re.match(r"^i\s+(?!(?:'m|am)\b)[a-z]", clause, re.I) or _GENERAL_IM.match(clause)
+    if not plain or _TALK.search(clause) or _NOT_A_FACT.search(clause) or _HEDGE.search(clause) \
+            or len(clause.split()) < 4:
+        return None
+    content = first_to_third(clause)
+    if content is None:
+        return None
+    return describe(content[:500], None, 0.6, cue=cue or bool(CORRECTION_CUES.search(clause)))
 
 
 _NOT_LASTING = re.compile(r"^i\s+(?:think|guess|believe|feel|wonder|see|mean|agree|suppose|hope|'ll|will|would|'d|can"
@@ -311,7 +342,7 @@ def link_statements(statements: list[Statement], stored: Sequence[Mapping[str, A
 def heuristic_facts(text: str, stored: Sequence[Mapping[str, Any]] = ()) -> list[Candidate]:
     """First-person English statements in `text` turned into facts, with honest confidences; a correction
     supersedes the stored fact or the earlier statement about the same thing."""
-    return link_statements(heuristic_statements(text), stored)
+    return link_statements(heuristic_statements(text, general=True), stored)
 
 
 class HeuristicExtractor:
@@ -322,7 +353,7 @@ class HeuristicExtractor:
     def extract(self, messages: list[dict[str, str]], current_memory: Mapping[str, Any]) -> ExtractionReply:
         statements = [s for m in messages
                       if m.get("role") == "user" and not m.get("content", "").startswith("[SCHEDULED]")
-                      for s in heuristic_statements(m["content"])]
+                      for s in heuristic_statements(m["content"], general=True)]
         reply = ExtractionReply(facts=link_statements(statements, current_memory.get("facts") or []))
         work = [c.content for c in reply.facts if re.search(r"\b(works?|job|team|company|studies)\b", c.content, re.I)]
         goals = [c.content for c in reply.facts if c.category == "goal"]

@@ -18,7 +18,7 @@ _SENTENCE = re.compile(r"(?<!\bdr\.)(?<!\bmr\.)(?<!\bms\.)(?<!\bst\.)(?<!\bmrs\.
 _SPELLING = [(re.compile(p, f), r) for p, f, r in [
     (r"[’‘`]", 0, "'"), (r"\bi\b(?!\.e\.)", 0, "I"), (r"\bim\b", re.I, "I'm"), (r"\bive\b", re.I, "I've"),
     (r"\b(do|does|did|can|is|was|are|have|has)nt\b", re.I, r"\1n't"), (r"\bname's\b", re.I, "name is"),
-    (r"\bcant\b", re.I, "can't"), (r"\bwont\b", re.I, "won't"),
+    (r"\bcant\b", re.I, "can't"), (r"\bI(?:'ve|\s+have)\s+got\b", 0, "I have"), (r"\bwont\b", re.I, "won't"),
     (r"\bI\s+m\b", 0, "I'm"), (r"\bgonna\b", re.I, "going to"), (r"\bwanna\b", re.I, "want to"),
     (r"\bgotta\b", re.I, "have to"),
 ]]
@@ -29,7 +29,7 @@ _LEAD = re.compile(r"^(?:(?:oh|well|so|hey|hi|hello|yeah|yes|also|and|but|btw|by
 _CUE_LEAD = re.compile(r"^(?:actually|correction|sorry|no|oops|wait|in\s+fact|these\s+days|nowadays|now|lately"
                        r"|i\s+meant|i\s+misspoke)\b\s*[,:!.-]?\s*(?=(?:i|my|actually|sorry|wait|i\s+meant)\b)", re.I)
 _GREETING = re.compile(r"^(?:hi|hey|hello|hiya|howdy|yo|greetings|good\s+(?:morning|afternoon|evening|day))"
-                       r"(?:\s+(?:there|all|everyone|again|chatgpt|claude))?\b[\s,!.:;~-]*", re.I)
+                       r"(?:\s+(?:there|all|everyone|again|chatgpt|claude))?\b[\W_]*?(?=\w|$)", re.I)
 # "Quick update:", "FYI", "For context:", "Just wanted to let you know that ...".
 _PREAMBLE = re.compile(
     r"^(?:(?:(?:a|an|one\s+more|another)\s+)?(?:(?:quick|small|little|big|short|brief|life|personal|important|some)\s+)?"
@@ -50,9 +50,10 @@ _QUESTION = re.compile(r"^(?:do|does|did|am|is|are|was|were|can|could|should|wou
                        r"|what|what's|whats|how|why|where|when|which|who|whom|whose|any\s+(?:idea|ideas|tips|thoughts"
                        r"|advice|suggestions)|tell\s+me|explain|help|please|pls|remind\s+me|let\s+me\s+know|if|unless"
                        r"|wondering|i\s+wonder)\b", re.I)
-_HYPOTHETICAL = re.compile(r"^(?:pretend|imagine|suppose|supposing|let's\s+say|lets\s+say|say|hypothetically|what\s+if"
+_HYPOTHETICAL = re.compile(r"^(?:pretend|imagine|suppose|supposing|assume|let's\s+say|lets\s+say|say|hypothetically|what\s+if"
                            r"|in\s+(?:the|this|my|a|our)\s+(?:story|game|novel|scenario|role-?play|script|book|dream)"
-                           r"|role-?play|act\s+as|write|draft|generate|create|make)\b", re.I)
+                           r"|role-?play|act\s+as|write|rewrite|rephrase|draft|generate|create|make|give|show|list|summari[sz]e|translate"
+                           r"|fix|edit|review|explain|find|suggest|recommend|compare)\b", re.I)
 # From here on the sentence is someone else's, a hypothesis or a request: "..., as if I were ...", "..., so please".
 _CUT = re.compile(r"(?:[,;]|\s[-–—]+)?\s+(?:so\s+|and\s+)?(?:as\s+if|as\s+though|if\s+I|please|pls|plz|can\s+you"
                   r"|could\s+you|would\s+you|will\s+you|do\s+you|any\s+(?:tips|ideas|advice|suggestions|thoughts"
@@ -81,6 +82,7 @@ _SUBJECTLESS = [(re.compile(p, re.I), r) for p, r in [  # "Been vegan for 3 year
     (r"^(?:currently\s+|still\s+)?(?!(?:thinking|wondering|looking|going|doing|feeling|getting|trying\s+to\s+(?:figure"
      r"|understand|find)|running\s+late|nothing|morning|evening|everything|something)\b)[a-z]+ing\b", "I'm"),
     (r"^(?:married|single|engaged|divorced|retired|vegan|vegetarian|pescatarian)\b", "I'm"),
+    (r"^\d{1,3}\s*,", "I'm"),
 ]]
 _GERUND = {"living": "I live", "working": "I work", "studying": "I study", "teaching": "I teach"}
 _STATES = (r"married|single|engaged|divorced|widowed|retired|vegan|vegetarian|pescatarian|pregnant|unemployed"
@@ -90,7 +92,8 @@ _NOUN = (r"student|engineer|developer|dev|programmer|designer|manager|nurse|doct
          r"|professor|lecturer|chef|pilot|artist|musician|photographer|illustrator|editor|journalist|pharmacist"
          r"|therapist|dentist|mechanic|electrician|plumber|farmer|owner|lead|head|officer|assistant|specialist"
          r"|technician|administrator|admin|sre|pm|candidate|postdoc|resident|surgeon|paramedic|firefighter|soldier")
-_KIN = r"kids?|children|sons?|daughters?|dogs?|cats?|puppy|puppies|kittens?|pets?|grandchildren|boys|girls|babies"
+_KIN = (r"kids?|children|sons?|daughters?|dogs?|cats?|puppy|puppies|kittens?|pets?|grandchildren|grandkids|boys|girls"
+        r"|babies|teens|teenagers|twins")
 _NOT_NAME = frozenset("""back fine good great ok okay here sorry sure done ready new tired hungry bored busy free home glad
 happy sad excited curious confused lost stuck late early also still just not so very really currently originally now
 going trying looking working living studying based from in at on a an the into over out off up down doing feeling
@@ -149,13 +152,17 @@ def _item(part: str) -> str | None:
         return "I have " + re.sub(r"^with\s+", "", part, flags=re.I)
     if re.match(r"^with\b", part, re.I):
         return None
+    if re.match(r"^(?:father|mother|mum|mom|dad|parent|grandparent)\s+of\b", part, re.I):
+        return f"I'm a {part}"
+    if re.match(rf"^{_VERB}\b", part, re.I):
+        return f"I {part}"
     gerund = re.match(r"^(living|working|studying|teaching)\b", part, re.I)
     if gerund:
         return _GERUND[gerund.group(1).lower()] + part[gerund.end():]
     if re.match(rf"^(?:a|an|the|based|originally|from|{_STATES}|[a-z]+ing)\b", part, re.I):
         return f"I'm {part}"
     if re.search(rf"\b(?:{_NOUN})s?\b", part, re.I) and len(part.split()) <= 12:
-        return f"I'm a {part}"
+        return f"I'm {'an' if part[0].lower() in 'aeiou' else 'a'} {part}"
     return None
 
 
@@ -226,6 +233,7 @@ def _clauses_of(sentence: str) -> list[str]:
             if n and not re.match(r"^I\b", piece):
                 piece = re.sub(r"^(?:now|also|just|recently|currently)\s+", "", piece, flags=re.I)
                 piece = f"I {piece}"
+            piece = re.sub(r",\s+not\s+[\w' .-]{1,30}$|\s*\(not\s+[^)]{1,30}\)$", "", piece)
             for item in _expand_list(piece):
                 out.extend(_split_job(item))
     return out
@@ -257,7 +265,7 @@ def first_person_clauses(text: str) -> list[tuple[str, bool]]:
         if sentence.endswith("?"):
             continue
         sentence = _FILLER_TAIL.sub("", sentence.rstrip(".!… ")).strip()
-        sentence = _WE.sub("I ", sentence)
+        sentence = re.sub(r"^name\s+is\b", "my name is", _WE.sub("I ", sentence), flags=re.I)
         sentence = _subjectless(sentence)
         parts = [sentence]
         for pattern, prefix in ((_SUBORDINATE, ""), (_AS_A, "I'm ")):

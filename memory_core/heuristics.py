@@ -11,6 +11,7 @@ import re
 from typing import Any, Mapping, Sequence
 
 from .candidates import Candidate, ExtractionReply
+from .fact_summaries import fact_summaries
 from .statements import Statement, describe, supersedes, third_person_verb
 from .utterances import first_person_clauses, strip_leads as _strip_leads
 
@@ -241,6 +242,7 @@ _TALK = re.compile(r"^i\s+(?:just\s+|really\s+|also\s+|totally\s+)?(?:thought|fe
                    r"|don't|do\s+not|hear|heard|mean|added|changed\s+(?:it|the|this|that)|ran|clicked|typed|pasted"
                    r"|copied|deleted|updated|installed|fixed|tested|sent|uploaded|downloaded|followed)\b"
                    r"|\b(?:it|this|that|these|those|them|something|anything|everything|nothing|here|there)$"
+                   r"|^i\s+[\w']+\s+(?:it|this|that|these|those|them)\b"
                    r"|\b(?:this|that|these|those)\s+(?:one|bug|error|code|file|thing|question|answer|part|step|week|way)\b",
                    re.I)
 _GENERAL_IM = re.compile(r"^i(?:'m|\s+am)\s+(?:really\s+|very\s+|quite\s+)?(?:into|on\s+(?:the|a|an)|part\s+of|one\s+of"
@@ -354,11 +356,10 @@ class HeuristicExtractor:
         statements = [s for m in messages
                       if m.get("role") == "user" and not m.get("content", "").startswith("[SCHEDULED]")
                       for s in heuristic_statements(m["content"], general=True)]
-        reply = ExtractionReply(facts=link_statements(statements, current_memory.get("facts") or []))
-        work = [c.content for c in reply.facts if re.search(r"\b(works?|job|team|company|studies)\b", c.content, re.I)]
-        goals = [c.content for c in reply.facts if c.category == "goal"]
-        if work:
-            reply.summaries["workContext"] = " ".join(work[:3])
-        if goals:
-            reply.summaries["topOfMind"] = " ".join(goals[-3:])
+        stored = current_memory.get("facts") or []
+        reply = ExtractionReply(facts=link_statements(statements, stored))
+        targets = {ref for c in reply.facts for ref in c.supersedes}
+        replaced = [f["content"] for f in stored if isinstance(f, Mapping) and f.get("id") in targets
+                    and isinstance(f.get("content"), str)]
+        reply.summaries.update(fact_summaries([(c.content, c.category) for c in reply.facts], current_memory, replaced))
         return reply

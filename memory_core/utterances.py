@@ -233,7 +233,8 @@ def _clauses_of(sentence: str) -> list[str]:
             if n and not re.match(r"^I\b", piece):
                 piece = re.sub(r"^(?:now|also|just|recently|currently)\s+", "", piece, flags=re.I)
                 piece = f"I {piece}"
-            piece = re.sub(r",\s+not\s+[\w' .-]{1,30}$|\s*\(not\s+[^)]{1,30}\)$", "", piece)
+            piece = re.sub(r",\s+not\s+[\w' .-]{1,30}$|\s*\(not\s+[^)]{1,30}\)$|,\s+(?:it|which|this|that)\s+(?:is|was"
+                           r"|takes|took|has|makes|means)\b.*$", "", piece)
             for item in _expand_list(piece):
                 out.extend(_split_job(item))
     return out

@@ -156,6 +156,7 @@ def _drop_negation(clause: str) -> tuple[str, bool]:
 
 
 def _drop_temporal(clause: str) -> str:
+    clause = " ".join(clause.split())  # the patterns below are quadratic in a run of blanks
     clause = _TEMPORAL_AFTER_I.sub(r"\1 ", clause)
     previous = None
     while previous != clause:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+MAX_SENTENCE = 1000
 # Sentences end at . ! ? or a line break, but not after "Dr." or "e.g.".
 _SENTENCE = re.compile(r"(?<!\bdr\.)(?<!\bmr\.)(?<!\bms\.)(?<!\bst\.)(?<!\bmrs\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)"
                        r"(?<=[.!?])\s+|\n+", re.I)
@@ -117,6 +118,7 @@ _JOB_DOING = re.compile(r"^(I'm\s+an?\s+(?:[\w-]+\s+){0,3}?[\w-]+)\s+(?!(?:durin
 
 def sentences(text: str) -> list[str]:
     """`text` cut into sentences, with quoted speech of others left out."""
+    text = re.sub(r"[^\S\n]+", " ", text)  # one space: no pattern below meets a long run of blanks
     for pattern in _QUOTED:
         text = pattern.sub(" .", text)
     for pattern, replacement in _SPELLING:
@@ -259,6 +261,8 @@ def first_person_clauses(text: str) -> list[tuple[str, bool]]:
     greeted = bool(_GREETING.match(text.strip()))
     found: list[tuple[str, bool]] = []
     for sentence in sentences(text):
+        if len(sentence) > MAX_SENTENCE:  # a page of text without a full stop states no fact about the user
+            continue
         sentence, cue = strip_leads(sentence.strip("\"' "))
         if not sentence or _QUESTION.match(sentence) or _HYPOTHETICAL.match(sentence):
             continue

@@ -89,3 +89,10 @@ def test_the_table_file_is_valid_json_with_the_expected_fields():
         for item in json.loads(path.read_text(encoding="utf-8")):
             assert set(item) <= {"text", "facts", "kind", "role"} and item["text"].strip()
             assert item["facts"] == "none" or all(f["content"].startswith("User") for f in item["facts"])
+
+
+@pytest.mark.timeout(30)
+def test_long_runs_of_blanks_do_not_stall_the_extractor():
+    """Patterns like `\\s*,?\\s+` were cubic in a run of blanks: 2,000 spaces took 20 s, 50,000 never ended."""
+    text = "I am" + " " * 50_000 + "a nurse.\n" + "I love" + " \t" * 20_000 + "tea.\n" + "I " + "love, " * 5_000
+    assert [f.content for f in heuristic_facts(text)][:2] == ["User is a nurse", "User loves tea"]

@@ -122,6 +122,7 @@ def _pronouns(text: str) -> str:
     text = re.sub(r"\bmine\b", "theirs", text, flags=re.I)
     text = re.sub(r"\bmyself\b", "themselves", text, flags=re.I)
     text = re.sub(r"\bI(?:'m| am)\b", "they are", text)
+    text = re.sub(r"\bI was\b", "they were", text)
     text = re.sub(r"\bI\b", "they", text)
     return re.sub(r"\bme\b", "them", text)
 
@@ -136,7 +137,8 @@ def _third_person(clause: str) -> str:
     clause = re.sub(r"^i\s+(?:did\s+not|didn't)\b", "User did not", clause, flags=re.I)
     clause = re.sub(r"^i(?:'d|\s+would)\b", "User would", clause, flags=re.I)
     clause = re.sub(r"^i(?:'ll|\s+will)\b", "User will", clause, flags=re.I)
-    match = re.match(r"^i\s+((?:really|absolutely|usually|always|often|never|normally|typically|also|still|just)\s+)?"
+    match = re.match(r"^i\s+((?:really|absolutely|usually|always|often|never|normally|typically|also|still|just|even"
+                     r"|totally|truly|definitely|honestly|genuinely|personally|sometimes|rarely|mostly)\s+)?"
                      r"([\w'-]+)\b", clause, flags=re.I)
     if match:
         adverb = (match.group(1) or "").lower()
@@ -241,7 +243,8 @@ _TALK = re.compile(r"^i\s+(?:just\s+|really\s+|also\s+|totally\s+)?(?:thought|fe
                    r"|appreciate|understand|asked|ask|said|say|told|tell|tried|try|need|want|wanted|wish|bet|doubt"
                    r"|recall|apologi[sz]e|noticed|notice|checked|check|missed|was|am|got\s+it|get\s+it|did|didn't"
                    r"|don't|do\s+not|hear|heard|mean|added|changed\s+(?:it|the|this|that)|ran|clicked|typed|pasted"
-                   r"|copied|deleted|updated|installed|fixed|tested|sent|uploaded|downloaded|followed)\b"
+                   r"|copied|deleted|updated|installed|fixed|tested|sent|uploaded|downloaded|followed|agree|disagree"
+                   r"|had\s+(?:a|an|such\s+a)\s+(?:great|good|nice|fun|wonderful|lovely|amazing|blast|bad|rough|hard))\b"
                    r"|\b(?:it|this|that|these|those|them|something|anything|everything|nothing|here|there)$"
                    r"|^i\s+[\w']+\s+(?:it|this|that|these|those|them)\b"
                    r"|\b(?:this|that|these|those)\s+(?:one|bug|error|code|file|thing|question|answer|part|step|week|way)\b",

@@ -77,10 +77,11 @@ _VERB = (r"(?:now\s+|also\s+|just\s+|recently\s+|currently\s+)?(?:work|live|love
 _CONTINUATION = re.compile(rf"(?:\s*,\s*(?:and\s+)?|\s+and\s+)(?={_VERB}\b)", re.I)
 _SUBJECTLESS = [(re.compile(p, re.I), r) for p, r in [  # "Been vegan for 3 years." -> "I've been vegan ..."
     (r"^been\b", "I've been"),
-    (r"^(?:love|loving|like|hate|enjoy|prefer)\b", None),
+    (r"^(?:love|like|hate|enjoy|prefer)\b", None),
     (r"^(?:just\s+|finally\s+)?(?:moved|started|joined|quit|got|finished|graduated|switched|passed|adopted|bought"
      r"|retired)\b", None),
-    (r"^(?:currently\s+|still\s+)?(?!(?:thinking|wondering|looking|going|doing|feeling|getting|trying\s+to\s+(?:figure"
+    (r"^(?:currently\s+|still\s+)?(?!(?:thinking|wondering|looking|going|doing|feeling|getting|loving|liking|enjoying"
+     r"|hating|trying\s+to\s+(?:figure"
      r"|understand|find)|running\s+late|nothing|morning|evening|everything|something)\b)[a-z]+ing\b", "I'm"),
     (r"^(?:married|single|engaged|divorced|retired|vegan|vegetarian|pescatarian)\b", "I'm"),
     (r"^\d{1,3}\s*,", "I'm"),

@@ -11,7 +11,9 @@ import re
 from typing import Any, Mapping, Sequence
 
 from .candidates import Candidate, ExtractionReply
+from .fact_summaries import fact_summaries
 from .statements import Statement, describe, supersedes, third_person_verb
+from .utterances import first_person_clauses, strip_leads as _strip_leads
 
 # (pattern on a first-person clause, category, confidence, template): the template writes the fact from `rest`;
 # None: `rest` is itself a first-person clause, put in the third person. The first rule that matches wins.
@@ -19,36 +21,82 @@ _RULES: list[tuple[re.Pattern[str], str, float, str | None]] = [(re.compile(p, r
     (r"^my\s+name\s+is\s+(?P<rest>.+)$", "context", 0.95, "User's name is {rest}"),
     (r"^my\s+favou?rite\s+(?P<rest>.+)$", "preference", 0.85, "User's favorite {rest}"),
     (r"^my\s+goal\s+is\s+(?P<rest>.+)$", "goal", 0.85, "User's goal is {rest}"),
-    (r"^my\s+(?P<rest>(?:wife|husband|partner|girlfriend|boyfriend|spouse|son|daughter|kids?|children|dog|cat|job"
-     r"|team|company|boss|sister|brother|mom|mother|dad|father|age)\b.+)$", "context", 0.8, "User's {rest}"),
+    (r"^my\s+(?P<rest>(?:job|team|company|age|work|employer|startup|business)\b.+)$", "context", 0.8, "User's {rest}"),
+    (r"^my\s+(?P<rest>(?:go-to|preferred|usual)\s+.+)$", "preference", 0.8, "User's {rest}"),
+    (r"^my\s+(?P<rest>(?:(?:main|native|first|second|mother)\s+language|(?:tech\s+)?stack|editor|os|ide)\b.+)$",
+     "knowledge", 0.8, "User's {rest}"),
+    # "My X is Y" about the user's own things; what the user's people are or do is theirs, not the user's (_RELATION)
+    (r"^my\s+(?P<rest>(?!(?:code|question|problem|issue|internet|wifi|connection|answer|point|day|guess|head|mistake"
+     r"|fault|turn|bad|apologies|pleasure|plan\s+for\s+today)\b)(?:[\w'-]+\s+){0,4}?[\w'$-]+\s+(?:is|are|was)\s+.+)$",
+     "context", 0.8, "User's {rest}"),
     (r"^(?P<rest>i\s+(?:really\s+|absolutely\s+|also\s+|still\s+|do\s+not\s+|don't\s+)?"
      r"(?:like|love|enjoy|prefer|hate|dislike|adore|can't\s+stand|avoid)\b.+)$", "preference", 0.8, None),
     (r"^(?P<rest>i(?:'ve|\s+have)?\s+switched\s+to\b.+)$", "preference", 0.8, None),
+    (r"^(?P<rest>i\s+find\b.+)$", "preference", 0.7, None),
     (r"^(?P<rest>i\s+(?:usually|always|often|never|tend\s+to|normally|typically)\b.+)$", "behavior", 0.75, None),
     (r"^(?P<rest>i(?:'m|\s+am)\s+(?:planning|trying|hoping|going)\s+to\b.+)$", "goal", 0.75, None),
-    (r"^(?P<rest>i(?:\s+(?:want|plan|hope|intend|aim|need|would\s+like)|'d\s+like)\s+to\b.+)$", "goal", 0.75, None),
+    (r"^(?P<rest>i(?:'m|\s+am)\s+(?:saving|training|studying|preparing)\s+(?:up\s+)?for\b.+)$", "goal", 0.75, None),
+    (r"^(?P<rest>i(?:\s+(?:want|plan|hope|intend|aim|need|would\s+(?:like|love))|'d\s+(?:like|love))\s+to\b.+)$",
+     "goal", 0.75, None),
     (r"^(?P<rest>i\s+(?:train|exercise|work\s+out|cook|swim|surf|cycle|bike|walk|commute|meditate|smoke|drink|eat"
-     r"|wake\s+up|get\s+up|go)\b.+)$", "behavior", 0.7, None),
-    (r"^(?P<rest>i\s+(?:work|live|moved|grew\s+up|study|teach|volunteer)\b.+)$", "context", 0.85, None),
-    (r"^(?P<rest>i(?:'ve|\s+have)?\s+(?:quit|stopped|left|changed|started|began)\b.+)$", "context", 0.8, None),
-    (r"^(?P<rest>i(?:'m|\s+am)\s+(?:a|an|the|from|based|currently|working|studying|living|at|in|married)\b.+)$",
-     "context", 0.8, None),
+     r"|wake\s+up|get\s+up|go|sleep|spend|hike|climb|ski|bake|paint|draw|dance|sing|knit|garden|grow)\b.+)$",
+     "behavior", 0.7, None),
+    (r"^(?P<rest>i\s+(?:work|live|moved|grew\s+up|study|teach|volunteer|manage|lead|earn|weigh)\b.+)$", "context",
+     0.85, None),
+    (r"^(?P<rest>i(?:'ve|\s+have)?\s+(?:quit|stopped|left|changed|started|began|switched)\b.+)$", "context", 0.8, None),
+    (r"^(?P<rest>i\s+(?:was\s+born|got\s+(?:married|engaged|divorced|promoted|hired|a\s+(?:new\s+)?job|the\s+job"
+     r"|accepted|into|back\s+from|a\s+(?:dog|cat|puppy|kitten))|joined|passed|graduated|finished|completed|retired|adopted"
+     r"|bought|founded|launched|won|became)\b.*)$", "context", 0.8, None),
+    (r"^(?P<rest>i(?:'ve|\s+have)\s+(?:been|worked|lived|used|studied|played|taught|known|owned|run|done|practi[cs]ed"
+     r"|coded|programmed|written)\b.+)$", "context", 0.8, None),
+    (r"^(?P<rest>i(?:'m|\s+am)\s+not\s+(?:a|an|really\s+a|big\s+on|into|much\s+of\s+a|great\s+at|good\s+at|fond"
+     r"|comfortable)\b.+)$", "behavior", 0.75, None),
+    (r"^(?P<rest>i\s+(?:do\s+not|don't|never)\s+(?:eat|drink|smoke)\b.+)$", "preference", 0.75, None),
+    (r"^(?P<rest>i\s+(?:do\s+not|don't)\s+(?:have|own|drive|use|speak|watch|play|cook|fly|work)\b.+)$", "context",
+     0.75, None),
+    (r"^(?P<rest>i(?:'m|\s+am)\s+(?:originally\s+|also\s+|still\s+)?(?:a|an|the|from|based|currently|working|studying"
+     r"|living|at|in|married|on\s+an?)\b.+)$", "context", 0.8, None),
     (r"^(?P<rest>i(?:'m|\s+am)\s+\d{1,3}\b(?:\s+years\s+old)?)$", "context", 0.85, None),
-    (r"^(?P<rest>i(?:'m|\s+am)\s+(?:vegan|vegetarian|pescatarian|single|engaged|divorced|retired|self-employed"
-     r"|unemployed|allergic|left-handed|colou?r-blind)\b.*)$", "context", 0.8, None),
+    (r"^(?P<rest>i(?:'m|\s+am)\s+\d'\s?\d{1,2}\b.*)$", "context", 0.8, None),
+    (r"^(?P<rest>i(?:'m|\s+am)\s+(?:vegan|vegetarian|pescatarian|single|engaged|married|widowed|divorced|retired|self-employed"
+     r"|unemployed|allergic|left-handed|right-handed|colou?r-?blind|lactose\s+intolerant|gluten\s+intolerant"
+     r"|diabetic|pregnant|deaf|blind|dyslexic|autistic|introverted|extroverted|bilingual|trilingual|fluent"
+     r"|american|british|english|scottish|irish|canadian|australian|german|french|spanish|portuguese|italian|dutch"
+     r"|polish|swedish|norwegian|danish|greek|turkish|russian|ukrainian|brazilian|mexican|indian|chinese|japanese"
+     r"|korean|nigerian|kenyan)\b.*)$", "context", 0.8, None),
     (r"^(?P<rest>i(?:'m|\s+am)\s+(?!(?:going|feeling|thinking|wondering|looking|trying|getting|doing|not|just)\b)"
      r"\w+ing\b.+)$", "context", 0.75, None),
-    (r"^(?P<rest>i\s+(?:use|know|speak|have|own|play|run|write|read)\b.+)$", "knowledge", 0.7, None),
+    (r"^(?P<rest>i(?:'m|\s+am)\s+(?:(?:really|very|pretty|quite|so|fairly)\s+)?(?:good|bad|terrible|great|awful"
+     r"|decent|hopeless|useless|fluent|new|experienced|proficient|comfortable|confident)\s+(?:at|in|with|to)\b.+)$",
+     "knowledge", 0.75, None),
+    (r"^(?P<rest>i(?:'m|\s+am)\s+(?:due|expecting)\b.+)$", "context", 0.8, None),
+    (r"^(?P<rest>i(?:'ll|\s+will)\s+be\s+\d{1,3}\b.*)$", "context", 0.8, None),
+    (r"^(?P<rest>i\s+(?:can't|cannot|can\s+not)\s+(?:eat|drink|have|tolerate|digest|drive|swim)\b.+)$", "context",
+     0.8, None),
+    (r"^(?P<rest>i\s+(?:suffer|struggle|deal)\s+(?:from|with)\b.+)$", "context", 0.8, None),
+    (r"^(?P<rest>i\s+(?:use|know|speak|have|own|play|run|write|read|code|program)\b.+)$", "knowledge", 0.7, None),
 ]]
+# "My manager is Rui", "my dog's name is Pixel": who the user's people are; "My mom is a teacher" is the mom's fact.
+_RELATION = re.compile(r"^(?i:my)\s+(?P<who>(?i:wife|husband|partner|girlfriend|boyfriend|spouse|fianc[eé]e?|son"
+                       r"|daughter|kid|child|sister|brother|mom|mum|mother|dad|father|boss|manager|friend|colleague"
+                       r"|co-?worker|doctor|therapist|dentist|landlord|roommate|flatmate|teacher|tutor|coach|mentor"
+                       r"|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|niece|nephew|neighbou?r|dog|cat"
+                       r"|puppy|kitten|pet|baby|lead|team\s+lead|tech\s+lead|cto|ceo|advisor|supervisor)s?)\b"
+                       r"(?P<rest>(?:'s|\s+(?:(?i:is|are|was|were|and|has|had|have|will|can|just|also|never|always|still"
+                       r"|recently)|\w+s|\w+ed|[A-Z]\w*))\b.*|)$")
+_NAMED = re.compile(r"^(?P<how>(?:'s\s+name|\s+name)?\s+(?i:is|'s)\s+(?:(?i:called|named)\s+)?)"
+                    r"(?P<name>(?:(?i:dr|mr|mrs|ms|prof)\.?\s+)?[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\b"
+                    r"|^(?P<how2>\s+(?i:is|'s)\s+(?i:called|named)\s+)(?P<name2>[\w'-]+)")
+# Things said in passing that are not lasting facts about the user.
+_NOT_A_FACT = re.compile(r"^i\s+(?:really\s+|just\s+|absolutely\s+)?(?:like|love|hate|enjoy|prefer|adore)\s+(?:this|that|it"
+                         r"|these|those|them|you|your|the\s+(?:idea|answer|first|second|last|new|other|way\s+you))\b"
+                         r"|^i\s+have\s+(?:a|an|one|another|some|no|two|a\s+few)\s+(?:quick\s+|small\s+|follow-up\s+)?"
+                         r"(?:questions?|idea|problem|issue|doubt|request|headache|cold|fever|meeting|thought|suggestion"
+                         r"|clue)\b|^i(?:'m|\s+am)\s+going\s+to\s+(?:bed|sleep|try|check|think|ask|grab|head|take\s+a)\b"
+                         r"|^i\s+(?:want|need|would\s+like|'d\s+like)\s+to\s+(?:know|ask|see|understand|check|find\s+out"
+                         r"|figure\s+out|make\s+sure|clarify|confirm|be\s+sure)\b"
+                         r"|\b(?:today|tonight|tomorrow|this\s+(?:morning|afternoon|evening))\b", re.I)
 _HEDGE = re.compile(r"\b(maybe|perhaps|probably|i think|i guess|might|kind of|sort of|not sure)\b", re.I)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-# First-person clauses inside a sentence: "..., and I love X", "...; so I train at 7", "..., I moved last month".
-_CLAUSE = re.compile(r"\s*[;,]?\s+(?:and|but|so|because)\s+(?=I\b)|\s*[;,]\s+(?=I\b)")
-_LEAD = re.compile(r"^(?:(?:oh|well|so|hey|hi|yeah|yes|also|and|but|btw|by the way|honestly|anyway|ok|okay),?\s+)+",
-                   re.I)
-# A correction or change said up front: "Actually, I ...", "No, my name is ...", "These days I ...".
-_CUE_LEAD = re.compile(r"^(?:actually|correction|sorry|no|oops|wait|in\s+fact|these\s+days|nowadays|now|lately"
-                       r"|i\s+meant|i\s+misspoke)\b\s*[,:!.-]?\s*(?=(?:i|my)\b)", re.I)
 # Words that say a statement corrects or changes something said before.
 CORRECTION_CUES = re.compile(r"\b(?:actually|correction|i\s+meant|no\s+longer|any\s*more|any\s+longer|now|these\s+days"
                              r"|nowadays|moved\s+to|changed\s+jobs|switched\s+to|quit|stopped)\b", re.I)
@@ -64,7 +112,8 @@ _TEMPORAL = [re.compile(p, re.I) for p in (
     r"|years?)\s+ago$",
     r",?\s+(?:recently|yesterday|a\s+while\s+ago|earlier\s+this\s+(?:week|month|year))$",
 )]
-_TEMPORAL_AFTER_I = re.compile(r"^(i(?:'m|\s+am|'ve|\s+have)?)\s+(?:now|currently|recently)\s+", re.I)
+_TEMPORAL_AFTER_I = re.compile(r"^(i(?:'m|\s+am|'ve|\s+have)?)\s+(?:now|currently|recently|finally|just|already"
+                               r"|officially|actually)\s+", re.I)
 
 
 def _pronouns(text: str) -> str:
@@ -73,6 +122,7 @@ def _pronouns(text: str) -> str:
     text = re.sub(r"\bmine\b", "theirs", text, flags=re.I)
     text = re.sub(r"\bmyself\b", "themselves", text, flags=re.I)
     text = re.sub(r"\bI(?:'m| am)\b", "they are", text)
+    text = re.sub(r"\bI was\b", "they were", text)
     text = re.sub(r"\bI\b", "they", text)
     return re.sub(r"\bme\b", "them", text)
 
@@ -81,29 +131,19 @@ def _third_person(clause: str) -> str:
     """'I love hiking' -> 'User loves hiking'; 'I'm a nurse' -> 'User is a nurse'; 'I quit my job' -> 'User quit
     their job'."""
     clause = re.sub(r"^i(?:'m|\s+am)\b", "User is", clause, flags=re.I)
-    clause = re.sub(r"^i(?:'ve|\s+have)\b(?=\s+\w+(?:ed|en)\b|\s+(?:quit|left|got|been|switched|moved)\b)",
+    clause = re.sub(r"^i(?:'ve|\s+have)\b(?=\s+\w+(?:ed|en)\b|\s+(?:quit|left|got|been|switched|moved|had|run|done|known|taught|grown|seen|made)\b)",
                     "User has", clause, flags=re.I)
     clause = re.sub(r"^i\s+(?:do\s+not|don't)\b", "User does not", clause, flags=re.I)
     clause = re.sub(r"^i\s+(?:did\s+not|didn't)\b", "User did not", clause, flags=re.I)
     clause = re.sub(r"^i(?:'d|\s+would)\b", "User would", clause, flags=re.I)
     clause = re.sub(r"^i(?:'ll|\s+will)\b", "User will", clause, flags=re.I)
-    match = re.match(r"^i\s+((?:really|absolutely|usually|always|often|never|normally|typically|also|still|just)\s+)?"
+    match = re.match(r"^i\s+((?:really|absolutely|usually|always|often|never|normally|typically|also|still|just|even"
+                     r"|totally|truly|definitely|honestly|genuinely|personally|sometimes|rarely|mostly)\s+)?"
                      r"([\w'-]+)\b", clause, flags=re.I)
     if match:
         adverb = (match.group(1) or "").lower()
         clause = f"User {adverb}{third_person_verb(match.group(2))}" + clause[match.end():]
     return _pronouns(clause)
-
-
-def _strip_leads(text: str) -> tuple[str, bool]:
-    """`text` without its opening words ("Oh, well, actually, ..."), and whether they said it is a correction."""
-    cue = False
-    while True:
-        text = _LEAD.sub("", text).strip()
-        stripped = _CUE_LEAD.sub("", text).strip()
-        if stripped == text:
-            return text, cue
-        text, cue = stripped, True
 
 
 def _drop_negation(clause: str) -> tuple[str, bool]:
@@ -118,6 +158,7 @@ def _drop_negation(clause: str) -> tuple[str, bool]:
 
 
 def _drop_temporal(clause: str) -> str:
+    clause = " ".join(clause.split())  # the patterns below are quadratic in a run of blanks
     clause = _TEMPORAL_AFTER_I.sub(r"\1 ", clause)
     previous = None
     while previous != clause:
@@ -142,9 +183,14 @@ def _statement(clause: str, cue: bool) -> Statement | None:
     cue = cue or lead_cue
     if len(clause) < 6 or clause.endswith("?") or re.match(r"^(if|when|would|could|should|please)\b", clause, re.I):
         return None
-    clause = clause.rstrip(".!").strip()
+    clause = re.sub(r",\s+not\s+[\w' .-]{1,30}$|\s*\(not\s+[^)]{1,30}\)$", "", clause.rstrip(".!").strip())
+    if _NOT_A_FACT.search(clause):
+        return None
     hedged = bool(_HEDGE.search(clause))
-    clause = re.sub(r"^i\s+(?:think|guess|believe)\s+(?:that\s+)?(?=i\b)", "", clause, flags=re.I)
+    clause = re.sub(r"^i\s+(?:think|guess|believe)\s+(?:that\s+)?(?=(?:i|my)\b)", "", clause, flags=re.I)
+    relation = _RELATION.match(clause)
+    if relation:
+        return _relation_statement(relation.group("who"), relation.group("rest"), cue, hedged)
     clause = re.sub(r"^(?=i\b)(i)\s+(?:might|may)\s+", r"\1 ", clause, flags=re.I)
     cue = cue or bool(CORRECTION_CUES.search(clause))
     clause, negated = _drop_negation(clause)
@@ -165,16 +211,59 @@ def _statement(clause: str, cue: bool) -> Statement | None:
     return None
 
 
-def heuristic_statements(text: str) -> list[Statement]:
-    """The first-person English statements in `text`, in the third person, in order."""
+def _relation_statement(who: str, rest: str, cue: bool, hedged: bool) -> Statement | None:
+    """ "my manager is Rui" -> "User's manager is Rui"; None for what the user's people are, do or like."""
+    named = _NAMED.match(rest)
+    if not named:
+        return None
+    how = " ".join((named.group("how") or named.group("how2")).lower().replace("'s", " 's").split())
+    name = named.group("name") or named.group("name2")
+    if "name" in how:
+        content = f"User's {who.lower()}'s name is {name}"
+    else:
+        content = f"User's {who.lower()} is {'called ' if 'called' in how else 'named ' if 'named' in how else ''}{name}"
+    return describe(content, "context", 0.6 if hedged else 0.85, cue=cue, hedged=hedged)
+
+
+def heuristic_statements(text: str, *, general: bool = False) -> list[Statement]:
+    """The first-person English statements in `text`, in the third person, in order. `general`: a plain first-person
+    clause that no rule knows ("I studied physics at Oxford") counts too, with a lower confidence."""
     found: list[Statement] = []
-    for sentence in _SENTENCE.split(text):
-        sentence, cue = _strip_leads(sentence.strip().strip("\"'"))
-        for n, clause in enumerate(_CLAUSE.split(sentence)):
-            statement = _statement(clause, cue and n == 0)
-            if statement is not None:
-                found.append(statement)
+    for clause, cue in first_person_clauses(text):
+        statement = _statement(clause, cue)
+        if statement is None and general:
+            statement = _general_statement(clause, cue)
+        if statement is not None:
+            found.append(statement)
     return found
+
+
+# A plain clause about the conversation rather than the user: "I forgot what I wanted", "I appreciate it".
+_TALK = re.compile(r"^i\s+(?:just\s+|really\s+|also\s+|totally\s+)?(?:thought|felt|saw|meant|forgot|forget|remember"
+                   r"|appreciate|understand|asked|ask|said|say|told|tell|tried|try|need|want|wanted|wish|bet|doubt"
+                   r"|recall|apologi[sz]e|noticed|notice|checked|check|missed|was|am|got\s+it|get\s+it|did|didn't"
+                   r"|don't|do\s+not|hear|heard|mean|added|changed\s+(?:it|the|this|that)|ran|clicked|typed|pasted"
+                   r"|copied|deleted|updated|installed|fixed|tested|sent|uploaded|downloaded|followed|agree|disagree"
+                   r"|had\s+(?:a|an|such\s+a)\s+(?:great|good|nice|fun|wonderful|lovely|amazing|blast|bad|rough|hard))\b"
+                   r"|\b(?:it|this|that|these|those|them|something|anything|everything|nothing|here|there)$"
+                   r"|^i\s+[\w']+\s+(?:it|this|that|these|those|them)\b"
+                   r"|\b(?:this|that|these|those)\s+(?:one|bug|error|code|file|thing|question|answer|part|step|week|way)\b",
+                   re.I)
+_GENERAL_IM = re.compile(r"^i(?:'m|\s+am)\s+(?:really\s+|very\s+|quite\s+)?(?:into|on\s+(?:the|a|an)|part\s+of|one\s+of"
+                         r"|with\s+[A-Z])\b", re.I)
+
+
+def _general_statement(clause: str, cue: bool) -> Statement | None:
+    """A first-person clause no rule knows, as a less sure fact; None for talk about the conversation."""
+    clause = _drop_temporal(_strip_leads(clause.strip().strip("\"'"))[0].rstrip(".!").strip())
+    plain = re.match(r"^i\s+(?!(?:'m|am)\b)[a-z]", clause, re.I) or _GENERAL_IM.match(clause)
+    if not plain or _TALK.search(clause) or _NOT_A_FACT.search(clause) or _HEDGE.search(clause) \
+            or len(clause.split()) < 4:
+        return None
+    content = first_to_third(clause)
+    if content is None:
+        return None
+    return describe(content[:500], None, 0.6, cue=cue or bool(CORRECTION_CUES.search(clause)))
 
 
 _NOT_LASTING = re.compile(r"^i\s+(?:think|guess|believe|feel|wonder|see|mean|agree|suppose|hope|'ll|will|would|'d|can"
@@ -259,7 +348,7 @@ def link_statements(statements: list[Statement], stored: Sequence[Mapping[str, A
 def heuristic_facts(text: str, stored: Sequence[Mapping[str, Any]] = ()) -> list[Candidate]:
     """First-person English statements in `text` turned into facts, with honest confidences; a correction
     supersedes the stored fact or the earlier statement about the same thing."""
-    return link_statements(heuristic_statements(text), stored)
+    return link_statements(heuristic_statements(text, general=True), stored)
 
 
 class HeuristicExtractor:
@@ -270,12 +359,11 @@ class HeuristicExtractor:
     def extract(self, messages: list[dict[str, str]], current_memory: Mapping[str, Any]) -> ExtractionReply:
         statements = [s for m in messages
                       if m.get("role") == "user" and not m.get("content", "").startswith("[SCHEDULED]")
-                      for s in heuristic_statements(m["content"])]
-        reply = ExtractionReply(facts=link_statements(statements, current_memory.get("facts") or []))
-        work = [c.content for c in reply.facts if re.search(r"\b(works?|job|team|company|studies)\b", c.content, re.I)]
-        goals = [c.content for c in reply.facts if c.category == "goal"]
-        if work:
-            reply.summaries["workContext"] = " ".join(work[:3])
-        if goals:
-            reply.summaries["topOfMind"] = " ".join(goals[-3:])
+                      for s in heuristic_statements(m["content"], general=True)]
+        stored = current_memory.get("facts") or []
+        reply = ExtractionReply(facts=link_statements(statements, stored))
+        targets = {ref for c in reply.facts for ref in c.supersedes}
+        replaced = [f["content"] for f in stored if isinstance(f, Mapping) and f.get("id") in targets
+                    and isinstance(f.get("content"), str)]
+        reply.summaries.update(fact_summaries([(c.content, c.category) for c in reply.facts], current_memory, replaced))
         return reply

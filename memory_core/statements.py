@@ -24,6 +24,9 @@ _THIRD = {"like": "likes", "love": "loves", "enjoy": "enjoys", "prefer": "prefer
 # Verbs that stay as they are after "User": the past tense and the modals ("User quit", "User can").
 _KEEP_VERB = frozenset("""quit left went got made took had did was were saw came ran bought found began wrote met told
 said thought felt knew gave put set spent won lost built sent kept held brought taught caught paid slept grew became
+chose drove rode wore fell flew forgot hung hid hurt let meant rose sang sat shook shot shut sold spoke stole stood
+stuck swam threw understood woke tore broke drew drank ate fed fought forgave froze heard led lent rang sought struck
+swore swept wept
 can can't cannot could will would should shall might may must""".split())
 
 

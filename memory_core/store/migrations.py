@@ -294,7 +294,6 @@ MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_k
                                                             m012_source_error_and_restore_journal, m013_llm_formats,
                                                             m016_agent_items, m016_oauth,
                                                             m017_dream_proposals, m018_usage_and_injections]
-                                                            m013_llm_formats]
 
 
 def migrate(db: Database) -> list[str]:

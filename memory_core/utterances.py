@@ -1,0 +1,286 @@
+"""What a person wrote, made ready for the offline extractor's rules (heuristics.py).
+
+People rarely write "I live in Lisbon." on a line of its own. They greet ("Hi! I'm Ana, a backend engineer at Acme
+in Lisbon."), announce ("Quick update: ..."), write in lower case without apostrophes ("im a dev"), list several
+things at once ("I'm 41, married, with three kids"), ask on the way ("I'm on FastAPI, how do I ...?"), imagine ("If
+I lived in Berlin ...") and quote others. This module turns a message into the plain first-person clauses the rules
+read ("my name is Ana", "I'm a backend engineer at Acme", "I live in Lisbon") and leaves out what is not the user's
+own statement about themselves."""
+
+from __future__ import annotations
+
+import re
+
+MAX_SENTENCE = 1000
+# Sentences end at . ! ? or a line break, but not after "Dr." or "e.g.".
+_SENTENCE = re.compile(r"(?<!\bdr\.)(?<!\bmr\.)(?<!\bms\.)(?<!\bst\.)(?<!\bmrs\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)"
+                       r"(?<=[.!?])\s+|\n+", re.I)
+# Spelling as typed on a phone: "im", "ive", "dont", "i", curly apostrophes.
+_SPELLING = [(re.compile(p, f), r) for p, f, r in [
+    (r"[’‘`]", 0, "'"), (r"\bi\b(?!\.e\.)", 0, "I"), (r"\bim\b", re.I, "I'm"), (r"\bive\b", re.I, "I've"),
+    (r"\b(do|does|did|can|is|was|are|have|has)nt\b", re.I, r"\1n't"), (r"\bname's\b", re.I, "name is"),
+    (r"\bcant\b", re.I, "can't"), (r"\bI(?:'ve|\s+have)\s+got\b", 0, "I have"), (r"\bwont\b", re.I, "won't"),
+    (r"\bI\s+m\b", 0, "I'm"), (r"\bgonna\b", re.I, "going to"), (r"\bwanna\b", re.I, "want to"),
+    (r"\bgotta\b", re.I, "have to"),
+]]
+# Opening words that say nothing themselves: "Oh, well, btw, ...".
+_LEAD = re.compile(r"^(?:(?:oh|well|so|hey|hi|hello|yeah|yes|also|and|but|btw|by the way|honestly|anyway|ok|okay|lol"
+                   r"|haha|hmm+|um+|fwiw|tbh|p\.?s\.?),?\s+)+", re.I)
+# A correction or change said up front: "Actually, I ...", "No wait, my name is ...", "These days I ...".
+_CUE_LEAD = re.compile(r"^(?:actually|correction|sorry|no|oops|wait|in\s+fact|these\s+days|nowadays|now|lately"
+                       r"|i\s+meant|i\s+misspoke)\b\s*[,:!.-]?\s*(?=(?:i|my|actually|sorry|wait|i\s+meant)\b)", re.I)
+_GREETING = re.compile(r"^(?:hi|hey|hello|hiya|howdy|yo|greetings|good\s+(?:morning|afternoon|evening|day))"
+                       r"(?:\s+(?:there|all|everyone|again|chatgpt|claude))?\b[\W_]*?(?=\w|$)", re.I)
+# "Quick update:", "FYI", "For context:", "Just wanted to let you know that ...".
+_PREAMBLE = re.compile(
+    r"^(?:(?:(?:a|an|one\s+more|another)\s+)?(?:(?:quick|small|little|big|short|brief|life|personal|important|some)\s+)?"
+    r"(?:update|note|news|fyi|heads[\s-]up|psa|context|background|info|reminder)(?:\s+(?:on\s+my\s+end|from\s+me"
+    r"|about\s+me|for\s+you))?|for\s+(?:context|reference|the\s+record|background|what\s+it's\s+worth)"
+    r"|(?:just\s+)?(?:so\s+you\s+know|fyi|a\s+heads[\s-]up|letting\s+you\s+know|to\s+let\s+you\s+know)"
+    r"|(?:I\s+)?(?:just\s+)?(?:wanted|want|thought\s+I'd|thought\s+I\s+should)\s+(?:to\s+)?(?:let\s+you\s+know|say"
+    r"|mention|tell\s+you|share|update\s+you)|as\s+you\s+(?:may\s+)?know|in\s+case\s+it\s+helps|fun\s+fact)"
+    r"\b(?:\s+that)?\s*[:,!.;–—-]*\s*", re.I)
+# "Sorry, typo: my name is ...", "Quick question first, some background: I'm ...": a short head before a colon.
+_HEAD = re.compile(r"^(?P<head>[^:I]{1,50}):\s*(?=(?:I|my|My)\b)")
+_CUE_WORDS = re.compile(r"\b(?:correction|sorry|typo|actually|oops|wait|fix)\b", re.I)
+_QUOTED = [re.compile(p, re.I) for p in (  # what someone else said or wrote, quoted
+    r"(?:(?<=:)|\b(?:said|says|told\s+me|wrote|writes|asked|replied|goes)\b:?)\s*[\"“«][^\"”»]*[\"”»]?",
+    r"(?:(?<=:)|\b(?:said|says|told\s+me|wrote|writes|asked|replied|goes)\b:?)\s*'(?=\S)[^\n]*'",
+)]
+_QUESTION = re.compile(r"^(?:do|does|did|am|is|are|was|were|can|could|should|would|will|shall|may|must|have|has"
+                       r"|what|what's|whats|how|why|where|when|which|who|whom|whose|any\s+(?:idea|ideas|tips|thoughts"
+                       r"|advice|suggestions)|tell\s+me|explain|help|please|pls|remind\s+me|let\s+me\s+know|if|unless"
+                       r"|wondering|i\s+wonder)\b", re.I)
+_HYPOTHETICAL = re.compile(r"^(?:pretend|imagine|suppose|supposing|assume|let's\s+say|lets\s+say|say|hypothetically|what\s+if"
+                           r"|in\s+(?:the|this|my|a|our)\s+(?:story|game|novel|scenario|role-?play|script|book|dream)"
+                           r"|role-?play|act\s+as|write|rewrite|rephrase|draft|generate|create|make|give|show|list|summari[sz]e|translate"
+                           r"|fix|edit|review|explain|find|suggest|recommend|compare)\b", re.I)
+# From here on the sentence is someone else's, a hypothesis or a request: "..., as if I were ...", "..., so please".
+_CUT = re.compile(r"(?:[,;]|\s[-–—]+)?\s+(?:so\s+|and\s+)?(?:as\s+if|as\s+though|if\s+I|please|pls|plz|can\s+you"
+                  r"|could\s+you|would\s+you|will\s+you|do\s+you|any\s+(?:tips|ideas|advice|suggestions|thoughts"
+                  r"|recommendations)|how\s+(?:do|can|should|would)\b|what\s+(?:do|should|would|can|is|are)\s"
+                  r"|which\s|is\s+there|help\s+me|tips\s+on)\b.*$", re.I)
+_FILLER_TAIL = re.compile(r"[\s,]*\b(?:lol|lmao|haha+|hehe|pls|please|plz|thx|thanks|tbh|honestly|btw)\W*$|\s*[:;]-?[)D(P]"
+                          r"\s*$", re.I)
+_WE = re.compile(r"^we\s+(?=(?:just\s+|finally\s+|recently\s+)?(?:adopted|bought|moved|live|got\s+(?:married|engaged|a)"
+                 r"|had\s+(?:a|our)\s+(?:baby|son|daughter)|have\s+(?:a|an|two|three|four|\d+)\s))", re.I)
+_SUBORDINATE = re.compile(r"^(?:since|because|as|now\s+that|given\s+that|seeing\s+as)\s+(I\b[^,]{3,80}),\s*(.*)$", re.I)
+_AS_A = re.compile(r"^as\s+(an?\s+[^,]{3,50}),\s*(.*)$", re.I)
+# Another first-person clause in the same sentence: "..., and I love X", "...; my wife is Ana", "..., I moved".
+_CLAUSE = re.compile(r"\s*[;,]?\s+(?:and|but|so|because|though|although|while)\s+(?=(?:I|my|My)\b)"
+                     r"|\s*[;,]\s+(?=(?:I|my|My)\b)")
+# Verbs that start a clause of their own without "I": "I live in Austin, work at Dell"; "I'm 5'9 and weigh 70 kg".
+_VERB = (r"(?:now\s+|also\s+|just\s+|recently\s+|currently\s+)?(?:work|live|love|like|hate|enjoy|prefer|play|speak"
+         r"|teach|study|run|own|use|need|want|go|got|weigh|earn|joined|moved|started|manage|lead|drive|cook|write"
+         r"|train|swim|drink|eat|spend|volunteer|coach|grew\s+up|make|build|speak|sleep|have\s+(?:a|an|two|three"
+         r"|four|\d+)\b)")
+_CONTINUATION = re.compile(rf"(?:\s*,\s*(?:and\s+)?|\s+and\s+)(?={_VERB}\b)", re.I)
+_SUBJECTLESS = [(re.compile(p, re.I), r) for p, r in [  # "Been vegan for 3 years." -> "I've been vegan ..."
+    (r"^been\b", "I've been"),
+    (r"^(?:love|like|hate|enjoy|prefer)\b", None),
+    (r"^(?:just\s+|finally\s+)?(?:moved|started|joined|quit|got|finished|graduated|switched|passed|adopted|bought"
+     r"|retired)\b", None),
+    (r"^(?:currently\s+|still\s+)?(?!(?:thinking|wondering|looking|going|doing|feeling|getting|loving|liking|enjoying"
+     r"|hating|trying\s+to\s+(?:figure"
+     r"|understand|find)|running\s+late|nothing|morning|evening|everything|something)\b)[a-z]+ing\b", "I'm"),
+    (r"^(?:married|single|engaged|divorced|retired|vegan|vegetarian|pescatarian)\b", "I'm"),
+    (r"^\d{1,3}\s*,", "I'm"),
+]]
+_GERUND = {"living": "I live", "working": "I work", "studying": "I study", "teaching": "I teach"}
+_STATES = (r"married|single|engaged|divorced|widowed|retired|vegan|vegetarian|pescatarian|pregnant|unemployed"
+           r"|self-employed|freelance|remote|left-handed|right-handed|colou?r-?blind|diabetic|bilingual|trilingual")
+_NOUN = (r"student|engineer|developer|dev|programmer|designer|manager|nurse|doctor|teacher|scientist|analyst|lawyer"
+         r"|writer|consultant|researcher|architect|accountant|founder|freelancer|cto|ceo|cfo|coo|vp|director|intern"
+         r"|professor|lecturer|chef|pilot|artist|musician|photographer|illustrator|editor|journalist|pharmacist"
+         r"|therapist|dentist|mechanic|electrician|plumber|farmer|owner|lead|head|officer|assistant|specialist"
+         r"|technician|administrator|admin|sre|pm|candidate|postdoc|resident|surgeon|paramedic|firefighter|soldier")
+_KIN = (r"kids?|children|sons?|daughters?|dogs?|cats?|puppy|puppies|kittens?|pets?|grandchildren|grandkids|boys|girls"
+        r"|babies|teens|teenagers|twins")
+_NOT_NAME = frozenset("""back fine good great ok okay here sorry sure done ready new tired hungry bored busy free home glad
+happy sad excited curious confused lost stuck late early also still just not so very really currently originally now
+going trying looking working living studying based from in at on a an the into over out off up down doing feeling
+thinking learning using interested afraid aware alone well cool bad in this that there what all into getting about
+only almost always never sometimes usually anyone someone everyone nobody nothing same me you""".split())
+_NATIONALITY = (r"american|british|english|scottish|irish|welsh|canadian|australian|german|french|spanish|portuguese"
+                r"|italian|dutch|belgian|swiss|austrian|polish|czech|swedish|norwegian|danish|finnish|greek|turkish"
+                r"|russian|ukrainian|brazilian|mexican|argentin(?:e|ian)|chilean|colombian|peruvian|indian|pakistani"
+                r"|chinese|japanese|korean|vietnamese|thai|filipino|indonesian|nigerian|kenyan|south\s+african"
+                r"|egyptian|moroccan|israeli|iranian|lebanese")
+_INTRO = re.compile(r"^I(?:'m|\s+am)\s+(?i:(?:dr|mr|mrs|ms|prof)\.?\s+)?(?P<name>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?"
+                    r"|[a-z][\w'-]*)(?P<pronouns>\s*\(\s*(?:she|he|they|xe|ze)/\w+\s*\))?(?=\s*(?:[,.;!(]|$|\s+(?:and"
+                    r"|from)\b|\s+[-–—]))(?P<rest>.*)$")
+_HERE = re.compile(r"^(?P<name>[A-Z][\w'-]*|[a-z][\w'-]*)\s+here\b\s*[,.!:;-]*\s*(?P<rest>.*)$")
+_JOB_AT_IN = re.compile(r"^(I'm\s+an?\s+.+?\s+(?:at|for)\s+[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*)\s+in\s+"
+                        r"(?P<place>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)$")
+_JOB_BASED = re.compile(r"^(I'm\s+an?\s+.+?)\s+based\s+in\s+(?P<place>.+)$")
+_JOB_DOING = re.compile(r"^(I'm\s+an?\s+(?:[\w-]+\s+){0,3}?[\w-]+)\s+(?!(?:during|morning|evening|thing|something"
+                        r"|nothing|everything|king|ring|spring|string)\b)(?P<verb>[a-z]+ing)\b\s+(?P<rest>.+)$")
+
+
+def sentences(text: str) -> list[str]:
+    """`text` cut into sentences, with quoted speech of others left out."""
+    text = re.sub(r"[^\S\n]+", " ", text)  # one space: no pattern below meets a long run of blanks
+    for pattern in _QUOTED:
+        text = pattern.sub(" .", text)
+    for pattern, replacement in _SPELLING:
+        text = pattern.sub(replacement, text)
+    return [s for s in (s.strip() for s in _SENTENCE.split(text)) if s]
+
+
+def strip_leads(text: str) -> tuple[str, bool]:
+    """`text` without its opening words ("Hi! Oh, well, actually, ..."), and whether they said it is a correction."""
+    cue = False
+    while True:
+        before = text
+        text = _PREAMBLE.sub("", _LEAD.sub("", _GREETING.sub("", text).strip()).strip()).strip()
+        head = _HEAD.match(text)
+        if head and not re.search(r"\b(?:my|me)\b", head.group("head"), re.I):
+            cue = cue or bool(_CUE_WORDS.search(head.group("head")))
+            text = text[head.end():]
+        stripped = _CUE_LEAD.sub("", text).strip()
+        cue = cue or stripped != text
+        text = stripped
+        if text == before:
+            return text, cue
+
+
+def _item(part: str) -> str | None:
+    """One item of "I'm 41, married, with three kids" as a clause: '41' -> "I'm 41"; None when it is not an item."""
+    part = re.sub(r"^(?:recently|happily|newly|currently|still|also|now|just)\s+", "", part.strip(), flags=re.I)
+    if re.match(r"^\d{1,3}$", part):
+        return f"I'm {part}"
+    if re.match(r"^(?:I|my)\b", part):
+        return part
+    if re.match(rf"^(?:with\s+)?(?:a|an|one|two|three|four|five|six|\d+)\s+(?:[\w-]+\s+)?(?:{_KIN})\b", part, re.I):
+        return "I have " + re.sub(r"^with\s+", "", part, flags=re.I)
+    if re.match(r"^with\b", part, re.I):
+        return None
+    if re.match(r"^(?:father|mother|mum|mom|dad|parent|grandparent)\s+of\b", part, re.I):
+        return f"I'm a {part}"
+    if re.match(rf"^{_VERB}\b", part, re.I):
+        return f"I {part}"
+    gerund = re.match(r"^(living|working|studying|teaching)\b", part, re.I)
+    if gerund:
+        return _GERUND[gerund.group(1).lower()] + part[gerund.end():]
+    if re.match(rf"^(?:a|an|the|based|originally|from|{_STATES}|[a-z]+ing)\b", part, re.I):
+        return f"I'm {part}"
+    if re.search(rf"\b(?:{_NOUN})s?\b", part, re.I) and len(part.split()) <= 12:
+        return f"I'm {'an' if part[0].lower() in 'aeiou' else 'a'} {part}"
+    return None
+
+
+def _expand_list(clause: str) -> list[str]:
+    """ "I'm 41, married, with three kids" -> ["I'm 41", "I'm married", "I have three kids"]; items that are not
+    list items stay with the one before ("I speak Portuguese, English and some French")."""
+    if not re.match(r"^I(?:'m|\s+am)\b", clause):
+        return [clause]
+    head, *parts = re.split(r"\s*,\s*(?:and\s+)?", clause)
+    out = [head]
+    for part in parts:
+        item = _item(part)
+        if item is None:
+            out[-1] = f"{out[-1]}, {part}"
+        else:
+            out.append(item)
+    return out
+
+
+def _split_job(clause: str) -> list[str]:
+    """ "I'm a backend engineer at Acme in Lisbon" -> ["I'm a backend engineer at Acme", "I live in Lisbon"];
+    "I'm a nurse working nights" -> ["I'm a nurse", "I'm working nights"]."""
+    match = _JOB_AT_IN.match(clause)
+    if match:
+        return [match.group(1), f"I live in {match.group('place')}"]
+    match = _JOB_BASED.match(clause)
+    if match:
+        return [*_split_job(match.group(1)), f"I'm based in {match.group('place')}"]
+    match = _JOB_DOING.match(clause)
+    if match:
+        return [match.group(1), f"I'm {match.group('verb')} {match.group('rest')}"]
+    return [clause]
+
+
+def _introduction(sentence: str, greeted: bool) -> list[str] | None:
+    """ "I'm Ana, a backend engineer" -> ["my name is Ana", "I'm a backend engineer"]; None when the sentence does
+    not give the user's name. A lower-case name, or "Omar here", counts only in a message that opened with a
+    greeting."""
+    match = _INTRO.match(sentence) or (_HERE.match(sentence) if greeted else None)
+    if not match:
+        return None
+    name = match.group("name")
+    first = name.split()[0].lower()
+    if first in _NOT_NAME or re.fullmatch(rf"(?:{_NATIONALITY}|{_STATES})", name, re.I) \
+            or (name[0].islower() and not greeted) or re.search(r"(?:ed|ing|ly|ful|ous|ive|able|ic)$", first):
+        return None
+    out = [f"my name is {name}"]
+    if match.groupdict().get("pronouns"):
+        out.append(f"I use {match.group('pronouns').strip(' ()')} pronouns")
+    rest = match.group("rest").strip()
+    joiner = " " if re.match(r"^and\b", rest) else ", "
+    rest = re.sub(r"^[\s,.;!:–—-]+", "", rest).strip()
+    if rest:  # what follows the name reads as the rest of "I'm <name>, ..."
+        out.extend(c for c in _clauses_of(f"I'm \x00{joiner}{rest}") if "\x00" not in c)
+    return out
+
+
+def _clauses_of(sentence: str) -> list[str]:
+    """The first-person clauses of one sentence, each on its own."""
+    out: list[str] = []
+    for clause in _CLAUSE.split(sentence):
+        clause = clause.strip()
+        if not clause:
+            continue
+        pieces = _CONTINUATION.split(clause) if re.match(r"^I\b", clause) else [clause]
+        for n, piece in enumerate(pieces):
+            piece = piece.strip()
+            if n and not re.match(r"^I\b", piece):
+                piece = re.sub(r"^(?:now|also|just|recently|currently)\s+", "", piece, flags=re.I)
+                piece = f"I {piece}"
+            piece = re.sub(r",\s+not\s+[\w' .-]{1,30}$|\s*\(not\s+[^)]{1,30}\)$|,\s+(?:it|which|this|that)\s+(?:is|was"
+                           r"|takes|took|has|makes|means)\b.*$", "", piece)
+            for item in _expand_list(piece):
+                out.extend(_split_job(item))
+    return out
+
+
+def _subjectless(sentence: str) -> str:
+    """ "Been vegan for 3 years." -> "I've been vegan for 3 years."; other sentences as they are."""
+    if re.match(r"^(?:I|my|we)\b", sentence, re.I):
+        return sentence
+    for pattern, subject in _SUBJECTLESS:
+        if pattern.match(sentence):
+            rest = sentence[0].lower() + sentence[1:]
+            if subject == "I've been":
+                return "I've " + rest
+            return f"{subject} {rest}" if subject else f"I {rest}"
+    return sentence
+
+
+def first_person_clauses(text: str) -> list[tuple[str, bool]]:
+    """The clauses of `text` in which the user says something about themselves, in order, each with whether it was
+    said as a correction ("Actually, ..."). Questions, hypotheses, requests and others' quoted words are left out."""
+    greeted = bool(_GREETING.match(text.strip()))
+    found: list[tuple[str, bool]] = []
+    for sentence in sentences(text):
+        if len(sentence) > MAX_SENTENCE:  # a page of text without a full stop states no fact about the user
+            continue
+        sentence, cue = strip_leads(sentence.strip("\"' "))
+        if not sentence or _QUESTION.match(sentence) or _HYPOTHETICAL.match(sentence):
+            continue
+        sentence = _CUT.sub("", sentence).strip()
+        if sentence.endswith("?"):
+            continue
+        sentence = _FILLER_TAIL.sub("", sentence.rstrip(".!… ")).strip()
+        sentence = re.sub(r"^name\s+is\b", "my name is", _WE.sub("I ", sentence), flags=re.I)
+        sentence = _subjectless(sentence)
+        parts = [sentence]
+        for pattern, prefix in ((_SUBORDINATE, ""), (_AS_A, "I'm ")):
+            match = pattern.match(sentence)
+            if match:
+                parts = [prefix + match.group(1), match.group(2)]
+                break
+        for n, part in enumerate(parts):
+            intro = _introduction(part, greeted)
+            clauses = intro if intro is not None else _clauses_of(part)
+            found.extend((clause, cue and n == 0 and i == 0) for i, clause in enumerate(clauses))
+    return found

@@ -1,0 +1,107 @@
+"""Issue 22: facts from imported conversations, offline, and summaries that read as sentences."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from memory_core.extraction import EXTRACTION_PROMPT
+from memory_core.fact_summaries import as_sentence, fact_summaries, join_sentences, split_sentences
+from memory_core.tiers.summarizer import SUMMARY_PROMPT, ExtractiveSummarizer
+from tests.conftest import make_memory
+
+IMPORTS = Path(__file__).parent / "data" / "imports"
+# What the user said in the fixtures' current branches, as the offline extractor writes it.
+STATED = {
+    "chatgpt": {"User lives in Lisbon", "User works at Tidewater Analytics", "User prefers walking to work",
+                "User prefers quiet temples to crowded ones", "User prefers tea over coffee in the mornings",
+                "User usually cycles to the office"},
+    "claude": {"User prefers tokio over async-std", "User is a nurse", "User wants to move into health informatics",
+               "User grows tomatoes and peppers on their allotment in Leeds"},
+}
+# Said by the assistant, by nobody, or not a fact: never a fact.
+NOT_STATED = re.compile(r"Thai basil|Sanzen|Tokio is|regenerated|Kyoto for 5|data analysis|PIN|Leeds summers|"
+                        r"Welcome|commute|keeps it", re.I)
+
+
+@pytest.mark.parametrize("fmt,path", [("chatgpt", IMPORTS / "chatgpt" / "conversations.json"),
+                                      ("claude", IMPORTS / "claude" / "export")])
+def test_imported_conversations_yield_the_facts_the_user_stated(tmp_path, database_url, fmt, path):
+    with make_memory(tmp_path, database_url) as m:
+        report = m.import_file(path, user_id="ana", agent_name="bot")
+        assert report.format == fmt and report.conversations >= 3
+        m.queue.flush()
+        facts = {f.content for f in m.facts.list(user_id="ana", agent_name="bot")}
+        assert STATED[fmt] <= facts, STATED[fmt] - facts
+        assert not [f for f in facts if NOT_STATED.search(f)]
+        user = m.memory_data(user_id="ana", agent_name="bot")["user"]
+        if fmt == "claude":  # the summary Claude kept is not thrown away by the offline summary
+            assert user["topOfMind"]["summary"] == ("Shipping the checkout redesign before the holiday sale. "
+                                                    "User wants to move into health informatics.")
+        assert all(_sentences_only(part["summary"]) for part in user.values() if part["summary"])
+
+
+def _sentences_only(text: str) -> bool:
+    """Every sentence ends with punctuation and no two statements are glued ("... at Acme User works ...")."""
+    return all(re.search(r"[.!?…]$", s) for s in split_sentences(text)) and not re.search(r"[\w,] User\b", text)
+
+
+def test_summaries_after_updates_are_sentences(tmp_path, database_url):
+    with make_memory(tmp_path, database_url) as m:
+        m.update([{"role": "user", "content": "Hi! I'm Ana, a backend engineer at Acme in Lisbon."}], thread_id="a")
+        m.update([{"role": "user", "content": "I want to run a marathon. I'm learning Rust too."}], thread_id="b")
+        m.update([{"role": "user", "content": "I no longer work at Acme, I work at Globex now."}], thread_id="c")
+        user = m.memory_data()["user"]
+        assert user["workContext"]["summary"] == "User no longer works at Acme. User works at Globex."
+        assert user["personalContext"]["summary"] == "User's name is Ana. User lives in Lisbon."
+        assert user["topOfMind"]["summary"] == "User wants to run a marathon."
+        assert all(_sentences_only(part["summary"]) for part in user.values())
+        text = m.format_for_injection()
+        assert "User no longer works at Acme. User works at Globex." in text
+        assert "Acme User" not in text
+
+
+def test_a_stored_summary_keeps_its_sentences_but_loses_the_superseded_one():
+    current = {"user": {"workContext": {"summary": "User works at Acme.\nLeads the platform team"}}}
+    assert fact_summaries([("User works at Globex", "context")], current) == {
+        "workContext": "Leads the platform team. User works at Globex."}
+    assert fact_summaries([("User loves tea", "preference")], current) == {}
+    replaced = fact_summaries([("User is a nurse", "context")], current, replaced=["User works at Acme"])
+    assert replaced == {"workContext": "Leads the platform team. User is a nurse."}
+
+
+@pytest.mark.parametrize("text,sentence", [
+    ("User works at Globex", "User works at Globex."),
+    ("  user  lives in   Porto ", "User lives in Porto."),
+    ("Is it?", "Is it?"),
+    ("User's height is 5'9\"", "User's height is 5'9\"."),
+    ("", ""),
+])
+def test_as_sentence(text, sentence):
+    assert as_sentence(text) == sentence
+
+
+def test_join_sentences_separates_and_drops_repeats():
+    assert join_sentences(["User works at Acme", "User lives in Porto.", "user works at Acme."]) == \
+        "User works at Acme. User lives in Porto."
+
+
+def test_the_extractive_summary_writes_whole_sentences():
+    long = "I have been working on the billing migration " + "and the invoices " * 30
+    summary = ExtractiveSummarizer(max_chars=80).summarize([
+        {"role": "user", "content": "I no longer work at Acme\nI work at Globex now"},
+        {"role": "user", "content": long},
+        {"role": "assistant", "content": "Congratulations on the new job"}])
+    lines = summary.splitlines()
+    assert lines[:2] == ["- User: I no longer work at Acme.", "- User: I work at Globex now."]
+    assert lines[-1] == "- Assistant: Congratulations on the new job."
+    cut = next(line for line in lines if "billing" in line)
+    assert cut.endswith("…") and len(cut) <= len("- User: ") + 80 and not cut.endswith(" …")
+    assert all(re.search(r"[.!?…]$", line) for line in lines)
+
+
+def test_the_llm_prompts_ask_for_sentences():
+    assert "complete sentences" in SUMMARY_PROMPT and "full stop" in SUMMARY_PROMPT
+    assert "complete sentences" in EXTRACTION_PROMPT

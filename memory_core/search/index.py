@@ -22,11 +22,13 @@ from ..errors import EmbeddingError
 from ..redact import scrub
 from ..scope import Scope
 from ..store.models import ChunkRow, EmbeddingRow, FactRow, IndexedDocRow, TokenStatsRow
+from ..store.turn_store import fact_sources, facts_with_sources
 from ..text import STOPWORDS
 from ..tiers.core import CORE_PATH
 from .chunking import CHUNK_CHARS, CHUNKING, chunk_document, split_chunk  # noqa: F401 (named here before)
 from .embedders import Embedder, batches, cosine_top
 from .fusion import decay, mmr, rrf, weighted
+from .neighbours import with_neighbours
 
 if TYPE_CHECKING:
     from ..clock import Clock
@@ -39,9 +41,10 @@ _TOKEN = re.compile(r"[\w']+", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 # Hybrid fusion: min-max normalised keyword and cosine scores, weighted. Chosen by measurement on LoCoMo
 # (bench/search_locomo.py): it beat reciprocal-rank fusion at every weight tried, because RRF lets weak
-# vector neighbours displace strong keyword matches. With IDF-weighted vectors every weight from 0.3 to 0.7
-# gave the same recall within a question or two; 0.5 sits in the middle of that plateau.
-VECTOR_WEIGHT = 0.5
+# vector neighbours displace strong keyword matches. Equal weights since neighbouring turns lend to each
+# other (search.neighbours): with them, vector weights 1.0 and 1.5 gave 0.75 on both dev conversations,
+# 0.5 and 0.7 gave 0.735 (without them the plateau was 0.3-0.7, at 0.66).
+VECTOR_WEIGHT = 1.0
 # Token-weighted embedders pool with the scope's inverse document frequencies, from a snapshot that is
 # taken again once the scope has doubled or halved; a new snapshot re-embeds the scope. Above this many
 # items (re-pooled in under a second here), a search leaves that to the worker's back-fill rather than
@@ -496,7 +499,9 @@ class SearchIndex:
 
     def search(self, scope: Scope, query: str, k: int = 10, *, mode: str = "hybrid", half_life_days: float | None = None,
                mmr_lambda: float | None = None, keyword_weight: float = 1.0, vector_weight: float = VECTOR_WEIGHT,
-               fusion: str = "weighted") -> list[SearchHit]:
+               fusion: str = "weighted", neighbours: bool = True) -> list[SearchHit]:
+        """The k best hits; `neighbours` lets a turn stored as a fact lend to the turns around it (see
+        search.neighbours)."""
         if not isinstance(query, str) or not query.strip():
             raise ValueError("query must not be empty")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -519,6 +524,9 @@ class SearchIndex:
             fused = rrf([[o for o, _ in kw], [o for o, _ in vec]], [keyword_weight, vector_weight])
         else:
             fused = weighted([dict(kw), dict(vec)], [keyword_weight, vector_weight])
+        if neighbours:
+            fused = with_neighbours(fused, lambda ids: fact_sources(self.db, scope, ids),
+                                    lambda sources: facts_with_sources(self.db, scope, sources))
         hits = self._hits(scope, fused)
         if half_life_days:
             today = self.clock.now().date()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_core.search.neighbours import adjacent_sources, position, spread, with_neighbours
+from memory_core.search.neighbours import nearby_sources, position, spread, with_neighbours
 from tests.conftest import make_memory
 
 
@@ -27,38 +27,39 @@ def test_position(source, expected):
     assert position(source) == expected
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("D3:12", ("D3:11", "D3:13")),
-    ("D3:1", ("D3:0", "D3:2")),
-    ("D3:0", (None, "D3:1")),
-    ("t:010", ("t:009", "t:011")),
-    ("chat#9", ("chat#8", "chat#10")),
-    ("thread:7", (None, None)),
-    (None, (None, None)),
+@pytest.mark.parametrize("source, offsets, expected", [
+    ("D3:12", (1, -1), {1: "D3:13", -1: "D3:11"}),
+    ("D3:1", (1, -1, 2, -2), {1: "D3:2", -1: "D3:0", 2: "D3:3"}),
+    ("D3:0", (-1,), {}),
+    ("t:010", (-1, 1), {-1: "t:009", 1: "t:011"}),
+    ("t:099", (1,), {1: "t:100"}),
+    ("chat#9", (1,), {1: "chat#10"}),
+    ("thread:7", (1, -1), {}),
+    (None, (1,), {}),
 ])
-def test_adjacent_sources(source, expected):
-    assert adjacent_sources(source) == expected
+def test_nearby_sources(source, offsets, expected):
+    assert nearby_sources(source, offsets) == expected
 
 
-@pytest.mark.parametrize("scores, links, to_next, to_previous, expected", [
-    ({}, {}, 0.5, 0.3, {}),
-    ({"a": 1.0}, {}, 0.5, 0.3, {"a": 1.0}),
+@pytest.mark.parametrize("scores, links, expected", [
+    ({}, {}, {}),
+    ({"a": 1.0}, {}, {"a": 1.0}),
     # a's reply b gains half a's score, the turn before it (z, not a candidate yet) gains 0.3 of it
-    ({"a": 1.0}, {"a": (["z"], ["b"])}, 0.5, 0.3, {"a": 1.0, "b": 0.5, "z": 0.3}),
+    ({"a": 1.0}, {"a": [("z", 0.3), ("b", 0.5)]}, {"a": 1.0, "b": 0.5, "z": 0.3}),
     # lent scores add up; lending reads the given scores, not what was lent
-    ({"a": 1.0, "b": 0.4}, {"a": ([], ["b"]), "b": (["a"], ["c"])}, 0.5, 0.3, {"a": 1.12, "b": 0.9, "c": 0.2}),
+    ({"a": 1.0, "b": 0.4}, {"a": [("b", 0.5)], "b": [("a", 0.3), ("c", 0.5)]}, {"a": 1.12, "b": 0.9, "c": 0.2}),
     # an item never lends to itself; one with no score lends nothing
-    ({"a": 1.0, "b": 0.0}, {"a": (["a"], ["a"]), "b": ([], ["c"])}, 0.5, 0.3, {"a": 1.0, "b": 0.0}),
+    ({"a": 1.0, "b": 0.0}, {"a": [("a", 0.5)], "b": [("c", 0.5)]}, {"a": 1.0, "b": 0.0}),
     # several facts with one source are all neighbours
-    ({"a": 2.0}, {"a": ([], ["b", "c"])}, 0.25, 0.0, {"a": 2.0, "b": 0.5, "c": 0.5}),
+    ({"a": 2.0}, {"a": [("b", 0.25), ("c", 0.25)]}, {"a": 2.0, "b": 0.5, "c": 0.5}),
 ])
-def test_spread(scores, links, to_next, to_previous, expected):
-    out = spread(scores, links, to_next, to_previous)
+def test_spread(scores, links, expected):
+    out = spread(scores, links)
     assert out == pytest.approx(expected)
     assert scores is not out
 
 
-def test_with_neighbours_looks_up_only_the_best_facts_and_their_adjacent_sources():
+def test_with_neighbours_looks_up_only_the_best_facts_and_their_nearby_sources():
     sources = {"1": "D1:1", "2": "D1:2", "3": "note", "4": "D2:5"}
     stored = [("1", "D1:1"), ("2", "D1:2"), ("5", "D1:3"), ("6", "D2:4"), ("7", "D2:6"), ("8", "D2:6")]
     asked: list[list[str]] = []
@@ -72,7 +73,7 @@ def test_with_neighbours_looks_up_only_the_best_facts_and_their_adjacent_sources
         return [(i, s) for i, s in stored if s in wanted]
 
     scores = {"f:1": 1.0, "f:3": 0.8, "c:9": 0.9, "f:4": 0.5, "f:2": 0.1}
-    out = with_neighbours(scores, sources_of, facts_with, pool=3, to_next=0.5, to_previous=0.25)
+    out = with_neighbours(scores, sources_of, facts_with, pool=3, shares={1: 0.5, -1: 0.25})
     assert asked[0] == ["1", "3", "4"]  # the 3 best facts; chunks are not turns
     assert asked[1] == ["D1:0", "D1:2", "D2:4", "D2:6"]
     assert out == pytest.approx({"f:1": 1.0, "f:3": 0.8, "c:9": 0.9, "f:4": 0.5, "f:2": 0.6, "f:6": 0.125,

@@ -22,7 +22,7 @@ from ..errors import EmbeddingError
 from ..redact import scrub
 from ..scope import Scope
 from ..store.models import ChunkRow, EmbeddingRow, FactRow, IndexedDocRow, TokenStatsRow
-from ..store.turn_store import fact_sources, facts_with_sources
+from ..store.turn_store import facts_with_sources
 from ..text import STOPWORDS
 from ..tiers.core import CORE_PATH
 from .chunking import CHUNK_CHARS, CHUNKING, chunk_document, split_chunk  # noqa: F401 (named here before)
@@ -524,10 +524,11 @@ class SearchIndex:
             fused = rrf([[o for o, _ in kw], [o for o, _ in vec]], [keyword_weight, vector_weight])
         else:
             fused = weighted([dict(kw), dict(vec)], [keyword_weight, vector_weight])
-        if neighbours:
-            fused = with_neighbours(fused, lambda ids: fact_sources(self.db, scope, ids),
-                                    lambda sources: facts_with_sources(self.db, scope, sources))
+        if not half_life_days:  # what ranks below `depth` cannot reach the top k (MMR picks from 4k)
+            fused = dict(sorted(fused.items(), key=lambda kv: kv[1], reverse=True)[:depth])
         hits = self._hits(scope, fused)
+        if neighbours:
+            hits = self._lend_to_neighbours(scope, hits)
         if half_life_days:
             today = self.clock.now().date()
             hits = {o: (h, sc * (decay((today - date.fromisoformat(h.source[7:17])).days, half_life_days)
@@ -544,19 +545,34 @@ class SearchIndex:
         return [SearchHit(hits[o][0].kind, hits[o][0].ref, hits[o][0].text, round(hits[o][1], 6), hits[o][0].source)
                 for o in ranked[:k]]
 
+    def _lend_to_neighbours(self, scope: Scope, hits: dict[str, tuple[SearchHit, float]]) -> dict[str, tuple[SearchHit, float]]:
+        """`hits` rescored by search.neighbours, with the neighbouring turns it brought in."""
+        sources = {h.ref: h.source for h, _ in hits.values() if h.kind == "fact" and h.source}
+        found: dict[str, SearchHit] = {}
+
+        def facts_with(wanted: list[str]) -> list[tuple[str, str]]:
+            rows = facts_with_sources(self.db, scope, wanted)
+            found.update((f"f:{i}", SearchHit("fact", i, content, 0.0, source)) for i, source, content in rows)
+            return [(i, source) for i, source, _ in rows]
+
+        lent = with_neighbours({o: sc for o, (_, sc) in hits.items()},
+                               lambda ids: {i: sources[i] for i in ids if i in sources}, facts_with)
+        return {o: (hits[o][0] if o in hits else found[o], sc) for o, sc in lent.items()}
+
     def _hits(self, scope: Scope, scores: dict[str, float]) -> dict[str, tuple[SearchHit, float]]:
         fact_ids = [o[2:] for o in scores if o.startswith("f:")]
         chunk_pks = [int(o[2:]) for o in scores if o.startswith("c:")]
         out: dict[str, tuple[SearchHit, float]] = {}
         with self.db.read() as s:
             if fact_ids:
-                for r in s.execute(select(FactRow).where(FactRow.id.in_(fact_ids), FactRow.user_id == scope.user_id,
-                                                         FactRow.agent_name == scope.agent_name,
-                                                         FactRow.invalid_at.is_(None))).scalars():
+                for r in s.execute(select(FactRow.id, FactRow.content, FactRow.source).where(
+                        FactRow.id.in_(fact_ids), FactRow.user_id == scope.user_id,
+                        FactRow.agent_name == scope.agent_name, FactRow.invalid_at.is_(None))):
                     out[f"f:{r.id}"] = (SearchHit("fact", r.id, r.content, 0.0, r.source), scores[f"f:{r.id}"])
             if chunk_pks:
-                for r in s.execute(select(ChunkRow).where(ChunkRow.pk.in_(chunk_pks), ChunkRow.user_id == scope.user_id,
-                                                          ChunkRow.agent_name == scope.agent_name)).scalars():
+                for r in s.execute(select(ChunkRow.pk, ChunkRow.kind, ChunkRow.path, ChunkRow.start_line, ChunkRow.end_line,
+                                          ChunkRow.text).where(ChunkRow.pk.in_(chunk_pks), ChunkRow.user_id == scope.user_id,
+                                                               ChunkRow.agent_name == scope.agent_name)):
                     ref = f"{r.path}#L{r.start_line}-L{r.end_line}"
                     out[f"c:{r.pk}"] = (SearchHit(r.kind, ref, r.text, 0.0, r.path), scores[f"c:{r.pk}"])
         return out

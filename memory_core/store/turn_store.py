@@ -13,20 +13,11 @@ def _valid(scope: Scope) -> tuple:
     return FactRow.user_id == scope.user_id, FactRow.agent_name == scope.agent_name, FactRow.invalid_at.is_(None)
 
 
-def fact_sources(db: Database, scope: Scope, fact_ids: list[str]) -> dict[str, str]:
-    """{fact id: source} of the scope's valid facts among `fact_ids` that have a source."""
-    if not fact_ids:
-        return {}
-    with db.read() as s:
-        rows = s.execute(select(FactRow.id, FactRow.source).where(
-            *_valid(scope), FactRow.id.in_(fact_ids), FactRow.source.is_not(None))).all()
-    return {fact_id: source for fact_id, source in rows}
-
-
-def facts_with_sources(db: Database, scope: Scope, sources: list[str]) -> list[tuple[str, str]]:
-    """(fact id, source) of the scope's valid facts whose source is one of `sources`."""
+def facts_with_sources(db: Database, scope: Scope, sources: list[str]) -> list[tuple[str, str, str]]:
+    """(fact id, source, content) of the scope's valid facts whose source is one of `sources`."""
     if not sources:
         return []
     with db.read() as s:
-        rows = s.execute(select(FactRow.id, FactRow.source).where(*_valid(scope), FactRow.source.in_(sources))).all()
-    return [(fact_id, source) for fact_id, source in rows]
+        rows = s.execute(select(FactRow.id, FactRow.source, FactRow.content).where(
+            *_valid(scope), FactRow.source.in_(sources))).all()
+    return [(fact_id, source, content) for fact_id, source, content in rows]

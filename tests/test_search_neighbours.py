@@ -128,3 +128,16 @@ def test_a_turn_stored_again_takes_the_place_of_the_invalidated_one(tmp_path):
         m.facts.add("Rui: Yes! We went with Pretzel, after his colour.", "context", 0.9, source="chat-3:4")
         hits = m.search("what name did they pick for the new puppy", k=3)
         assert any("Pretzel" in h.text for h in hits) and all("Biscuit" not in h.text for h in hits)
+
+
+def test_the_lookups_of_each_search_are_index_searches(tmp_path):
+    from sqlalchemy import text
+
+    with make_memory(tmp_path) as m:
+        with m.db.read() as s:
+            by_source = s.execute(text("EXPLAIN QUERY PLAN SELECT id, source, content FROM facts WHERE user_id = 'u' "
+                                       "AND agent_name = 'a' AND invalid_at IS NULL AND source IN ('D1:2', 'D1:4')")).all()
+            vectors = s.execute(text("EXPLAIN QUERY PLAN SELECT count(*) FROM embeddings WHERE user_id = 'u' "
+                                     "AND agent_name = 'a' AND model = 'm' AND dim > 0")).all()
+        assert "ix_facts_scope_source" in str(by_source)
+        assert "COVERING INDEX ix_embeddings_scope_model_dim" in str(vectors)

@@ -60,14 +60,15 @@ def main() -> None:
           f"embedder {memory.embedder.model_name})")
     row("mode", "recall@5", "recall@10", "median ms")
     configs = [("keyword (FTS5 BM25: Porter words + trigrams)", {"mode": "keyword"}), ("vector", {"mode": "vector"}),
-               ("hybrid (default: weighted min-max, vector 0.5)", {}),
-               ("hybrid weighted, vector 0.15", {"vector_weight": 0.15}),
+               ("hybrid (default: weighted 1:1, neighbouring turns)", {}),
+               ("hybrid without neighbouring turns", {"neighbours": False}),
                ("hybrid weighted, vector 0.3", {"vector_weight": 0.3}),
-               ("hybrid weighted, vector 0.7", {"vector_weight": 0.7}),
+               ("hybrid weighted, vector 0.5", {"vector_weight": 0.5}),
+               ("hybrid weighted, vector 1.5", {"vector_weight": 1.5}),
                ("hybrid RRF 1:1", {"fusion": "rrf", "vector_weight": 1.0}),
-               ("hybrid RRF keyword 1 : vector 0.5", {"fusion": "rrf"})]
+               ("hybrid RRF keyword 1 : vector 0.5", {"fusion": "rrf", "vector_weight": 0.5})]
     if "--all" not in sys.argv:
-        configs = configs[:3]
+        configs = configs[:4]
     for label, options in configs:
         r5, r10, ms, per_user = evaluate(memory, questions, **options)
         row(label, f"{r5:.3f}", f"{r10:.3f}", f"{ms:.1f}")

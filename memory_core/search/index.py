@@ -22,11 +22,13 @@ from ..errors import EmbeddingError
 from ..redact import scrub
 from ..scope import Scope
 from ..store.models import ChunkRow, EmbeddingRow, FactRow, IndexedDocRow, TokenStatsRow
+from ..store.turn_store import facts_with_sources
 from ..text import STOPWORDS
-from ..tiers.core import BULLET, CORE_PATH
-from ..tiers.daily import split_blocks
+from ..tiers.core import CORE_PATH
+from .chunking import CHUNK_CHARS, CHUNKING, chunk_document, split_chunk  # noqa: F401 (named here before)
 from .embedders import Embedder, batches, cosine_top
 from .fusion import decay, mmr, rrf, weighted
+from .neighbours import with_neighbours
 
 if TYPE_CHECKING:
     from ..clock import Clock
@@ -39,25 +41,17 @@ _TOKEN = re.compile(r"[\w']+", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 # Hybrid fusion: min-max normalised keyword and cosine scores, weighted. Chosen by measurement on LoCoMo
 # (bench/search_locomo.py): it beat reciprocal-rank fusion at every weight tried, because RRF lets weak
-# vector neighbours displace strong keyword matches. With IDF-weighted vectors every weight from 0.3 to 0.7
-# gave the same recall within a question or two; 0.5 sits in the middle of that plateau.
-VECTOR_WEIGHT = 0.5
+# vector neighbours displace strong keyword matches. Equal weights since neighbouring turns lend to each
+# other (search.neighbours): with them, vector weights 1.0 and 1.5 gave 0.75 on both dev conversations,
+# 0.5 and 0.7 gave 0.735 (without them the plateau was 0.3-0.7, at 0.66).
+VECTOR_WEIGHT = 1.0
 # Token-weighted embedders pool with the scope's inverse document frequencies, from a snapshot that is
 # taken again once the scope has doubled or halved; a new snapshot re-embeds the scope. Above this many
 # items (re-pooled in under a second here), a search leaves that to the worker's back-fill rather than
 # wait. An older snapshot still weighs well: on LoCoMo, one taken at a tenth of a conversation lost nothing.
 REFRESH_ON_REQUEST = 5_000
-# A chunk holds at most this many characters (~400 tokens of English, the size OpenClaw's memory search
-# chunks by, and facts are at most 2,000): a longer daily block or MEMORY.md bullet becomes several chunks,
-# cut between paragraphs, else lines, else sentences, else words, else anywhere. Part of each document's
-# indexed hash, so that a new bound re-chunks what was indexed under the old one.
-CHUNK_CHARS = 1_600
-HEADING_CHARS = 200  # of the MEMORY.md heading that prefixes each of its bullets' chunks
 # Keyword search's tables: (table, owner expression, text column, extra condition: only valid facts are searched).
 _TABLES = (("facts", "'f:' || t.id", "content", " AND t.invalid_at IS NULL"), ("chunks", "'c:' || t.pk", "text", ""))
-_CHUNKING = f"chunks<={CHUNK_CHARS}, preamble"  # how documents are cut: a change re-chunks them
-_BOUNDARIES = (re.compile(r"\n[ \t]*\n\s*"), re.compile(r"\n"), re.compile(r"(?<=[.!?])\s+|(?<=[。！？])"),
-               re.compile(r"\s+"))
 # Embedding calls are bounded: at most EMBED_BATCH_ITEMS texts and EMBED_BATCH_CHARS characters, each text
 # cut to EMBED_TEXT_CHARS (chunks and facts are shorter; this only guards against rows from older versions).
 EMBED_BATCH_ITEMS = 512
@@ -122,64 +116,6 @@ def drifted(snapshot_items: int, items: int) -> bool:
     return items >= 2 * snapshot_items + 4 or 2 * items + 4 <= snapshot_items
 
 
-def chunk_document(path: str, content: str) -> list[tuple[int, int, str]]:
-    """Daily logs by block; MEMORY.md by bullet (with the heading it sits under); as (first line, last
-    line, text), no text longer than CHUNK_CHARS."""
-    if path == CORE_PATH:
-        out, heading = [], ""
-        for n, line in enumerate(content.split("\n"), 1):
-            if line.startswith("#"):
-                heading = line.lstrip("#").strip()[:HEADING_CHARS]
-            elif m := BULLET.match(line):
-                prefix = f"{heading}: " if heading else ""
-                pieces = split_chunk(n, m.group(1), CHUNK_CHARS - len(prefix))
-                out.extend((n, n, prefix + piece) for _, _, piece in pieces)
-        return out
-    return [piece for start, _, block in split_blocks(content) for piece in split_chunk(start, block)]
-
-
-def split_chunk(first_line: int, text: str, limit: int = CHUNK_CHARS) -> list[tuple[int, int, str]]:
-    """`text` (whose first line is `first_line`) in pieces of at most `limit` characters, as (first line,
-    last line, piece), stripped; cut at the coarsest boundary that fits (see CHUNK_CHARS)."""
-    pieces = []
-    line, counted_to = first_line, 0  # lines counted as the spans go, never from the start again
-    for lo, hi in _spans(text, 0, len(text), limit, 0):
-        while lo < hi and text[lo].isspace():
-            lo += 1
-        while hi > lo and text[hi - 1].isspace():
-            hi -= 1
-        if lo < hi:
-            line += text.count("\n", counted_to, lo)
-            counted_to = lo
-            pieces.append((line, line + text.count("\n", lo, hi), text[lo:hi]))
-    return pieces
-
-
-def _spans(text: str, lo: int, hi: int, limit: int, level: int) -> list[tuple[int, int]]:
-    """Consecutive (start, end) spans covering text[lo:hi], each at most `limit` long: the segments between
-    _BOUNDARIES[level] packed greedily, a segment too long for one span cut at the next level."""
-    if hi - lo <= limit:
-        return [(lo, hi)]
-    if level == len(_BOUNDARIES):
-        return [(a, min(a + limit, hi)) for a in range(lo, hi, limit)]
-    cuts = [m.end() for m in _BOUNDARIES[level].finditer(text, lo, hi) if lo < m.end() < hi]
-    spans: list[tuple[int, int]] = []
-    open_at: int | None = None  # where the span being packed starts
-    for a, b in zip([lo, *cuts], [*cuts, hi]):
-        if b - a > limit:
-            if open_at is not None:
-                spans.append((open_at, a))
-                open_at = None
-            spans.extend(_spans(text, a, b, limit, level + 1))
-        elif open_at is None or b - open_at > limit:
-            if open_at is not None:
-                spans.append((open_at, a))
-            open_at = a
-    if open_at is not None:
-        spans.append((open_at, hi))
-    return spans
-
-
 class SearchIndex:
     def __init__(self, db: "Database", documents: "DocumentStore", embedder: Embedder, clock: "Clock") -> None:
         self.db = db
@@ -223,7 +159,7 @@ class SearchIndex:
                 IndexedDocRow.user_id == scope.user_id, IndexedDocRow.agent_name == scope.agent_name)).scalars()}
         for path in wanted:
             content = self.documents.read(scope, path) or ""
-            digest = _sha(f"{_CHUNKING}\0{content}")
+            digest = _sha(f"{CHUNKING}\0{content}")
             if known.get(path) == digest:
                 continue
             self._reindex(scope, path, content, digest)
@@ -563,7 +499,9 @@ class SearchIndex:
 
     def search(self, scope: Scope, query: str, k: int = 10, *, mode: str = "hybrid", half_life_days: float | None = None,
                mmr_lambda: float | None = None, keyword_weight: float = 1.0, vector_weight: float = VECTOR_WEIGHT,
-               fusion: str = "weighted") -> list[SearchHit]:
+               fusion: str = "weighted", neighbours: bool = True) -> list[SearchHit]:
+        """The k best hits; `neighbours` lets a turn stored as a fact lend to the turns around it (see
+        search.neighbours)."""
         if not isinstance(query, str) or not query.strip():
             raise ValueError("query must not be empty")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -586,7 +524,11 @@ class SearchIndex:
             fused = rrf([[o for o, _ in kw], [o for o, _ in vec]], [keyword_weight, vector_weight])
         else:
             fused = weighted([dict(kw), dict(vec)], [keyword_weight, vector_weight])
+        if not half_life_days:  # what ranks below `depth` cannot reach the top k (MMR picks from 4k)
+            fused = dict(sorted(fused.items(), key=lambda kv: kv[1], reverse=True)[:depth])
         hits = self._hits(scope, fused)
+        if neighbours:
+            hits = self._lend_to_neighbours(scope, hits)
         if half_life_days:
             today = self.clock.now().date()
             hits = {o: (h, sc * (decay((today - date.fromisoformat(h.source[7:17])).days, half_life_days)
@@ -603,19 +545,34 @@ class SearchIndex:
         return [SearchHit(hits[o][0].kind, hits[o][0].ref, hits[o][0].text, round(hits[o][1], 6), hits[o][0].source)
                 for o in ranked[:k]]
 
+    def _lend_to_neighbours(self, scope: Scope, hits: dict[str, tuple[SearchHit, float]]) -> dict[str, tuple[SearchHit, float]]:
+        """`hits` rescored by search.neighbours, with the neighbouring turns it brought in."""
+        sources = {h.ref: h.source for h, _ in hits.values() if h.kind == "fact" and h.source}
+        found: dict[str, SearchHit] = {}
+
+        def facts_with(wanted: list[str]) -> list[tuple[str, str]]:
+            rows = facts_with_sources(self.db, scope, wanted)
+            found.update((f"f:{i}", SearchHit("fact", i, content, 0.0, source)) for i, source, content in rows)
+            return [(i, source) for i, source, _ in rows]
+
+        lent = with_neighbours({o: sc for o, (_, sc) in hits.items()},
+                               lambda ids: {i: sources[i] for i in ids if i in sources}, facts_with)
+        return {o: (hits[o][0] if o in hits else found[o], sc) for o, sc in lent.items()}
+
     def _hits(self, scope: Scope, scores: dict[str, float]) -> dict[str, tuple[SearchHit, float]]:
         fact_ids = [o[2:] for o in scores if o.startswith("f:")]
         chunk_pks = [int(o[2:]) for o in scores if o.startswith("c:")]
         out: dict[str, tuple[SearchHit, float]] = {}
         with self.db.read() as s:
             if fact_ids:
-                for r in s.execute(select(FactRow).where(FactRow.id.in_(fact_ids), FactRow.user_id == scope.user_id,
-                                                         FactRow.agent_name == scope.agent_name,
-                                                         FactRow.invalid_at.is_(None))).scalars():
+                for r in s.execute(select(FactRow.id, FactRow.content, FactRow.source).where(
+                        FactRow.id.in_(fact_ids), FactRow.user_id == scope.user_id,
+                        FactRow.agent_name == scope.agent_name, FactRow.invalid_at.is_(None))):
                     out[f"f:{r.id}"] = (SearchHit("fact", r.id, r.content, 0.0, r.source), scores[f"f:{r.id}"])
             if chunk_pks:
-                for r in s.execute(select(ChunkRow).where(ChunkRow.pk.in_(chunk_pks), ChunkRow.user_id == scope.user_id,
-                                                          ChunkRow.agent_name == scope.agent_name)).scalars():
+                for r in s.execute(select(ChunkRow.pk, ChunkRow.kind, ChunkRow.path, ChunkRow.start_line, ChunkRow.end_line,
+                                          ChunkRow.text).where(ChunkRow.pk.in_(chunk_pks), ChunkRow.user_id == scope.user_id,
+                                                               ChunkRow.agent_name == scope.agent_name)):
                     ref = f"{r.path}#L{r.start_line}-L{r.end_line}"
                     out[f"c:{r.pk}"] = (SearchHit(r.kind, ref, r.text, 0.0, r.path), scores[f"c:{r.pk}"])
         return out

@@ -287,11 +287,20 @@ def m018_usage_and_injections(conn: Connection, db: Database) -> None:
     conn.exec_driver_sql("CREATE INDEX IF NOT EXISTS ix_injections_scope ON injections (user_id, agent_name, at)")
 
 
+def m014_search_lookups(conn: Connection, db: Database) -> None:
+    """Two lookups that each search makes, as index searches rather than scans of the scope (at 5,000 items
+    on this machine: ~12 ms -> 1 ms each): the neighbouring turns of its hits by source, and the count of the
+    scope's vectors that tells whether the vectors cached in memory are still current."""
+    conn.execute(text("CREATE INDEX IF NOT EXISTS ix_facts_scope_source ON facts (user_id, agent_name, source)"))
+    conn.execute(text("CREATE INDEX IF NOT EXISTS ix_embeddings_scope_model_dim ON embeddings (user_id, agent_name, model, dim)"))
+
+
 MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_keyword_index, m003_word_index,
                                                             m004_fact_counts, m005_pg_trgm, m006_token_stats,
                                                             m007_validity_and_actors, m008_unicode_dedup_keys,
                                                             m009_access, m010_import_ledger, m011_dreamt_days,
                                                             m012_source_error_and_restore_journal, m013_llm_formats,
+                                                            m014_search_lookups,
                                                             m016_agent_items, m016_oauth,
                                                             m017_dream_proposals, m018_usage_and_injections]
 

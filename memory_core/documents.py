@@ -27,7 +27,7 @@ from .clock import Clock
 from .scope import Scope
 from .store.db import Database
 from .store.models import DocumentRow
-from .validation import check_text
+from .validation import check_memory_text, check_text
 
 _NAME = r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,99}"  # no leading dot: no dotfiles (sidecars, temporaries), no ".."
 _DOCUMENT = re.compile(rf"MEMORY\.md|memory/(?:dreams/)?{_NAME}\.md")
@@ -167,7 +167,7 @@ class LocalDocumentStore:
 
     def write(self, scope: Scope, path: str, text: str) -> None:
         target = self._path(scope, path)
-        text = check_text(text, f"document {path}")
+        text = check_memory_text(text, f"document {path}")
         with self._thread_lock(target), self._locked(target, os.O_RDONLY, fcntl.LOCK_EX) as fd:
             if fd is None or self._committed(target, os.fstat(fd)) is None:
                 # A sidecar left by a write or delete cut short names an inode that may be free again:
@@ -178,7 +178,7 @@ class LocalDocumentStore:
 
     def append(self, scope: Scope, path: str, block: str, header: str) -> None:
         target = self._path(scope, path)
-        block, header = check_text(block, f"block of {path}"), check_text(header, f"header of {path}")
+        block, header = check_memory_text(block, f"block of {path}"), check_text(header, f"header of {path}")
         target.parent.mkdir(parents=True, exist_ok=True)
         with self._thread_lock(target), self._locked(target, os.O_RDWR | os.O_CREAT, fcntl.LOCK_EX) as fd:
             st = os.fstat(fd)
@@ -246,13 +246,13 @@ class DatabaseDocumentStore:
 
     def write(self, scope: Scope, path: str, text: str) -> None:
         check_path(path)
-        text = check_text(text, f"document {path}")
+        text = check_memory_text(text, f"document {path}")
         with self.db.write(lock=f"doc:{scope.key}:{path}") as s:
             self.write_in(s, scope, path, text)
 
     def write_in(self, session, scope: Scope, path: str, text: str) -> None:
         """`write` inside the caller's transaction: the document and the caller's rows commit together."""
-        text = check_text(text, f"document {path}")
+        text = check_memory_text(text, f"document {path}")
         row = self._get(session, scope, path)
         if row is None:
             session.add(DocumentRow(user_id=scope.user_id, agent_name=scope.agent_name, path=path, content=text,
@@ -263,7 +263,7 @@ class DatabaseDocumentStore:
 
     def append(self, scope: Scope, path: str, block: str, header: str) -> None:
         check_path(path)
-        block, header = check_text(block, f"block of {path}"), check_text(header, f"header of {path}")
+        block, header = check_memory_text(block, f"block of {path}"), check_text(header, f"header of {path}")
         with self.db.write(lock=f"doc:{scope.key}:{path}") as s:
             row = self._get(s, scope, path)
             if row is None:

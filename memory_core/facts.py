@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from .clock import iso_utc, utc
 from .errors import InvalidIdError
 from .scope import Scope, make_scope
-from .validation import check_text
+from .validation import check_memory_text, check_text
 
 if TYPE_CHECKING:
     import numpy as np
@@ -95,7 +95,7 @@ def content_key(content: str) -> str:
 
 
 def validate_content(content: object, max_chars: int = 2000) -> str:
-    content = check_text(content, "content").strip()
+    content = check_memory_text(content, "content").strip()
     if not content:
         raise ValueError("content must not be empty")
     if len(content) > max_chars:
@@ -141,7 +141,7 @@ def validate_source_error(source_error: object, max_chars: int = 2000) -> str | 
     """What a correction corrects: optional text of at most `max_chars` (max_fact_chars); blank is None."""
     if source_error is None:
         return None
-    return check_text(source_error, "source_error", max_chars, setting="max_fact_chars").strip() or None
+    return check_memory_text(source_error, "source_error", max_chars, setting="max_fact_chars").strip() or None
 
 
 def validate_as_of(as_of: object) -> datetime | None:

@@ -48,7 +48,7 @@ from .tiers.core import CoreTier
 from .tiers.daily import DailyTier
 from .tiers.dream import DeepDream, DeterministicConsolidator, DreamResult, LLMConsolidator
 from .tiers.summarizer import ExtractiveSummarizer, LLMSummarizer
-from .validation import check_text
+from .validation import check_memory_text
 from .worker import Worker, WorkerStatus
 
 if TYPE_CHECKING:
@@ -335,7 +335,7 @@ class Memory:
         summaries = {}
         for key, text in reply.summaries.items():
             try:
-                summaries[key] = check_text(text, f"summary {key}", settings.max_document_chars,
+                summaries[key] = check_memory_text(text, f"summary {key}", settings.max_document_chars,
                                             setting="max_document_chars")
             except ValueError as exc:
                 log.info("skipped an unusable extracted summary: %s", exc)
@@ -398,7 +398,7 @@ class Memory:
         if unknown:
             raise ValueError(f"unknown summary sections {sorted(unknown)}; allowed: {sorted(allowed)}")
         limit = self.settings.max_document_chars
-        checked = {k: check_text(v, f"summary {k}", limit, setting="max_document_chars").strip()
+        checked = {k: check_memory_text(v, f"summary {k}", limit, setting="max_document_chars").strip()
                    for k, v in summaries.items()}
         self._store.set_summaries(make_scope(user_id, agent_name), checked)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .validation import check_text
+from .validation import check_memory_text
 
 ROLES = ("user", "assistant", "system", "tool")
 SCHEDULED = "[SCHEDULED]"
@@ -29,7 +29,7 @@ def validate_messages(messages: Any, max_chars: int = 1_000_000) -> list[dict[st
         content = m.get("content")
         if content is None:
             content = ""
-        check_text(content, f"messages[{i}].content")
+        content = check_memory_text(content, f"messages[{i}].content")  # no credential goes further
         total += len(content)
         if total > max_chars:
             raise ValueError(f"the conversation is over {max_chars:,} characters (max_conversation_chars)")

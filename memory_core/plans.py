@@ -14,7 +14,7 @@ from .clock import utc
 from .errors import InvalidIdError
 from .scope import Scope, make_scope
 from .store.models import PlanRow
-from .validation import check_text
+from .validation import check_memory_text, check_text
 
 if TYPE_CHECKING:
     from .clock import Clock
@@ -64,10 +64,10 @@ class Plans:
               agent_name: str = "default") -> Plan:
         """Start a plan; an active plan of the scope, if any, is finished first (one active plan per scope)."""
         scope = make_scope(user_id, agent_name)
-        name = check_text(name, "name", 1000, allow_empty=False)
+        name = check_memory_text(name, "name", 1000, allow_empty=False)
         if not isinstance(steps, list) or not steps or len(steps) > 1000:
             raise ValueError("steps must be a non-empty list of at most 1,000 non-empty strings")
-        steps = [check_text(step, f"steps[{i}]", allow_empty=False) for i, step in enumerate(steps)]
+        steps = [check_memory_text(step, f"steps[{i}]", allow_empty=False) for i, step in enumerate(steps)]
         if len(name) + sum(len(s) for s in steps) > self.max_chars:
             raise ValueError(f"the plan is over {self.max_chars:,} characters (max_document_chars)")
         check_text(session_id, "session_id", 256, allow_empty=False)

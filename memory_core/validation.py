@@ -31,3 +31,12 @@ def check_text(value: object, field: str, max_chars: int | None = None, *, allow
     if not allow_empty and not value.strip():
         raise ValueError(f"{field} must not be empty")
     return strip_bidi(value)
+
+
+def check_memory_text(value: object, field: str, max_chars: int | None = None, *, allow_empty: bool = True,
+                      setting: str | None = None) -> str:
+    """`check_text` for text that becomes memory: credentials in it are masked as `[secret]` (credentials.py),
+    so that no secret is ever stored, injected or shown."""
+    from .credentials import without_secrets
+
+    return without_secrets(check_text(value, field, max_chars, allow_empty=allow_empty, setting=setting))

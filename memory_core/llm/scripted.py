@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import LLMError
 from .base import ChatResult

@@ -19,7 +19,7 @@ from ..errors import QueueFullError
 from ..facts import content_key, validate_category, validate_confidence, validate_content, validate_source_error
 from ..store.import_store import ImportLedger
 from ..text import sha256_text
-from ..validation import check_text
+from ..validation import check_memory_text, check_text
 from . import read_import
 from .records import ImportedDocument, ParsedImport
 
@@ -107,7 +107,7 @@ class _Import:
                 report.errors.append(f"fact {fact.source_id or i}: {exc}")
         for key, text in self.parsed.summaries.items():
             try:
-                self.checked_summaries[key] = check_text(text, f"summary {key}", settings.max_document_chars,
+                self.checked_summaries[key] = check_memory_text(text, f"summary {key}", settings.max_document_chars,
                                                          setting="max_document_chars").strip()
             except ValueError as exc:
                 report.errors.append(str(exc))

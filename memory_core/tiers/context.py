@@ -12,7 +12,7 @@ from ..compression import compress_messages
 from ..messages import ROLES, strip_scheduled_pairs
 from ..scope import Scope
 from ..tokens import count_tokens
-from ..validation import check_text
+from ..validation import check_memory_text
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -72,7 +72,7 @@ class ContextSession:
     def add(self, role: str, content: str) -> None:
         if role not in ROLES:
             raise ValueError(f"role must be one of {ROLES}; got {role!r}")
-        check_text(content, "content")
+        content = check_memory_text(content, "content")
         with self._lock:
             if self.ended:
                 raise ValueError(f"session {self.session_id} has ended")

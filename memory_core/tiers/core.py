@@ -23,7 +23,7 @@ from ..clock import utc
 from ..documents import DatabaseDocumentStore
 from ..scope import Scope
 from ..store.models import CoreVersionRow
-from ..validation import check_text
+from ..validation import check_memory_text, check_text
 
 if TYPE_CHECKING:
     from ..clock import Clock
@@ -88,7 +88,7 @@ class CoreTier:
 
         ValueError, with nothing written, for a non-string, NUL characters, lone surrogates or more than
         `max_chars` characters."""
-        text = check_text(text, "MEMORY.md", self.max_chars)
+        text = check_memory_text(text, "MEMORY.md", self.max_chars)
         check_text(reason, "reason")
         # Under the scope's lock from first read to commit, so that writers take turns and a reader never
         # records a file whose row is about to be written.

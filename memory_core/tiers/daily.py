@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Callable, Mapping
 
 from ..scope import Scope, make_scope
 from ..text import sha256_text
-from ..validation import check_text
+from ..validation import check_memory_text, check_text
 
 if TYPE_CHECKING:
     from ..clock import Clock
@@ -53,7 +53,7 @@ class DailyTier:
         ValueError, with nothing written, for empty text, a non-string, NUL characters, lone surrogates, a
         text longer than `Settings.max_document_chars` or a title longer than TITLE_MAX_CHARS."""
         scope = make_scope(user_id, agent_name)
-        text = check_text(text, "text", self.settings.max_document_chars, allow_empty=False)
+        text = check_memory_text(text, "text", self.settings.max_document_chars, allow_empty=False)
         title = check_text(title, "title", TITLE_MAX_CHARS)
         when = when or self.clock.now()
         if when.tzinfo is None:

@@ -10,7 +10,8 @@ from .access import ROLES, ApiToken, Grant, Principal
 from .actors import acting_as
 from .clock import ManualClock, SystemClock
 from .compression import CompressionResult, compress_messages
-from .errors import EmbeddingError, IngestError, LLMError, LLMReplyError, MemoryCoreError, QueueFullError
+from .errors import (BudgetExceeded, EmbeddingError, IngestError, LLMError, LLMReplyError, MemoryCoreError,
+                     QueueFullError)
 from .facts import CATEGORIES, AuditEntry, Fact
 from .injection import InjectionReport, build_injection, format_memory_for_injection
 from .llm import ChatModel, ChatResult, ScriptedChatModel
@@ -19,6 +20,8 @@ from .plans import Plan, PlanStep
 from .portability.importer import ImportReport
 from .scoped import ScopedMemory
 from .search.index import SearchHit
+from .store.proposal_store import DreamProposal
+from .store.usage_store import Injection, UsageRecord
 from .settings import Settings
 from .swr import SWRCache
 from .tiers.context import ContextSession
@@ -32,5 +35,5 @@ __all__ = [
     "compress_messages", "CompressionResult", "Plan", "PlanStep", "SWRCache", "ChatModel", "ChatResult",
     "ScriptedChatModel", "ManualClock", "SystemClock", "MemoryCoreError", "LLMError", "LLMReplyError",
     "EmbeddingError", "QueueFullError", "IngestError", "ScopedMemory", "ImportReport", "Grant", "ApiToken",
-    "Principal", "ROLES", "acting_as", "CoreVersion",
+    "Principal", "ROLES", "acting_as", "CoreVersion", "BudgetExceeded", "UsageRecord", "Injection", "DreamProposal",
 ]

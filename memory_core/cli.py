@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence, TextIO
 
 from .cli_doctor import add_doctor
+from .cli_usage import add_usage
 from .portability.bundle import MODES, is_bundle
 from .portability.records import FORMATS
 from .scope import Scope, make_scope
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_export(commands, common)
     _add_import(commands, common)
     add_doctor(commands, common)
+    add_usage(commands, common)
     from .cli_tokens import add_token  # `token create | list | revoke`
 
     add_token(commands, common, Refused)

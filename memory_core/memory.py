@@ -10,6 +10,7 @@ import signal
 import threading
 import time
 import weakref
+from datetime import datetime
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from contextlib import AbstractContextManager
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from .access import Access
 from .actors import acting_as, current_actor
-from .clock import Clock, SystemClock, UTCClock
+from .clock import Clock, SystemClock, UTCClock, utc
 from .documents import DatabaseDocumentStore, LocalDocumentStore, export_documents
 from .errors import LLMError, LLMReplyError
 from .candidates import ExtractionReply
@@ -32,6 +33,7 @@ from .plans import Plans
 from .messages import strip_scheduled_pairs, validate_messages
 from .doctor import Finding, check
 from .erase import Eraser
+from .usage import Ledger, MeteredChatModel, MeteredEmbedder, metering
 from .propagation import Propagation, llm_rewriter
 from .queue import UpdateQueue, validate_thread_id
 from .scope import DEFAULT_SCOPE, Scope, make_scope
@@ -42,6 +44,7 @@ from .settings import Settings
 from .store.db import Database
 from .store.erase_store import EraseStore
 from .store.proposal_store import DreamProposal
+from .store.usage_store import Injection, UsageRecord, UsageStore
 from .store.fact_store import FactStore, FactTransaction
 from .tiers.context import ContextManager, ContextSession
 from .tiers.core import CoreTier
@@ -94,6 +97,9 @@ class Memory:
                                   max_retries=self.settings.llm_max_retries,
                                   response_format=self.settings.llm_response_format,
                                   formats=FormatStore(self.db, self.clock))
+        self.ledger = Ledger(UsageStore(self.db), self.settings, self.clock)
+        if llm is not None:
+            llm = MeteredChatModel(llm, self.ledger)  # every answered call goes into the usage ledger
         self.llm = llm
         self.offline = llm is None
         self.llm_problems = ProblemLog()
@@ -111,6 +117,8 @@ class Memory:
                                           timeout=self.settings.llm_timeout_seconds)
             else:
                 embedder = WordLlamaEmbedder()
+        if isinstance(embedder, OpenAIEmbedder):  # an API's embeddings cost; the embedded ones do not
+            embedder = MeteredEmbedder(embedder, self.ledger)
         self.embedder = embedder
 
         self._store = FactStore(self.db, self.clock)
@@ -188,8 +196,10 @@ class Memory:
 
         status = self.worker.status()
         status.restores_pending = journal_size(self.db)
-        status = self.worker.status()
         status.llm_problems = self.llm_problems.recent()
+        if not self.offline and self.settings.daily_token_budget is not None:
+            status.budget_paused = {scope.key: why for scope in self.active_scopes()
+                                    if (why := self.ledger.paused(scope))}
         return status
 
     def acting_as(self, actor: str | None) -> AbstractContextManager[None]:
@@ -264,8 +274,11 @@ class Memory:
         thread_id = validate_thread_id(thread_id)
         messages = strip_scheduled_pairs(validate_messages(messages, self.settings.max_conversation_chars))
         current = self.memory_data(user_id=scope.user_id, agent_name=scope.agent_name)
+        if not self.offline:
+            self.ledger.check(scope)  # BudgetExceeded: the scope's daily token budget is spent, nothing changes
         try:
-            reply = self.extractor.extract(messages, current)  # may raise: nothing written yet
+            with metering(scope, "extract"):
+                reply = self.extractor.extract(messages, current)  # may raise: nothing written yet
         except (LLMError, LLMReplyError) as exc:
             self.llm_problems.add(scope.key, "reply" if isinstance(exc, LLMReplyError) else "call", str(exc))
             raise
@@ -368,7 +381,8 @@ class Memory:
         if when:
             from datetime import datetime
 
-            summary = self.summarizer.summarize([m for m in messages if m["role"] in ("user", "assistant")])
+            with metering(make_scope(user_id, agent_name), "summarize"):
+                summary = self.summarizer.summarize([m for m in messages if m["role"] in ("user", "assistant")])
             if summary.strip():
                 self.daily.append(summary, title=str(options.get("title") or "Imported conversation")[:120],
                                   when=datetime.fromisoformat(when), user_id=user_id, agent_name=agent_name)
@@ -409,18 +423,53 @@ class Memory:
         return data
 
     def injection_report(self, *, user_id: str = "default", agent_name: str = "default", max_tokens: int | None = None,
-                         model: str | None = None, query: str | None = None) -> InjectionReport:
+                         model: str | None = None, query: str | None = None, record: bool = False) -> InjectionReport:
         """What `format_for_injection` gives, with what was kept and dropped. With a `query`, the facts that
-        search ranks most relevant to it (at most RELEVANT_FACTS) are kept first, then the rest by confidence."""
+        search ranks most relevant to it (at most RELEVANT_FACTS) are kept first, then the rest by confidence.
+        With `record=True` the injection is kept (who asked, when, the query, the tokens, the facts that went
+        in): see `injections()`."""
         budget = self.settings.max_injection_tokens if max_tokens is None else max_tokens
         priority = self.relevant_fact_ids(query, user_id=user_id, agent_name=agent_name) if query is not None else None
-        return build_injection(self.memory_data(user_id=user_id, agent_name=agent_name), budget, model=model,
-                               priority=priority)
+        report = build_injection(self.memory_data(user_id=user_id, agent_name=agent_name), budget, model=model,
+                                 priority=priority)
+        if record:
+            self.ledger.store.add_injection(make_scope(user_id, agent_name), self.clock.now(), current_actor(),
+                                            query if isinstance(query, str) and query.strip() else None,
+                                            report.tokens, report.max_tokens, report.kept_fact_ids)
+        return report
 
     def format_for_injection(self, *, user_id: str = "default", agent_name: str = "default",
-                             max_tokens: int | None = None, model: str | None = None, query: str | None = None) -> str:
+                             max_tokens: int | None = None, model: str | None = None, query: str | None = None,
+                             record: bool = False) -> str:
+        """The memory text for a system prompt, within `max_tokens` (see `injection_report`)."""
         return self.injection_report(user_id=user_id, agent_name=agent_name, max_tokens=max_tokens, model=model,
-                                     query=query).text
+                                     query=query, record=record).text
+
+    def injections(self, *, user_id: str = "default", agent_name: str = "default", limit: int = 50) -> list[Injection]:
+        """The recorded injections of the scope, newest first."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValueError("limit must be a positive integer")
+        return self.ledger.store.injections(make_scope(user_id, agent_name), min(limit, 10_000))
+
+    def injection_counts(self, *, user_id: str = "default", agent_name: str = "default") -> dict:
+        """{fact id: (how often injected, when last)} of the scope, from the recorded injections."""
+        return self.ledger.store.injection_counts(make_scope(user_id, agent_name))
+
+    def usage(self, *, user_id: str | None = None, agent_name: str | None = None,
+              since: datetime | None = None) -> list[UsageRecord]:
+        """Every recorded LLM and embedding call (of one user, agent or scope when given), newest first."""
+        if user_id is not None:
+            make_scope(user_id, agent_name or "default")
+        if agent_name is not None:
+            make_scope(user_id or "default", agent_name)
+        if since is not None and not isinstance(since, datetime):
+            raise ValueError("since must be a datetime")
+        return self.ledger.store.records(user_id=user_id, agent_name=agent_name,
+                                         since=utc(since) if since is not None else None)
+
+    def budget_paused(self, *, user_id: str = "default", agent_name: str = "default") -> str | None:
+        """Why the scope's LLM work waits today (its daily_token_budget is spent), or None."""
+        return None if self.offline else self.ledger.paused(make_scope(user_id, agent_name))
 
     def relevant_fact_ids(self, query: str, *, k: int = RELEVANT_FACTS, user_id: str = "default",
                           agent_name: str = "default") -> list[str]:
@@ -466,7 +515,10 @@ class Memory:
     def deep_dream(self, lookback_days: int = 1, *, force: bool = False, user_id: str = "default",
                    agent_name: str = "default") -> DreamResult:
         scope = make_scope(user_id, agent_name)
-        result = self.dreamer.run(scope, lookback_days, force)
+        if not self.offline:
+            self.ledger.check(scope)  # BudgetExceeded: nothing changes
+        with metering(scope, "dream"):
+            result = self.dreamer.run(scope, lookback_days, force)
         if result.status == "rejected" and not self.offline:
             self.llm_problems.add(scope.key, "dream", f"dream rejected: {result.reason}")
         return result
@@ -584,7 +636,9 @@ class Memory:
         log line that says the same)."""
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError("k must be a positive integer")
-        hits = self.index.search(make_scope(user_id, agent_name), query, k * 2, **options)
+        scope = make_scope(user_id, agent_name)
+        with metering(scope, "embed"):  # an API embedder's calls are this scope's
+            hits = self.index.search(scope, query, k * 2, **options)
         return one_hit_per_statement(hits, k)
 
     def doctor(self, *, user_id: str = "default", agent_name: str = "default") -> list[Finding]:

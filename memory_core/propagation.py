@@ -11,6 +11,7 @@ import logging
 from typing import TYPE_CHECKING, Callable
 
 from .truth import Retired, Rewrite, scrub_markdown, scrub_prose
+from .usage import metering
 
 if TYPE_CHECKING:
     from .llm.base import ChatModel
@@ -72,9 +73,10 @@ class Propagation:
             tx.set_summaries(updates)
 
     def after_commit(self, scope: "Scope", retired: list[Retired]) -> None:
-        if self.rewrite is not None:
-            self._summaries(scope, retired)
-        self._core(scope, retired)
+        with metering(scope, "correct"):
+            if self.rewrite is not None:
+                self._summaries(scope, retired)
+            self._core(scope, retired)
 
     def _summaries(self, scope: "Scope", retired: list[Retired]) -> None:
         valid = self.valid_of(scope)

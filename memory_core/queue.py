@@ -26,7 +26,7 @@ from sqlalchemy import delete, func, select, update
 
 from .actors import acting_as, current_actor
 from .clock import utc
-from .errors import QueueFullError
+from .errors import BudgetExceeded, QueueFullError
 from .messages import validate_messages
 from .redact import scrub
 from .scope import Scope, make_scope
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 WORKER_ACTOR = "worker"
+BUDGET_RECHECK_SECONDS = 300  # a scope whose daily token budget is spent looks again this often (a raise, a new day)
 
 
 @dataclass(frozen=True)
@@ -237,6 +238,14 @@ class UpdateQueue:
         return True
 
     def _failed(self, row: PendingUpdateRow, exc: Exception) -> None:
+        if isinstance(exc, BudgetExceeded):  # the scope's daily budget is spent: it waits, no attempt counted
+            log.info("memory update of thread %s waits: %s", row.thread_id, exc)
+            with self.db.write() as s:
+                s.execute(update(PendingUpdateRow).where(
+                    PendingUpdateRow.pk == row.pk, PendingUpdateRow.generation == row.generation,
+                ).values(status="pending", last_error=str(exc)[:2000], claimed_by=None, claimed_at=None,
+                         due_at=self.clock.now() + timedelta(seconds=BUDGET_RECHECK_SECONDS)))
+            return
         error = scrub(f"{type(exc).__name__}: {exc}", *self.settings.secrets())[:2000]
         self.last_error = error
         attempts = row.attempts + 1

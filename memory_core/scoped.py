@@ -98,12 +98,28 @@ class ScopedMemory:
             self._memory.set_summaries(summaries, **self._kw)
 
     def injection_report(self, *, max_tokens: int | None = None, model: str | None = None,
-                         query: str | None = None) -> "InjectionReport":
-        return self._memory.injection_report(max_tokens=max_tokens, model=model, query=query, **self._kw)
+                         query: str | None = None, record: bool = False) -> "InjectionReport":
+        return self._memory.injection_report(max_tokens=max_tokens, model=model, query=query, record=record,
+                                             **self._kw)
 
     def format_for_injection(self, *, max_tokens: int | None = None, model: str | None = None,
-                             query: str | None = None) -> str:
-        return self._memory.format_for_injection(max_tokens=max_tokens, model=model, query=query, **self._kw)
+                             query: str | None = None, record: bool = False) -> str:
+        return self._memory.format_for_injection(max_tokens=max_tokens, model=model, query=query, record=record,
+                                                 **self._kw)
+
+    def injections(self, *, limit: int = 50) -> list:
+        """The recorded injections of this scope, newest first."""
+        return self._memory.injections(limit=limit, **self._kw)
+
+    def injection_counts(self) -> dict:
+        return self._memory.injection_counts(**self._kw)
+
+    def usage(self, *, since=None) -> list:
+        """The recorded LLM and embedding calls of this scope, newest first."""
+        return self._memory.usage(since=since, **self._kw)
+
+    def budget_paused(self) -> str | None:
+        return self._memory.budget_paused(**self._kw)
 
     def relevant_fact_ids(self, query: str, **options: Any) -> list[str]:
         return self._memory.relevant_fact_ids(query, **options, **self._kw)

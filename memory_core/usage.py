@@ -126,8 +126,7 @@ class MeteredEmbedder:
         reported = getattr(self.embedder, "last_usage", None)
         tokens = reported if isinstance(reported, int) and reported > 0 else sum(count_tokens(t) for t in texts)
         try:
-            self.ledger.record(getattr(self.embedder, "model", getattr(self.embedder, "name", "embedder")), tokens, 0,
-                               operation="embed")
+            self.ledger.record(getattr(self.embedder, "model_name", "embedder"), tokens, 0, operation="embed")
         except Exception:  # noqa: BLE001
             log.exception("could not record the usage of an embedding call")
         return vectors

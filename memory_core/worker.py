@@ -51,7 +51,8 @@ class WorkerStatus:
     dream_enabled: bool = True
     last_error: str | None = None
     restores_pending: int = 0  # documents an interrupted bundle import has still to write (see finish_restores)
-    llm_problems: list = field(default_factory=list)  # the last LLMProblems of this process (llm/problems.py)
+    llm_problems: list = field(default_factory=list)
+    budget_paused: dict = field(default_factory=dict)  # scope key -> why its LLM work waits (daily_token_budget)  # the last LLMProblems of this process (llm/problems.py)
 
 
 class Worker:
@@ -160,6 +161,9 @@ class Worker:
                 continue
             if self.memory.dreamer.tokens_today(scope) >= self.memory.settings.dream_daily_cost_cap_tokens:
                 log.warning("dream of %s skipped: daily token cap reached", scope.key)
+                continue
+            if self.memory.budget_paused(user_id=scope.user_id, agent_name=scope.agent_name):
+                log.info("dream of %s waits: its daily token budget is spent", scope.key)
                 continue
             result = self.memory.deep_dream(1, user_id=scope.user_id, agent_name=scope.agent_name)
             ran.append(f"{scope.key}={result.status}")

@@ -12,6 +12,7 @@ from ..compression import compress_messages
 from ..messages import ROLES, strip_scheduled_pairs
 from ..scope import Scope
 from ..tokens import count_tokens
+from ..usage import metering
 from ..validation import check_memory_text
 
 if TYPE_CHECKING:
@@ -218,7 +219,8 @@ class ContextManager:
 
         def run() -> None:
             try:
-                summary = self.memory.summarizer.summarize(part)
+                with metering(session.scope, "summarize"):
+                    summary = self.memory.summarizer.summarize(part)
                 if not summary.strip():
                     return
                 self.memory.daily.append(summary, title=title, user_id=session.scope.user_id,

@@ -17,6 +17,7 @@ PAGES = [
     st.Page("pages/context_preview.py", title="Context Preview", icon=":material/token:"),
     st.Page("pages/search.py", title="Search", icon=":material/search:"),
     st.Page("pages/import_export.py", title="Import / Export", icon=":material/swap_vert:"),
+    st.Page("pages/usage.py", title="Usage", icon=":material/paid:"),
 ]
 ACCESS_PAGE = st.Page("pages/access.py", title="Access", icon=":material/admin_panel_settings:")
 

@@ -318,6 +318,8 @@ def status_fragment(memory: Memory, view: ScopedMemory) -> None:
                f"pending, {counts['in_flight']} in flight, {counts['failed']} failed")
     if status.next_dream:
         st.caption(f"Next dream: {status.next_dream:%Y-%m-%d %H:%M %Z}")
+    if paused := status.budget_paused.get(view.scope.key):
+        st.warning(f"Paused: {escape_markdown(paused)}")
     errors = [i.last_error for i in items if i.last_error]
     if errors:
         st.caption(f"Last error: {escape_markdown(errors[-1][:200])}")

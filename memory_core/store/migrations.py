@@ -6,7 +6,9 @@ the same database at once apply each migration exactly once.
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import unicodedata
 from datetime import datetime, timezone
 from typing import Callable
 
@@ -18,6 +20,12 @@ from .db import Database, lock_id
 
 log = logging.getLogger(__name__)
 
+# The migrations that create tables with `SQLModel.metadata.create_all` (m001, m006, m009-m013, m016) read
+# today's model classes. That is safe only while a table's model keeps the columns its migration created:
+# a later column comes with its own migration that adds it where it lacks (m007, m012 through
+# `_add_columns`), so a fresh database and a migrated one end alike. One known exception: sandboxes.key_hash
+# was added to SandboxRow (commit cd8f537, the evening m009 was written, before any release) without a
+# migration. New migrations spell out their DDL (m017, m018) and import no live code.
 V1_TABLES = [
     models.FactRow, models.FactAuditRow, models.SummaryRow, models.DocumentRow, models.CoreVersionRow,
     models.DreamStateRow, models.DreamRunRow, models.PendingUpdateRow, models.LeaseRow, models.PlanRow,
@@ -192,13 +200,29 @@ def _ts_param():
     return bindparam("t", type_=DateTime(timezone=True))
 
 
+def _m008_normalise(content: str) -> str:
+    """facts.normalise_for_key as it was when m008 was written, frozen here so that a later change to the live
+    normalisation never changes what this migration did: NFKC, no format characters (Cf), white space folded,
+    casefolded, NFKC again."""
+    folded = unicodedata.normalize("NFKC", content)
+    folded = "".join(ch for ch in folded if unicodedata.category(ch) != "Cf")
+    return unicodedata.normalize("NFKC", " ".join(folded.split()).casefold())
+
+
+def _m008_content_key(content: str) -> str:
+    """facts.content_key as of m008: sha256 of the m008 normalisation, in hex."""
+    return hashlib.sha256(_m008_normalise(content).encode("utf-8")).hexdigest()
+
+
+def _m008_invalid_key(fact_id: str) -> str:
+    """fact_store.invalid_key as of m008: the unique key of a fact that is no longer valid."""
+    return f"invalid:{fact_id}"
+
+
 def m008_unicode_dedup_keys(conn: Connection, db: Database) -> None:
     """Dedup keys of Unicode-normalised text (NFKC, no invisible format characters, white space folded,
     casefolded): "café" in NFC and NFD, with a zero-width space or in fullwidth letters are one fact. Facts
     that become duplicates of an older one are superseded by it (audited), never deleted."""
-    from ..facts import content_key
-    from .fact_store import invalid_key
-
     rows = conn.execute(text("SELECT pk, id, user_id, agent_name, content FROM facts WHERE invalid_at IS NULL "
                              "ORDER BY user_id, agent_name, created_at, pk")).all()
     # Park every key first, so that no row's new key collides with another row's old one on the way.
@@ -206,7 +230,7 @@ def m008_unicode_dedup_keys(conn: Connection, db: Database) -> None:
     now = datetime.now(timezone.utc)
     seen: dict[tuple[str, str, str], str] = {}
     for pk, fact_id, user_id, agent_name, content in rows:
-        key = content_key(content)
+        key = _m008_content_key(content)
         first = seen.get((user_id, agent_name, key))
         if first is None:
             seen[(user_id, agent_name, key)] = fact_id
@@ -215,7 +239,7 @@ def m008_unicode_dedup_keys(conn: Connection, db: Database) -> None:
         reason = f"the same text as {first} once Unicode is normalised"
         conn.execute(text("UPDATE facts SET content_key = :k, invalid_at = :t, superseded_by = :by, "
                           "invalid_reason = :r, updated_at = :t WHERE pk = :pk").bindparams(_ts_param()),
-                     {"k": invalid_key(fact_id), "t": now, "by": first, "r": reason, "pk": pk})
+                     {"k": _m008_invalid_key(fact_id), "t": now, "by": first, "r": reason, "pk": pk})
         conn.execute(text("INSERT INTO fact_audit (fact_id, user_id, agent_name, action, old, new, reason, at, actor) "
                           "VALUES (:f, :u, :a, 'merged', NULL, NULL, :r, :t, 'migration')").bindparams(_ts_param()),
                      {"f": fact_id, "u": user_id, "a": agent_name, "r": reason, "t": now})

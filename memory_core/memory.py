@@ -242,12 +242,7 @@ class Memory:
                         except ValueError:
                             continue
         else:
-            from sqlalchemy import select
-
-            from .store.models import DocumentRow
-
-            with self.db.read() as s:
-                found |= {Scope(u, a) for u, a in s.execute(select(DocumentRow.user_id, DocumentRow.agent_name).distinct())}
+            found |= set(self.documents.scopes())
         return sorted(found)
 
     # -- facts and updates -----------------------------------------------------------------------

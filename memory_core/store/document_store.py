@@ -73,6 +73,11 @@ class DatabaseDocumentStore:
                 DocumentRow.user_id == scope.user_id, DocumentRow.agent_name == scope.agent_name)).scalars().all()
         return sorted(p for p in paths if is_document_path(p) and p.rpartition("/")[0] == folder)
 
+    def scopes(self) -> list[Scope]:
+        """Every scope that has a document."""
+        with self.db.read() as s:
+            return [Scope(u, a) for u, a in s.execute(select(DocumentRow.user_id, DocumentRow.agent_name).distinct())]
+
     def delete(self, scope: Scope, path: str) -> None:
         check_path(path)
         with self.db.write(lock=f"doc:{scope.key}:{path}") as s:

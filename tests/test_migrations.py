@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
+import uuid
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import create_engine, inspect, text
+from sqlmodel import SQLModel
 
 from memory_core.store import migrations
+from memory_core.store.db import Database
 from memory_core.store.migrations import MIGRATIONS, migrate
-from tests.conftest import make_memory
+from tests.conftest import PG_URL, make_memory
 
 # What m008 made of each text when it was written: its normalised form. The key is that form's sha256.
 M008_KEYS = [
@@ -71,3 +74,50 @@ def test_m008_does_not_follow_a_change_to_live_normalisation(tmp_path, monkeypat
                     "fact_00000006": M008_HASHES["fine"]}
     assert m.facts.get("fact_00000004").superseded_by == "fact_00000002"
     m.close()
+
+
+# The tables whose migrations spell out their DDL in place of SQLModel's create_all of today's models.
+SPELLED_OUT = ("token_stats", "access_grants", "api_tokens", "access_audit", "sandboxes", "imported_items",
+               "dreamt_days", "restore_journal", "llm_formats", "agent_items", "oauth_clients", "oauth_tokens")
+
+
+def _schema(url: str) -> dict:
+    engine = create_engine(url)
+    try:
+        inspector = inspect(engine)
+        return {table: {
+            "columns": [(c["name"], str(c["type"]), c["nullable"], c.get("default")) for c in inspector.get_columns(table)],
+            "pk": inspector.get_pk_constraint(table)["constrained_columns"],
+            "unique": sorted((u["name"] or "", tuple(u["column_names"])) for u in inspector.get_unique_constraints(table)),
+            "indexes": sorted((i["name"], tuple(i["column_names"]), bool(i["unique"])) for i in inspector.get_indexes(table)),
+        } for table in SPELLED_OUT}
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture
+def reference_url(request, tmp_path, database_url):
+    """A second empty database of the same kind, for SQLModel's create_all of today's models."""
+    if database_url.startswith("sqlite"):
+        yield f"sqlite:///{tmp_path / 'reference.db'}"
+        return
+    schema = f"r_{uuid.uuid4().hex[:10]}"
+    engine = create_engine(PG_URL)
+    with engine.begin() as conn:
+        conn.execute(text(f"CREATE SCHEMA {schema}"))
+    yield f"{PG_URL}?options=-csearch_path%3D{schema}"
+    with engine.begin() as conn:
+        conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+    engine.dispose()
+
+
+def test_spelled_out_migrations_make_the_tables_the_models_describe(database_url, reference_url):
+    """The DDL written into m006, m009-m013 and m016 makes the same tables (columns, types, keys, unique
+    constraints, indexes) as SQLModel's create_all of the models did when those migrations used it."""
+    Database(database_url, migrate=migrate).ensure_ready()
+    engine = create_engine(reference_url)
+    try:
+        SQLModel.metadata.create_all(engine, tables=[SQLModel.metadata.tables[t] for t in SPELLED_OUT])
+    finally:
+        engine.dispose()
+    assert _schema(database_url) == _schema(reference_url)

@@ -20,12 +20,10 @@ from .db import Database, lock_id
 
 log = logging.getLogger(__name__)
 
-# The migrations that create tables with `SQLModel.metadata.create_all` (m001, m006, m009-m013, m016) read
-# today's model classes. That is safe only while a table's model keeps the columns its migration created:
-# a later column comes with its own migration that adds it where it lacks (m007, m012 through
-# `_add_columns`), so a fresh database and a migrated one end alike. One known exception: sandboxes.key_hash
-# was added to SandboxRow (commit cd8f537, the evening m009 was written, before any release) without a
-# migration. New migrations spell out their DDL (m017, m018) and import no live code.
+# Every migration spells out its DDL and imports no live code, except m001: it creates the first tables
+# from today's model classes (V1_TABLES). That stays safe while a later column comes with a migration of its
+# own that adds it where it lacks (m007, m012 through `_add_columns`), so that a fresh database and a
+# migrated one end alike; tests/test_migrations.py checks that the migrated schema matches the models.
 V1_TABLES = [
     models.FactRow, models.FactAuditRow, models.SummaryRow, models.DocumentRow, models.CoreVersionRow,
     models.DreamStateRow, models.DreamRunRow, models.PendingUpdateRow, models.LeaseRow, models.PlanRow,
@@ -122,9 +120,21 @@ def m005_pg_trgm(conn: Connection, db: Database) -> None:
         log.info("pg_trgm not available (%s); substring search will scan", type(exc).__name__)
 
 
+def _create(conn: Connection, db: Database, *statements: str) -> None:
+    """Run DDL written for both databases: {ts} is a zoned timestamp, {serial} an auto-numbered integer key,
+    {blob} bytes (the types SQLModel gave these columns when the migration was written)."""
+    pg = db.dialect == "postgresql"
+    types = {"ts": "TIMESTAMP WITH TIME ZONE" if pg else "DATETIME", "serial": "SERIAL" if pg else "INTEGER",
+             "blob": "BYTEA" if pg else "BLOB"}
+    for statement in statements:
+        conn.exec_driver_sql(statement.format(**types))
+
+
 def m006_token_stats(conn: Connection, db: Database) -> None:
     """Per-scope token document frequencies, for the IDF-weighted pooling of static embedders."""
-    SQLModel.metadata.create_all(conn, tables=[models.TokenStatsRow.__table__])
+    _create(conn, db, "CREATE TABLE IF NOT EXISTS token_stats (user_id VARCHAR(64) NOT NULL, "
+                      "agent_name VARCHAR(64) NOT NULL, model VARCHAR(128) NOT NULL, items INTEGER NOT NULL, "
+                      "version VARCHAR(64) NOT NULL, df {blob} NOT NULL, PRIMARY KEY (user_id, agent_name, model))")
 
 
 def _add_columns(conn: Connection, table: str, columns: dict[str, str]) -> None:
@@ -249,40 +259,74 @@ def m008_unicode_dedup_keys(conn: Connection, db: Database) -> None:
 def m009_access(conn: Connection, db: Database) -> None:
     """Team access: grants of roles on scope patterns, API tokens (hashed), their audit, and the sandboxes of
     anonymous visitors."""
-    SQLModel.metadata.create_all(conn, tables=[models.GrantRow.__table__, models.ApiTokenRow.__table__,
-                                               models.AccessAuditRow.__table__, models.SandboxRow.__table__])
+    _create(conn, db,
+            "CREATE TABLE IF NOT EXISTS access_grants (pk {serial} NOT NULL, id VARCHAR(16) NOT NULL, "
+            "subject VARCHAR(320) NOT NULL, role VARCHAR(16) NOT NULL, scope VARCHAR(160) NOT NULL, "
+            "created_at {ts} NOT NULL, created_by VARCHAR(256), PRIMARY KEY (pk), "
+            "CONSTRAINT uq_grant_subject_scope UNIQUE (subject, scope), UNIQUE (id))",
+            "CREATE TABLE IF NOT EXISTS api_tokens (pk {serial} NOT NULL, id VARCHAR(16) NOT NULL, "
+            "name VARCHAR(64) NOT NULL, secret_hash VARCHAR(64) NOT NULL, user_id VARCHAR(64) NOT NULL, "
+            "agent_name VARCHAR(64) NOT NULL, role VARCHAR(16) NOT NULL, created_at {ts} NOT NULL, expires_at {ts}, "
+            "last_used_at {ts}, revoked BOOLEAN NOT NULL, created_by VARCHAR(256), PRIMARY KEY (pk), UNIQUE (id), "
+            "UNIQUE (secret_hash))",
+            "CREATE TABLE IF NOT EXISTS access_audit (pk {serial} NOT NULL, at {ts} NOT NULL, actor VARCHAR(256), "
+            "action VARCHAR(32) NOT NULL, detail TEXT NOT NULL, PRIMARY KEY (pk))",
+            # key_hash came to SandboxRow the evening m009 was written, before any release, without a migration
+            # of its own: it belongs here.
+            "CREATE TABLE IF NOT EXISTS sandboxes (user_id VARCHAR(64) NOT NULL, agent_name VARCHAR(64) NOT NULL, "
+            "key_hash VARCHAR(64) NOT NULL, created_at {ts} NOT NULL, expires_at {ts} NOT NULL, "
+            "PRIMARY KEY (user_id, agent_name), UNIQUE (key_hash))")
 
 
 def m010_import_ledger(conn: Connection, db: Database) -> None:
     """What imports have brought into each scope (conversations of ChatGPT and Claude exports)."""
-    SQLModel.metadata.create_all(conn, tables=[models.ImportedItemRow.__table__])
+    _create(conn, db, "CREATE TABLE IF NOT EXISTS imported_items (user_id VARCHAR(64) NOT NULL, "
+                      "agent_name VARCHAR(64) NOT NULL, source_key VARCHAR(300) NOT NULL, "
+                      "content_hash VARCHAR(64) NOT NULL, imported_at {ts} NOT NULL, "
+                      "PRIMARY KEY (user_id, agent_name, source_key))")
 
 
 def m011_dreamt_days(conn: Connection, db: Database) -> None:
     """Which daily logs dreams have read, and as what text (so retention never removes a log no dream read)."""
-    SQLModel.metadata.create_all(conn, tables=[models.DreamtDayRow.__table__])
+    _create(conn, db, "CREATE TABLE IF NOT EXISTS dreamt_days (user_id VARCHAR(64) NOT NULL, "
+                      "agent_name VARCHAR(64) NOT NULL, day VARCHAR(10) NOT NULL, content_hash VARCHAR(64) NOT NULL, "
+                      "dreamt_at {ts} NOT NULL, PRIMARY KEY (user_id, agent_name, day))")
 
 
 def m012_source_error_and_restore_journal(conn: Connection, db: Database) -> None:
     """A correction's `source_error` beside its content; the journal of documents a bundle import still has
     to write (an import killed after its commit is finished on the next open)."""
     _add_columns(conn, "facts", {"source_error": "TEXT"})
-    SQLModel.metadata.create_all(conn, tables=[models.RestoreJournalRow.__table__])
+    _create(conn, db, "CREATE TABLE IF NOT EXISTS restore_journal (pk {serial} NOT NULL, user_id VARCHAR(64) NOT NULL, "
+                      "agent_name VARCHAR(64) NOT NULL, path VARCHAR(256) NOT NULL, content TEXT NOT NULL, "
+                      "before_hash VARCHAR(64), created_at {ts} NOT NULL, PRIMARY KEY (pk))")
 
 
 def m013_llm_formats(conn: Connection, db: Database) -> None:
     """The response format each LLM server (base URL and model) takes, so that a restart asks no refused one."""
-    SQLModel.metadata.create_all(conn, tables=[models.LLMFormatRow.__table__])
+    _create(conn, db, "CREATE TABLE IF NOT EXISTS llm_formats (base_url VARCHAR(500) NOT NULL, model VARCHAR(200) NOT NULL, "
+                      "mode VARCHAR(16) NOT NULL, decided_at {ts} NOT NULL, PRIMARY KEY (base_url, model))")
 
 
 def m016_agent_items(conn: Connection, db: Database) -> None:
     """Key-value items of agent frameworks (LangGraph's store); those that are facts point at them."""
-    SQLModel.metadata.create_all(conn, tables=[models.AgentItemRow.__table__])
+    _create(conn, db,
+            "CREATE TABLE IF NOT EXISTS agent_items (pk {serial} NOT NULL, user_id VARCHAR(64) NOT NULL, "
+            "agent_name VARCHAR(64) NOT NULL, path TEXT NOT NULL, item_key TEXT NOT NULL, value TEXT NOT NULL, "
+            "fact_id VARCHAR(16), created_at {ts} NOT NULL, updated_at {ts} NOT NULL, PRIMARY KEY (pk), "
+            "CONSTRAINT uq_agent_items_key UNIQUE (user_id, agent_name, path, item_key))",
+            "CREATE INDEX IF NOT EXISTS ix_agent_items_fact ON agent_items (fact_id)")
 
 
 def m016_oauth(conn: Connection, db: Database) -> None:
     """MCP's OAuth: registered clients, and codes and tokens (hashed) of people signed in through it."""
-    SQLModel.metadata.create_all(conn, tables=[models.OAuthClientRow.__table__, models.OAuthTokenRow.__table__])
+    _create(conn, db,
+            "CREATE TABLE IF NOT EXISTS oauth_clients (client_id VARCHAR(64) NOT NULL, info TEXT NOT NULL, "
+            "created_at {ts} NOT NULL, PRIMARY KEY (client_id))",
+            "CREATE TABLE IF NOT EXISTS oauth_tokens (token_hash VARCHAR(64) NOT NULL, kind VARCHAR(16) NOT NULL, "
+            "family VARCHAR(64) NOT NULL, client_id VARCHAR(64) NOT NULL, email VARCHAR(320), data TEXT NOT NULL, "
+            "expires_at {ts} NOT NULL, created_at {ts} NOT NULL, PRIMARY KEY (token_hash))",
+            "CREATE INDEX IF NOT EXISTS ix_oauth_tokens_family ON oauth_tokens (family)")
 
 
 def m017_dream_proposals(conn: Connection, db: Database) -> None:

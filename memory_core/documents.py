@@ -14,44 +14,19 @@ from __future__ import annotations
 
 import fcntl
 import os
-import re
 import tempfile
 import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Protocol
 
-from sqlalchemy import select
-
-from .clock import Clock
+from .document_paths import FOLDERS, check_folder, check_path, is_document_path
 from .scope import Scope
-from .store.db import Database
-from .store.models import DocumentRow
+from .store.document_store import DatabaseDocumentStore
 from .validation import check_memory_text, check_text
 
-_NAME = r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,99}"  # no leading dot: no dotfiles (sidecars, temporaries), no ".."
-_DOCUMENT = re.compile(rf"MEMORY\.md|memory/(?:dreams/)?{_NAME}\.md")
-FOLDERS = ("", "memory", "memory/dreams")  # where documents live, for listing
-
-
-def is_document_path(path: object) -> bool:
-    """Whether `path` names one of a scope's documents: `MEMORY.md`, `memory/NAME.md`, `memory/dreams/NAME.md`."""
-    return isinstance(path, str) and _DOCUMENT.fullmatch(path) is not None
-
-
-def check_path(path: object) -> str:
-    """Return `path` if it names a document, else raise KeyError, exactly as for an unknown document."""
-    if not is_document_path(path):
-        raise KeyError(f"no document {path!r:.120}: a scope's documents are MEMORY.md and memory/...")
-    return path  # type: ignore[return-value]
-
-
-def check_folder(prefix: object) -> str:
-    """Return `prefix` without slashes if documents live there ("", "memory", "memory/dreams"), else KeyError."""
-    folder = prefix.strip("/") if isinstance(prefix, str) else None
-    if folder not in FOLDERS:
-        raise KeyError(f"no document folder {prefix!r:.120}: documents are listed in {', '.join(map(repr, FOLDERS))}")
-    return folder
+__all__ = ["FOLDERS", "DatabaseDocumentStore", "DocumentStore", "LocalDocumentStore", "atomic_write", "check_folder",
+           "check_path", "export_documents", "is_document_path"]
 
 
 class DocumentStore(Protocol):
@@ -219,79 +194,6 @@ class LocalDocumentStore:
 
     def describe(self, scope: Scope) -> str:
         return str(self.workspace(scope).resolve())
-
-
-class DatabaseDocumentStore:
-    """Documents as rows, for hosts whose disk does not survive a reboot (Streamlit Community Cloud)."""
-
-    kind = "database"
-
-    def __init__(self, db: Database, clock: Clock) -> None:
-        self.db = db
-        self.clock = clock
-
-    @staticmethod
-    def _get(session, scope: Scope, path: str) -> DocumentRow | None:
-        return session.get(DocumentRow, (scope.user_id, scope.agent_name, check_path(path)))
-
-    def read(self, scope: Scope, path: str) -> str | None:
-        check_path(path)
-        with self.db.read() as s:
-            return self.read_in(s, scope, path)
-
-    def read_in(self, session, scope: Scope, path: str) -> str | None:
-        """`read` inside the caller's transaction (a tier that records something along with the document)."""
-        row = self._get(session, scope, path)
-        return row.content if row else None
-
-    def write(self, scope: Scope, path: str, text: str) -> None:
-        check_path(path)
-        text = check_memory_text(text, f"document {path}")
-        with self.db.write(lock=f"doc:{scope.key}:{path}") as s:
-            self.write_in(s, scope, path, text)
-
-    def write_in(self, session, scope: Scope, path: str, text: str) -> None:
-        """`write` inside the caller's transaction: the document and the caller's rows commit together."""
-        text = check_memory_text(text, f"document {path}")
-        row = self._get(session, scope, path)
-        if row is None:
-            session.add(DocumentRow(user_id=scope.user_id, agent_name=scope.agent_name, path=path, content=text,
-                                    updated_at=self.clock.now()))
-        else:
-            row.content, row.updated_at = text, self.clock.now()
-            session.add(row)
-
-    def append(self, scope: Scope, path: str, block: str, header: str) -> None:
-        check_path(path)
-        block, header = check_memory_text(block, f"block of {path}"), check_text(header, f"header of {path}")
-        with self.db.write(lock=f"doc:{scope.key}:{path}") as s:
-            row = self._get(s, scope, path)
-            if row is None:
-                s.add(DocumentRow(user_id=scope.user_id, agent_name=scope.agent_name, path=path,
-                                  content=header + block, updated_at=self.clock.now()))
-            else:
-                row.content, row.updated_at = row.content + block, self.clock.now()
-                s.add(row)
-
-    def list(self, scope: Scope, prefix: str) -> list[str]:
-        """The documents directly in `prefix` ("", "memory" or "memory/dreams"), nothing else."""
-        folder = check_folder(prefix)
-        with self.db.read() as s:
-            paths = s.execute(select(DocumentRow.path).where(
-                DocumentRow.user_id == scope.user_id, DocumentRow.agent_name == scope.agent_name)).scalars().all()
-        return sorted(p for p in paths if is_document_path(p) and p.rpartition("/")[0] == folder)
-
-    def delete(self, scope: Scope, path: str) -> None:
-        check_path(path)
-        with self.db.write(lock=f"doc:{scope.key}:{path}") as s:
-            row = self._get(s, scope, path)
-            if row is not None:
-                s.delete(row)
-
-    def describe(self, scope: Scope) -> str:
-        from sqlalchemy.engine import make_url
-
-        return f"database {make_url(self.db.url).render_as_string(hide_password=True)} ({scope.key})"
 
 
 def export_documents(source: DocumentStore, target: LocalDocumentStore, scope: Scope) -> list[str]:

@@ -6,9 +6,10 @@ import hashlib
 import logging
 import math
 import unicodedata
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from .clock import iso_utc, utc
 from .errors import InvalidIdError
@@ -18,9 +19,7 @@ from .validation import check_memory_text, check_text
 if TYPE_CHECKING:
     import numpy as np
 
-    from .erase import Eraser
     from .settings import Settings
-    from .store.fact_store import FactStore
 
 log = logging.getLogger(__name__)
 
@@ -152,15 +151,34 @@ def validate_as_of(as_of: object) -> datetime | None:
     return utc(as_of)
 
 
+class FactRepository(Protocol):
+    """What `Facts` needs of its store (store.fact_store.FactStore), named here so that facts imports no store."""
+
+    def transaction(self, scope: Scope) -> AbstractContextManager[Any]: ...
+    def get(self, fact_id: str) -> Fact: ...
+    def list(self, scope: Scope, category: str | None = None, *, include_invalid: bool = False,
+             as_of: datetime | None = None) -> list[Fact]: ...
+    def count(self, scope: Scope) -> int: ...
+    def update(self, fact_id: str, changes: dict[str, Any]) -> Fact: ...
+    def delete(self, fact_id: str) -> None: ...
+    def audit(self, fact_id: str | None = None, scope: Scope | None = None, limit: int = 500) -> list[AuditEntry]: ...
+
+
+class FactEraser(Protocol):
+    """What `Facts.erase` hands the work to (erase.Eraser)."""
+
+    def erase(self, fact_id: str, reason: str | None = None) -> dict[str, int]: ...
+
+
 class Facts:
     """`memory.facts`: CRUD with dedup, threshold, max_facts eviction, validity and merging."""
 
-    def __init__(self, store: "FactStore", settings: "Settings",
+    def __init__(self, store: FactRepository, settings: "Settings",
                  embed: Callable[[list[str]], "np.ndarray"] | None = None) -> None:
         self._store = store
         self._settings = settings
         self._embed = embed
-        self.eraser: "Eraser | None" = None  # set by the composition root
+        self.eraser: FactEraser | None = None  # set by the composition root
 
     def add(
         self,

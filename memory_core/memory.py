@@ -46,6 +46,7 @@ from .store.erase_store import EraseStore
 from .store.proposal_store import DreamProposal
 from .store.usage_store import Injection, UsageRecord, UsageStore
 from .store.fact_store import FactStore, FactTransaction
+from .store.migrations import migrate
 from .tiers.context import ContextManager, ContextSession
 from .tiers.core import CoreTier
 from .tiers.daily import DailyTier
@@ -87,7 +88,7 @@ class Memory:
         command-line import leaves what it queued to the app's or the MCP server's worker); `start()` still does."""
         self.settings = settings or Settings()
         self.clock = UTCClock(clock) if clock is not None else SystemClock()
-        self.db = Database(self.settings.database_url)  # opened, and migrated, on first use
+        self.db = Database(self.settings.database_url, migrate=migrate)  # opened, and migrated, on first use
         if llm is None and not self.settings.offline:
             from .llm.openai_chat import OpenAIChatModel
             from .store.format_store import FormatStore
@@ -252,12 +253,7 @@ class Memory:
                         except ValueError:
                             continue
         else:
-            from sqlalchemy import select
-
-            from .store.models import DocumentRow
-
-            with self.db.read() as s:
-                found |= {Scope(u, a) for u, a in s.execute(select(DocumentRow.user_id, DocumentRow.agent_name).distinct())}
+            found |= set(self.documents.scopes())
         return sorted(found)
 
     # -- facts and updates -----------------------------------------------------------------------

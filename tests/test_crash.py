@@ -25,6 +25,7 @@ from memory_core.documents import LocalDocumentStore
 from memory_core.scope import Scope
 from memory_core.settings import Settings
 from memory_core.store.db import Database
+from memory_core.store.migrations import migrate
 from memory_core.tiers.core import FOUND_ON_DISK, CoreTier
 from memory_core.tiers.daily import DailyTier, daily_header
 
@@ -43,6 +44,7 @@ HELPER = textwrap.dedent("""
     from memory_core.scope import Scope
     from memory_core.settings import Settings
     from memory_core.store.db import Database
+    from memory_core.store.migrations import migrate
     from memory_core.tiers.core import CoreTier
     from memory_core.tiers.daily import DailyTier
 
@@ -62,7 +64,7 @@ HELPER = textwrap.dedent("""
             os.write(ready, b"r")
             for i in range(1, 10**9):
                 tier.append(("w%d " % i) * job["words"] + "END", title="Block", when=WHEN)
-        db = Database(job["url"])
+        db = Database(job["url"], migrate=migrate)
         tier = CoreTier(store, db, SystemClock())
         scope = Scope(job["user"], "bot")
         tier.versions(scope)  # connected and migrated before the clock starts
@@ -198,8 +200,8 @@ def assert_whole_version(text: str) -> None:
 
 
 def test_sigkill_during_memory_writes_leaves_a_recorded_memory(tmp_path, helper, database_url):
-    Database(database_url).ensure_ready()  # migrated before any worker starts
-    db = Database(database_url)
+    Database(database_url, migrate=migrate).ensure_ready()  # migrated before any worker starts
+    db = Database(database_url, migrate=migrate)
     rng = random.Random(7)
     found = 0
     for n in range(30):

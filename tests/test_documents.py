@@ -120,6 +120,14 @@ def test_listing_and_export_yield_only_documents(docs_memory, tmp_path):
     assert sorted(export_documents(m.documents, target, DEFAULT)) == expected
 
 
+def test_scopes_with_only_documents_are_active(docs_memory):
+    """A scope with a daily log and no fact is one a scheduled dream looks at, in either document store."""
+    m = docs_memory
+    m.daily.append("- alice's", user_id="alice", agent_name="bot")
+    assert Scope("alice", "bot") in m.active_scopes() and Scope("alice", "bot") in m.scopes()
+    assert Scope("carol", "bot") not in m.active_scopes()
+
+
 # -- limits and text ---------------------------------------------------------------------------------
 
 BAD_TEXT = [("x" * 1001, "limit"), ("a\x00b", "NUL"), ("a\ud800b", "surrogate"), (b"bytes", "string"),

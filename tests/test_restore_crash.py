@@ -22,6 +22,7 @@ from sqlalchemy import text
 from memory_core.documents import LocalDocumentStore
 from memory_core.scope import Scope
 from memory_core.store.db import Database
+from memory_core.store.migrations import migrate
 from tests.conftest import make_memory
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,7 +101,7 @@ def bundle_with_documents(tmp_path: Path, clock) -> tuple[Path, dict[str, str]]:
 
 def raw_count(url: str, table: str) -> int:
     """Rows of `table`, read without a Memory (whose first use would finish the restore)."""
-    db = Database(url)
+    db = Database(url, migrate=migrate)
     try:
         with db.read() as s:
             return s.execute(text(f"SELECT count(*) FROM {table}")).scalar()
@@ -169,7 +170,7 @@ def test_a_changed_document_is_kept_when_the_restore_is_finished(tmp_path, clock
 def test_a_conversations_import_killed_leaves_the_ledger_and_the_queue_equal(tmp_path, database_url, clock):
     home = tmp_path / "dst"
     run_child("chatgpt", home, database_url, CHATGPT)
-    db = Database(database_url)
+    db = Database(database_url, migrate=migrate)
     try:
         with db.read() as s:
             queued = {r[0] for r in s.execute(text("SELECT thread_id FROM pending_updates"))}

@@ -43,10 +43,14 @@ def lock_id(key: str) -> int:
 
 
 class Database:
-    """One engine per Memory. `read()` and `write()` hand out sessions in a transaction."""
+    """One engine per Memory. `read()` and `write()` hand out sessions in a transaction.
 
-    def __init__(self, url: str) -> None:
+    `migrate` brings the schema up to date on first use (store.migrations.migrate, passed in by whoever opens
+    the database, so that this module imports no migration)."""
+
+    def __init__(self, url: str, *, migrate: Callable[["Database"], object]) -> None:
         self.url = url
+        self.migrate = migrate
         self.is_sqlite = url.startswith("sqlite")
         if self.is_sqlite:
             self.engine = _sqlite_engine(url)
@@ -74,9 +78,7 @@ class Database:
                 database = make_url(self.url).database
                 if database and database != ":memory:":
                     Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-            from .migrations import migrate
-
-            migrate(self)
+            self.migrate(self)
             self._ready = True
         for callback in self.on_ready:  # outside the lock, by the one thread that migrated: they use the database
             callback()

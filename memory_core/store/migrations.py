@@ -6,7 +6,9 @@ the same database at once apply each migration exactly once.
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import unicodedata
 from datetime import datetime, timezone
 from typing import Callable
 
@@ -18,6 +20,10 @@ from .db import Database, lock_id
 
 log = logging.getLogger(__name__)
 
+# Every migration spells out its DDL and imports no live code, except m001: it creates the first tables
+# from today's model classes (V1_TABLES). That stays safe while a later column comes with a migration of its
+# own that adds it where it lacks (m007, m012 through `_add_columns`), so that a fresh database and a
+# migrated one end alike; tests/test_migrations.py checks that the migrated schema matches the models.
 V1_TABLES = [
     models.FactRow, models.FactAuditRow, models.SummaryRow, models.DocumentRow, models.CoreVersionRow,
     models.DreamStateRow, models.DreamRunRow, models.PendingUpdateRow, models.LeaseRow, models.PlanRow,
@@ -114,9 +120,21 @@ def m005_pg_trgm(conn: Connection, db: Database) -> None:
         log.info("pg_trgm not available (%s); substring search will scan", type(exc).__name__)
 
 
+def _create(conn: Connection, db: Database, *statements: str) -> None:
+    """Run DDL written for both databases: {ts} is a zoned timestamp, {serial} an auto-numbered integer key,
+    {blob} bytes (the types SQLModel gave these columns when the migration was written)."""
+    pg = db.dialect == "postgresql"
+    types = {"ts": "TIMESTAMP WITH TIME ZONE" if pg else "DATETIME", "serial": "SERIAL" if pg else "INTEGER",
+             "blob": "BYTEA" if pg else "BLOB"}
+    for statement in statements:
+        conn.exec_driver_sql(statement.format(**types))
+
+
 def m006_token_stats(conn: Connection, db: Database) -> None:
     """Per-scope token document frequencies, for the IDF-weighted pooling of static embedders."""
-    SQLModel.metadata.create_all(conn, tables=[models.TokenStatsRow.__table__])
+    _create(conn, db, "CREATE TABLE IF NOT EXISTS token_stats (user_id VARCHAR(64) NOT NULL, "
+                      "agent_name VARCHAR(64) NOT NULL, model VARCHAR(128) NOT NULL, items INTEGER NOT NULL, "
+                      "version VARCHAR(64) NOT NULL, df {blob} NOT NULL, PRIMARY KEY (user_id, agent_name, model))")
 
 
 def _add_columns(conn: Connection, table: str, columns: dict[str, str]) -> None:
@@ -192,13 +210,29 @@ def _ts_param():
     return bindparam("t", type_=DateTime(timezone=True))
 
 
+def _m008_normalise(content: str) -> str:
+    """facts.normalise_for_key as it was when m008 was written, frozen here so that a later change to the live
+    normalisation never changes what this migration did: NFKC, no format characters (Cf), white space folded,
+    casefolded, NFKC again."""
+    folded = unicodedata.normalize("NFKC", content)
+    folded = "".join(ch for ch in folded if unicodedata.category(ch) != "Cf")
+    return unicodedata.normalize("NFKC", " ".join(folded.split()).casefold())
+
+
+def _m008_content_key(content: str) -> str:
+    """facts.content_key as of m008: sha256 of the m008 normalisation, in hex."""
+    return hashlib.sha256(_m008_normalise(content).encode("utf-8")).hexdigest()
+
+
+def _m008_invalid_key(fact_id: str) -> str:
+    """fact_store.invalid_key as of m008: the unique key of a fact that is no longer valid."""
+    return f"invalid:{fact_id}"
+
+
 def m008_unicode_dedup_keys(conn: Connection, db: Database) -> None:
     """Dedup keys of Unicode-normalised text (NFKC, no invisible format characters, white space folded,
     casefolded): "café" in NFC and NFD, with a zero-width space or in fullwidth letters are one fact. Facts
     that become duplicates of an older one are superseded by it (audited), never deleted."""
-    from ..facts import content_key
-    from .fact_store import invalid_key
-
     rows = conn.execute(text("SELECT pk, id, user_id, agent_name, content FROM facts WHERE invalid_at IS NULL "
                              "ORDER BY user_id, agent_name, created_at, pk")).all()
     # Park every key first, so that no row's new key collides with another row's old one on the way.
@@ -206,7 +240,7 @@ def m008_unicode_dedup_keys(conn: Connection, db: Database) -> None:
     now = datetime.now(timezone.utc)
     seen: dict[tuple[str, str, str], str] = {}
     for pk, fact_id, user_id, agent_name, content in rows:
-        key = content_key(content)
+        key = _m008_content_key(content)
         first = seen.get((user_id, agent_name, key))
         if first is None:
             seen[(user_id, agent_name, key)] = fact_id
@@ -215,7 +249,7 @@ def m008_unicode_dedup_keys(conn: Connection, db: Database) -> None:
         reason = f"the same text as {first} once Unicode is normalised"
         conn.execute(text("UPDATE facts SET content_key = :k, invalid_at = :t, superseded_by = :by, "
                           "invalid_reason = :r, updated_at = :t WHERE pk = :pk").bindparams(_ts_param()),
-                     {"k": invalid_key(fact_id), "t": now, "by": first, "r": reason, "pk": pk})
+                     {"k": _m008_invalid_key(fact_id), "t": now, "by": first, "r": reason, "pk": pk})
         conn.execute(text("INSERT INTO fact_audit (fact_id, user_id, agent_name, action, old, new, reason, at, actor) "
                           "VALUES (:f, :u, :a, 'merged', NULL, NULL, :r, :t, 'migration')").bindparams(_ts_param()),
                      {"f": fact_id, "u": user_id, "a": agent_name, "r": reason, "t": now})
@@ -225,40 +259,74 @@ def m008_unicode_dedup_keys(conn: Connection, db: Database) -> None:
 def m009_access(conn: Connection, db: Database) -> None:
     """Team access: grants of roles on scope patterns, API tokens (hashed), their audit, and the sandboxes of
     anonymous visitors."""
-    SQLModel.metadata.create_all(conn, tables=[models.GrantRow.__table__, models.ApiTokenRow.__table__,
-                                               models.AccessAuditRow.__table__, models.SandboxRow.__table__])
+    _create(conn, db,
+            "CREATE TABLE IF NOT EXISTS access_grants (pk {serial} NOT NULL, id VARCHAR(16) NOT NULL, "
+            "subject VARCHAR(320) NOT NULL, role VARCHAR(16) NOT NULL, scope VARCHAR(160) NOT NULL, "
+            "created_at {ts} NOT NULL, created_by VARCHAR(256), PRIMARY KEY (pk), "
+            "CONSTRAINT uq_grant_subject_scope UNIQUE (subject, scope), UNIQUE (id))",
+            "CREATE TABLE IF NOT EXISTS api_tokens (pk {serial} NOT NULL, id VARCHAR(16) NOT NULL, "
+            "name VARCHAR(64) NOT NULL, secret_hash VARCHAR(64) NOT NULL, user_id VARCHAR(64) NOT NULL, "
+            "agent_name VARCHAR(64) NOT NULL, role VARCHAR(16) NOT NULL, created_at {ts} NOT NULL, expires_at {ts}, "
+            "last_used_at {ts}, revoked BOOLEAN NOT NULL, created_by VARCHAR(256), PRIMARY KEY (pk), UNIQUE (id), "
+            "UNIQUE (secret_hash))",
+            "CREATE TABLE IF NOT EXISTS access_audit (pk {serial} NOT NULL, at {ts} NOT NULL, actor VARCHAR(256), "
+            "action VARCHAR(32) NOT NULL, detail TEXT NOT NULL, PRIMARY KEY (pk))",
+            # key_hash came to SandboxRow the evening m009 was written, before any release, without a migration
+            # of its own: it belongs here.
+            "CREATE TABLE IF NOT EXISTS sandboxes (user_id VARCHAR(64) NOT NULL, agent_name VARCHAR(64) NOT NULL, "
+            "key_hash VARCHAR(64) NOT NULL, created_at {ts} NOT NULL, expires_at {ts} NOT NULL, "
+            "PRIMARY KEY (user_id, agent_name), UNIQUE (key_hash))")
 
 
 def m010_import_ledger(conn: Connection, db: Database) -> None:
     """What imports have brought into each scope (conversations of ChatGPT and Claude exports)."""
-    SQLModel.metadata.create_all(conn, tables=[models.ImportedItemRow.__table__])
+    _create(conn, db, "CREATE TABLE IF NOT EXISTS imported_items (user_id VARCHAR(64) NOT NULL, "
+                      "agent_name VARCHAR(64) NOT NULL, source_key VARCHAR(300) NOT NULL, "
+                      "content_hash VARCHAR(64) NOT NULL, imported_at {ts} NOT NULL, "
+                      "PRIMARY KEY (user_id, agent_name, source_key))")
 
 
 def m011_dreamt_days(conn: Connection, db: Database) -> None:
     """Which daily logs dreams have read, and as what text (so retention never removes a log no dream read)."""
-    SQLModel.metadata.create_all(conn, tables=[models.DreamtDayRow.__table__])
+    _create(conn, db, "CREATE TABLE IF NOT EXISTS dreamt_days (user_id VARCHAR(64) NOT NULL, "
+                      "agent_name VARCHAR(64) NOT NULL, day VARCHAR(10) NOT NULL, content_hash VARCHAR(64) NOT NULL, "
+                      "dreamt_at {ts} NOT NULL, PRIMARY KEY (user_id, agent_name, day))")
 
 
 def m012_source_error_and_restore_journal(conn: Connection, db: Database) -> None:
     """A correction's `source_error` beside its content; the journal of documents a bundle import still has
     to write (an import killed after its commit is finished on the next open)."""
     _add_columns(conn, "facts", {"source_error": "TEXT"})
-    SQLModel.metadata.create_all(conn, tables=[models.RestoreJournalRow.__table__])
+    _create(conn, db, "CREATE TABLE IF NOT EXISTS restore_journal (pk {serial} NOT NULL, user_id VARCHAR(64) NOT NULL, "
+                      "agent_name VARCHAR(64) NOT NULL, path VARCHAR(256) NOT NULL, content TEXT NOT NULL, "
+                      "before_hash VARCHAR(64), created_at {ts} NOT NULL, PRIMARY KEY (pk))")
 
 
 def m013_llm_formats(conn: Connection, db: Database) -> None:
     """The response format each LLM server (base URL and model) takes, so that a restart asks no refused one."""
-    SQLModel.metadata.create_all(conn, tables=[models.LLMFormatRow.__table__])
+    _create(conn, db, "CREATE TABLE IF NOT EXISTS llm_formats (base_url VARCHAR(500) NOT NULL, model VARCHAR(200) NOT NULL, "
+                      "mode VARCHAR(16) NOT NULL, decided_at {ts} NOT NULL, PRIMARY KEY (base_url, model))")
 
 
 def m016_agent_items(conn: Connection, db: Database) -> None:
     """Key-value items of agent frameworks (LangGraph's store); those that are facts point at them."""
-    SQLModel.metadata.create_all(conn, tables=[models.AgentItemRow.__table__])
+    _create(conn, db,
+            "CREATE TABLE IF NOT EXISTS agent_items (pk {serial} NOT NULL, user_id VARCHAR(64) NOT NULL, "
+            "agent_name VARCHAR(64) NOT NULL, path TEXT NOT NULL, item_key TEXT NOT NULL, value TEXT NOT NULL, "
+            "fact_id VARCHAR(16), created_at {ts} NOT NULL, updated_at {ts} NOT NULL, PRIMARY KEY (pk), "
+            "CONSTRAINT uq_agent_items_key UNIQUE (user_id, agent_name, path, item_key))",
+            "CREATE INDEX IF NOT EXISTS ix_agent_items_fact ON agent_items (fact_id)")
 
 
 def m016_oauth(conn: Connection, db: Database) -> None:
     """MCP's OAuth: registered clients, and codes and tokens (hashed) of people signed in through it."""
-    SQLModel.metadata.create_all(conn, tables=[models.OAuthClientRow.__table__, models.OAuthTokenRow.__table__])
+    _create(conn, db,
+            "CREATE TABLE IF NOT EXISTS oauth_clients (client_id VARCHAR(64) NOT NULL, info TEXT NOT NULL, "
+            "created_at {ts} NOT NULL, PRIMARY KEY (client_id))",
+            "CREATE TABLE IF NOT EXISTS oauth_tokens (token_hash VARCHAR(64) NOT NULL, kind VARCHAR(16) NOT NULL, "
+            "family VARCHAR(64) NOT NULL, client_id VARCHAR(64) NOT NULL, email VARCHAR(320), data TEXT NOT NULL, "
+            "expires_at {ts} NOT NULL, created_at {ts} NOT NULL, PRIMARY KEY (token_hash))",
+            "CREATE INDEX IF NOT EXISTS ix_oauth_tokens_family ON oauth_tokens (family)")
 
 
 def m017_dream_proposals(conn: Connection, db: Database) -> None:

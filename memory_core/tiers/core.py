@@ -12,17 +12,12 @@ import difflib
 import hashlib
 import logging
 import re
-from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING, Callable
 
-from sqlalchemy import select
-
 from ..actors import current_actor
-from ..clock import utc
 from ..documents import DatabaseDocumentStore
 from ..scope import Scope
-from ..store.models import CoreVersionRow
+from ..store.core_store import CoreStore, CoreVersion, CoreWrite
 from ..validation import check_memory_text, check_text
 
 if TYPE_CHECKING:
@@ -35,15 +30,6 @@ log = logging.getLogger(__name__)
 CORE_PATH = "MEMORY.md"
 BULLET = re.compile(r"^\s*[-*]\s+(.*\S)\s*$")  # a Markdown "- " item; group 1 is its text
 FOUND_ON_DISK = "found on disk, not recorded before"
-
-
-@dataclass(frozen=True)
-class CoreVersion:
-    version: int
-    content: str
-    reason: str
-    created_at: datetime
-    actor: str | None = None  # who wrote it (None: not said; the found-on-disk ones)
 
 
 def bullets(markdown: str | None) -> list[str]:
@@ -65,6 +51,7 @@ class CoreTier:
         self.clock = clock
         self.on_write = on_write
         self.max_chars = max_chars
+        self.versions_store = CoreStore(db, clock)
         # scope -> digest of the MEMORY.md last seen to be recorded, so that a read costs no query
         # while the file is unchanged
         self._recorded: dict[Scope, bytes] = {}
@@ -73,9 +60,9 @@ class CoreTier:
         """Whether the documents live in this very database, so a write can commit file and row together."""
         return isinstance(self.store, DatabaseDocumentStore) and self.store.db is self.db
 
-    def _stored(self, session, scope: Scope) -> str | None:
+    def _stored(self, tx: CoreWrite, scope: Scope) -> str | None:
         """MEMORY.md as stored, inside the caller's transaction where the documents share its database."""
-        return self.store.read_in(session, scope, CORE_PATH) if self._in_db() else self.store.read(scope, CORE_PATH)
+        return self.store.read_in(tx.session, scope, CORE_PATH) if self._in_db() else self.store.read(scope, CORE_PATH)
 
     def read(self, scope: Scope) -> str | None:
         """MEMORY.md, recorded as a version first if no row records it."""
@@ -92,70 +79,53 @@ class CoreTier:
         check_text(reason, "reason")
         # Under the scope's lock from first read to commit, so that writers take turns and a reader never
         # records a file whose row is about to be written.
-        with self.db.write(lock=f"core:{scope.key}") as s:
-            newest = self._newest(s, scope)
+        with self.versions_store.writing(scope) as tx:
+            newest = tx.newest()
             number = newest.version if newest else 0
-            on_disk = self._stored(s, scope)
+            on_disk = self._stored(tx, scope)
             if self._unrecorded(on_disk, newest):
                 number += 1
-                s.add(self._row(scope, number, on_disk, FOUND_ON_DISK))
+                tx.add(number, on_disk, FOUND_ON_DISK)
             if self._in_db():
-                self.store.write_in(s, scope, CORE_PATH, text)
+                self.store.write_in(tx.session, scope, CORE_PATH, text)
             else:
                 # The file first (atomically: old or new), then its row: a crash in between leaves a file
                 # that the next read records.
                 self.store.write(scope, CORE_PATH, text)
-            row = self._row(scope, number + 1, text, reason[:256])
-            row.actor = current_actor()
-            s.add(row)
+            version = tx.add(number + 1, text, reason[:256], current_actor())
         self._recorded[scope] = _digest(text)
         if self.on_write:
             self.on_write(scope)
-        return CoreVersion(row.version, text, row.reason, utc(row.created_at), row.actor)
+        return version
 
     def versions(self, scope: Scope) -> list[CoreVersion]:
         """Every recorded version, newest first (the MEMORY.md on disk among them)."""
         self.read(scope)
-        with self.db.read() as s:
-            rows = s.execute(select(CoreVersionRow).where(
-                CoreVersionRow.user_id == scope.user_id, CoreVersionRow.agent_name == scope.agent_name,
-            ).order_by(CoreVersionRow.version.desc())).scalars().all()
-        return [CoreVersion(r.version, r.content, r.reason, utc(r.created_at), r.actor) for r in rows]
+        return self.versions_store.versions(scope)
 
     def _reconcile(self, scope: Scope, on_disk: str | None) -> None:
         """Record `on_disk` as a version if it is not the newest one: cheap while the file is unchanged."""
         if on_disk is None or self._recorded.get(scope) == _digest(on_disk):
             return
-        with self.db.read() as s:
-            recorded = not self._unrecorded(on_disk, self._newest(s, scope))
+        recorded = not self._unrecorded(on_disk, self.versions_store.newest(scope))
         if not recorded:
-            with self.db.write(lock=f"core:{scope.key}") as s:
-                newest = self._newest(s, scope)
+            with self.versions_store.writing(scope) as tx:
+                newest = tx.newest()
                 # Read again under the lock: a writer may have replaced the file and recorded it meanwhile.
-                on_disk = self._stored(s, scope)
+                on_disk = self._stored(tx, scope)
                 if self._unrecorded(on_disk, newest):
-                    s.add(self._row(scope, (newest.version if newest else 0) + 1, on_disk, FOUND_ON_DISK))
+                    tx.add((newest.version if newest else 0) + 1, on_disk, FOUND_ON_DISK)
                     log.warning("MEMORY.md of %s differs from its newest recorded version: recorded it (%s)",
                                 scope.key, FOUND_ON_DISK)
         if on_disk is not None:
             self._recorded[scope] = _digest(on_disk)
 
     @staticmethod
-    def _unrecorded(on_disk: str | None, newest: CoreVersionRow | None) -> bool:
+    def _unrecorded(on_disk: str | None, newest: CoreVersion | None) -> bool:
         """Whether the document on disk is missing from the versions (an empty file is worth nothing new)."""
         if newest is None:
             return bool(on_disk)
         return on_disk is not None and on_disk != newest.content
-
-    @staticmethod
-    def _newest(session, scope: Scope) -> CoreVersionRow | None:
-        return session.execute(select(CoreVersionRow).where(
-            CoreVersionRow.user_id == scope.user_id, CoreVersionRow.agent_name == scope.agent_name,
-        ).order_by(CoreVersionRow.version.desc()).limit(1)).scalars().first()
-
-    def _row(self, scope: Scope, number: int, content: str, reason: str) -> CoreVersionRow:
-        return CoreVersionRow(user_id=scope.user_id, agent_name=scope.agent_name, version=number, content=content,
-                              reason=reason, created_at=self.clock.now())
 
     def version(self, scope: Scope, number: int) -> CoreVersion:
         for v in self.versions(scope):

@@ -28,13 +28,11 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
-from sqlalchemy import func, select
-
 from ..errors import LLMError
 from ..extraction import escape_for_prompt
 from ..llm.base import ChatModel
 from ..scope import Scope
-from ..store.models import DreamRunRow, DreamStateRow, DreamtDayRow
+from ..store.dream_store import DreamStore
 from ..store.proposal_store import ProposalStore
 from ..text import STOPWORDS, sha256_text, stem, words
 from ..truth import Retired, scrub_markdown
@@ -47,6 +45,7 @@ if TYPE_CHECKING:
     from ..clock import Clock
     from ..settings import Settings
     from ..store.db import Database
+    from ..store.models import DreamStateRow
     from .core import CoreTier
     from .daily import DailyTier
 
@@ -237,6 +236,7 @@ class DeepDream:
         self.consolidator = consolidator
         self.facts_of = facts_of  # the scope's valid facts as Fact.to_dict() dicts
         self.proposals = ProposalStore(db, clock)
+        self.runs = DreamStore(db)
 
     def _facts(self, scope: Scope) -> list[dict]:
         if self.facts_of is None:
@@ -246,21 +246,14 @@ class DeepDream:
 
     def dreamt_days(self, scope: Scope) -> dict[str, str]:
         """{YYYY-MM-DD: hash of the log's text when a dream last read it} of the scope."""
-        with self.db.read() as s:
-            return dict(s.execute(select(DreamtDayRow.day, DreamtDayRow.content_hash).where(
-                DreamtDayRow.user_id == scope.user_id, DreamtDayRow.agent_name == scope.agent_name)).all())
+        return self.runs.dreamt_days(scope)
 
     def state(self, scope: Scope) -> DreamStateRow | None:
-        with self.db.read() as s:
-            return s.get(DreamStateRow, (scope.user_id, scope.agent_name))
+        return self.runs.state(scope)
 
     def tokens_today(self, scope: Scope) -> int:
         start = self.clock.now().replace(hour=0, minute=0, second=0, microsecond=0)
-        with self.db.read() as s:
-            total = s.execute(select(func.sum(DreamRunRow.input_tokens + DreamRunRow.output_tokens)).where(
-                DreamRunRow.user_id == scope.user_id, DreamRunRow.agent_name == scope.agent_name,
-                DreamRunRow.at >= start)).scalar()
-        return int(total or 0)
+        return self.runs.tokens_since(scope, start)
 
     def _bounded(self, daily: list[tuple[date, str]]) -> list[tuple[date, str]]:
         """Cap each block and the whole input; the newest material wins when something must go."""
@@ -395,14 +388,7 @@ class DeepDream:
         self.proposals.decide(proposal_id, "rejected")
 
     def _record_read(self, scope: Scope, read: Mapping[str, str]) -> None:
-        now = self.clock.now()
-        with self.db.write(lock=f"dream:{scope.key}") as s:
-            for day, content_hash in read.items():
-                row = s.get(DreamtDayRow, (scope.user_id, scope.agent_name, day)) or DreamtDayRow(
-                    user_id=scope.user_id, agent_name=scope.agent_name, day=day, content_hash=content_hash,
-                    dreamt_at=now)
-                row.content_hash, row.dreamt_at = content_hash, now
-                s.add(row)
+        self.runs.record_read(scope, read, self.clock.now())
 
     def _diary(self, scope: Scope, narrative: str | None, result: DreamResult, before: int, after: int) -> str:
         local = self.clock.now().astimezone(self.settings.tz)
@@ -420,28 +406,9 @@ class DeepDream:
     def _finish(self, scope: Scope, result: DreamResult, digest: str | None,
                 read: Mapping[str, str] | None = None) -> DreamResult:
         """Record the run; with a `digest` (the logs were consolidated), the days `read` ({day: text hash})."""
-        now = self.clock.now()
-        read = read or {}
-        with self.db.write(lock=f"dream:{scope.key}") as s:
-            state = s.get(DreamStateRow, (scope.user_id, scope.agent_name)) or DreamStateRow(
-                user_id=scope.user_id, agent_name=scope.agent_name)
-            state.last_status, state.last_reason, state.last_run_at = result.status, result.reason, now
-            if digest is not None:
-                state.last_hash = digest
-                if result.days:
-                    through = max(result.days).isoformat()
-                    if not state.consolidated_through or through > state.consolidated_through:
-                        state.consolidated_through = through
-                for day, content_hash in read.items():
-                    row = s.get(DreamtDayRow, (scope.user_id, scope.agent_name, day))
-                    if row is None:
-                        row = DreamtDayRow(user_id=scope.user_id, agent_name=scope.agent_name, day=day,
-                                           content_hash=content_hash, dreamt_at=now)
-                    row.content_hash, row.dreamt_at = content_hash, now
-                    s.add(row)
-            s.add(state)
-            s.add(DreamRunRow(user_id=scope.user_id, agent_name=scope.agent_name, status=result.status,
-                              reason=result.reason, input_tokens=result.input_tokens,
-                              output_tokens=result.output_tokens, at=now))
+        through = max(result.days).isoformat() if result.days else None
+        self.runs.record_run(scope, status=result.status, reason=result.reason, input_tokens=result.input_tokens,
+                             output_tokens=result.output_tokens, now=self.clock.now(), digest=digest,
+                             through=through, read=read)
         log.info("deep dream for %s: %s%s", scope.key, result.status, f" ({result.reason})" if result.reason else "")
         return result

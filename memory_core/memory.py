@@ -11,20 +11,19 @@ import threading
 import time
 import weakref
 from datetime import datetime
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .access import Access
 from .actors import acting_as, current_actor
 from .clock import Clock, SystemClock, UTCClock, utc
 from .documents import DatabaseDocumentStore, LocalDocumentStore, export_documents
 from .errors import LLMError, LLMReplyError
-from .candidates import ExtractionReply
 from .extraction import LLMExtractor
 from .heuristics import HeuristicExtractor
-from .facts import Fact, Facts, content_key, validate_category, validate_confidence, validate_content
+from .facts import Facts
 from .injection import InjectionReport, build_injection
 from .leases import Leases
 from .llm.base import ChatModel
@@ -45,7 +44,7 @@ from .store.db import Database
 from .store.erase_store import EraseStore
 from .store.proposal_store import DreamProposal
 from .store.usage_store import Injection, UsageRecord, UsageStore
-from .store.fact_store import FactStore, FactTransaction
+from .store.fact_store import FactStore
 from .store.migrations import migrate
 from .tiers.context import ContextManager, ContextSession
 from .tiers.core import CoreTier
@@ -53,6 +52,7 @@ from .tiers.daily import DailyTier
 from .tiers.dream import DeepDream, DeterministicConsolidator, DreamResult, LLMConsolidator
 from .tiers.summarizer import ExtractiveSummarizer, LLMSummarizer
 from .validation import check_memory_text
+from .updating import UpdateResult, apply_reply
 from .worker import Worker, WorkerStatus
 
 if TYPE_CHECKING:
@@ -64,19 +64,6 @@ log = logging.getLogger(__name__)
 # 0.18 of questions without a query, 0.39 / 0.42 / 0.44 / 0.45 with 10 / 20 / 40 / 80: 40 gets most of the gain
 # and leaves about half of the default budget to the most confident facts.
 RELEVANT_FACTS = 40
-
-
-@dataclass
-class UpdateResult:
-    added: list[Fact] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (content, duplicate|low_confidence|invalid)
-    removed: list[str] = field(default_factory=list)  # ids invalidated (factsToRemove)
-    superseded: list[tuple[str, str]] = field(default_factory=list)  # (old id, new id)
-    summaries_updated: list[str] = field(default_factory=list)
-    notes: list[tuple[str, str]] = field(default_factory=list)  # (content, how a loosely written item was read)
-    offline: bool = False
-    input_tokens: int = 0
-    output_tokens: int = 0
 
 
 class Memory:
@@ -285,88 +272,8 @@ class Memory:
             log.info("skipped invalid extracted fact (%s): %.80s", why, content)
             self.llm_problems.add(scope.key, "item", f"skipped {content[:60]!r}: {why}")
         with self._store.transaction(scope) as tx:
-            self._apply_reply(tx, reply, thread_id, result)
+            apply_reply(tx, reply, thread_id, result, self.settings)
         return result
-
-    def _apply_reply(self, tx: FactTransaction, reply: ExtractionReply, thread_id: str, result: UpdateResult) -> None:
-        """The writes of one update, inside its transaction."""
-        settings = self.settings
-        source = f"thread:{thread_id}"[:256]
-        for fact_id in reply.remove_ids:
-            try:
-                if tx.row(fact_id).invalid_at is None:
-                    tx.invalidate(fact_id, reason=f"contradicted in thread {thread_id}"[:1000])
-                    result.removed.append(fact_id)
-            except KeyError:
-                continue  # another scope's id, or made up: ignored
-        stored: dict[int, str] = {}  # candidate index -> the id of the fact that now says it
-        for index, candidate in enumerate(reply.facts):
-            try:
-                content = validate_content(candidate.content, settings.max_fact_chars)
-                category = validate_category(candidate.category)
-                confidence = validate_confidence(candidate.confidence)
-            except ValueError:
-                result.skipped.append((str(candidate.content)[:200], "invalid"))
-                continue
-            if confidence < settings.fact_confidence_threshold:
-                log.info("skipped low-confidence fact (%.2f) in %s: %.80s", confidence, tx.scope.key, content)
-                result.skipped.append((content, "low_confidence"))
-                continue
-            targets = self._valid_targets(tx, getattr(candidate, "supersedes", ()), stored)
-            if targets:
-                first, rest = targets[0], targets[1:]
-                try:
-                    new, created = tx.supersede(first, content, category=category, confidence=confidence,
-                                                reason=f"corrected in thread {thread_id}"[:1000], source=source,
-                                                thread_id=thread_id, max_facts=settings.max_facts)
-                except ValueError:  # the same text as the fact it would replace: nothing to change
-                    result.skipped.append((content, "duplicate"))
-                    stored[index] = first
-                    continue
-                result.superseded.append((first, new.id))
-                for other in rest:
-                    tx._end(tx.row(other), "superseded", f"corrected in thread {thread_id}"[:1000], superseded_by=new.id)
-                    result.superseded.append((other, new.id))
-                if created:
-                    result.added.append(new)
-                stored[index] = new.id
-                continue
-            fact, reason = tx.add(content, category, confidence, source=source, thread_id=thread_id,
-                                  max_facts=settings.max_facts)
-            if fact is not None:
-                result.added.append(fact)
-                stored[index] = fact.id
-            else:
-                result.skipped.append((content, reason or "duplicate"))
-                existing = tx.valid_with_key(content_key(content))
-                if existing is not None:
-                    stored[index] = existing.id
-        summaries = {}
-        for key, text in reply.summaries.items():
-            try:
-                summaries[key] = check_memory_text(text, f"summary {key}", settings.max_document_chars,
-                                            setting="max_document_chars")
-            except ValueError as exc:
-                log.info("skipped an unusable extracted summary: %s", exc)
-        if summaries:
-            tx.set_summaries(summaries)
-            result.summaries_updated = sorted(summaries)
-
-    @staticmethod
-    def _valid_targets(tx: FactTransaction, supersedes: Iterable[str], stored: dict[int, str]) -> list[str]:
-        """The ids a candidate supersedes that are valid facts of the scope ("#n": the n-th candidate)."""
-        targets: list[str] = []
-        for ref in supersedes or ():
-            if isinstance(ref, str) and ref.startswith("#") and ref[1:].isdigit():
-                ref = stored.get(int(ref[1:]), "")
-            if not isinstance(ref, str) or not ref or ref in targets:
-                continue
-            try:
-                if tx.row(ref).invalid_at is None:
-                    targets.append(ref)
-            except KeyError:
-                continue
-        return targets
 
     def _apply_queued(self, messages: list[dict[str, str]], *, thread_id: str, user_id: str, agent_name: str,
                       options: dict[str, Any]) -> UpdateResult:

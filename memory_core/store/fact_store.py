@@ -165,6 +165,10 @@ class FactTransaction:
         self.s.flush()
         return before
 
+    def end(self, row: FactRow, action: str, reason: str | None, superseded_by: str | None = None) -> None:
+        """End a valid fact's validity now (`action`: invalidated, superseded, merged), audited."""
+        self._end(row, action, reason, superseded_by)
+
     def _end(self, row: FactRow, action: str, reason: str | None, superseded_by: str | None = None) -> None:
         before = self._mark_invalid(row, reason, superseded_by)
         self.audit(row, action, before, _snapshot(row), reason)

@@ -23,7 +23,8 @@ currently now still no longer anymore actually called named name based as at in 
 """.split())
 ERASED = "[erased]"
 
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
+# A sentence ends at ., ! or ? followed by white space (not inside "127.0.0.1" or "md.png"), or at the line's end.
+_SENTENCE = re.compile(r"[^\s](?:[^\n]*?)(?:[.!?]+(?=\s)|$)", re.M)
 _BULLET = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)(.*)$")
 
 

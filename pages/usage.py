@@ -16,7 +16,7 @@ st.title("Usage")
 st.caption("Every call to an LLM or an embedding API, with the tokens the provider reported (or counted here) and "
            "its cost from `llm_prices`. Work done offline costs nothing and records nothing.")
 
-days = st.segmented_control("Period", [1, 7, 30, 90], default=30, format_func=lambda d: f"{d} days", key="usage_days")
+days = st.segmented_control("Period", [1, 7, 30, 90], default=30, format_func=lambda d: "1 day" if d == 1 else f"{d} days", key="usage_days")
 since = datetime.now(timezone.utc) - timedelta(days=int(days or 30))
 scopes = {s.key for s in readable_scopes(shared, who())}
 records = [r for r in shared.usage(since=since) if r.user_id and f"{r.user_id}/{r.agent_name}" in scopes]

@@ -85,6 +85,7 @@ SLOT_PATTERNS: list[tuple[str, re.Pattern[str], bool]] = [(k, re.compile(p), n) 
                 r"(?P<value>.+)$", False),
     ("partner", r"^User is married to (?P<value>.+)$", False),
     ("favourite:{topic}", r"^User's favou?rite (?P<topic>[\w -]+?) is (?P<value>.+)$", False),
+    ("favourite:", r"^User's favou?rite is (?P<value>.+)$", False),  # "my favourite is jazz": of no named kind
     ("prefers:{pair}", r"^User prefers (?P<value>.+?) (?:over|to|rather than|instead of) (?P<other>.+)$", False),
 ]]
 # Slots that hold one value at a time: a new value replaces the old one even without a correction cue.

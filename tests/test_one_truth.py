@@ -240,3 +240,10 @@ def test_erase_checks_its_arguments_and_roles(tmp_path):
         with pytest.raises(PermissionError):
             m.scoped(user_id="ana", agent_name="default", role="viewer").facts.erase(mine.id)
         assert view.facts.erase(mine.id)["facts"] == 1
+
+
+def test_a_favourite_of_no_named_kind_is_corrected_offline(tmp_path):
+    with make_memory(tmp_path) as m:
+        m.update([{"role": "user", "content": "My favourite is tea."}], thread_id="t1")
+        result = m.update([{"role": "user", "content": "Actually my favourite is coffee now."}], thread_id="t2")
+        assert result.superseded and "tea" not in m.format_for_injection()

@@ -22,21 +22,20 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Callable
 
-from sqlalchemy import delete, func, select, update
-
 from .actors import acting_as, current_actor
 from .clock import utc
 from .errors import BudgetExceeded, QueueFullError
 from .messages import validate_messages
 from .redact import scrub
 from .scope import Scope, make_scope
-from .store.models import PendingUpdateRow
+from .store.queue_store import QueueStore
 from .validation import check_text
 
 if TYPE_CHECKING:
     from .clock import Clock
     from .settings import Settings
     from .store.db import Database
+    from .store.models import PendingUpdateRow
 
 log = logging.getLogger(__name__)
 WORKER_ACTOR = "worker"
@@ -72,9 +71,10 @@ class UpdateQueue:
     """`memory.queue`."""
 
     def __init__(self, settings: "Settings", db: "Database", clock: "Clock", apply: Apply,
-                 on_enqueue: Callable[[], object] = lambda: None) -> None:
+                 on_enqueue: Callable[[], object] = lambda: None, store: QueueStore | None = None) -> None:
         self.settings = settings
         self.db = db
+        self.store = store or QueueStore(db)  # the SQL; this module keeps the policy
         self.clock = clock
         self._apply = apply
         self._on_enqueue = on_enqueue  # starts the worker on first need
@@ -108,31 +108,13 @@ class UpdateQueue:
         extra = json.dumps(options) if options else None
         now = self.clock.now()
         due = now + timedelta(seconds=delay)
-        actor = current_actor()
-        with self.db.write(lock=f"queue:{scope.key}:{thread_id}") as s:
-            row = s.execute(select(PendingUpdateRow).where(
-                PendingUpdateRow.thread_id == thread_id, PendingUpdateRow.user_id == scope.user_id,
-                PendingUpdateRow.agent_name == scope.agent_name)).scalars().first()
-            if row is None:
-                # Counted per scope: one scope's big import fills its own share, never another scope's.
-                depth = s.execute(select(func.count()).select_from(PendingUpdateRow).where(
-                    PendingUpdateRow.user_id == scope.user_id, PendingUpdateRow.agent_name == scope.agent_name,
-                    PendingUpdateRow.status != "failed")).scalar()
-                if depth >= self.settings.queue_max_depth:
-                    raise QueueFullError(f"the update queue holds {depth} keys of {scope.key} (queue_max_depth, "
-                                         "per scope); new keys of this scope are refused until they drain, while "
-                                         "pending keys can still be replaced")
-                s.add(PendingUpdateRow(thread_id=thread_id, user_id=scope.user_id, agent_name=scope.agent_name,
-                                       messages=payload, status="pending", due_at=due, enqueued_at=now,
-                                       actor=actor, options=extra))
-            else:
-                row.messages, row.due_at, row.enqueued_at = payload, due, now
-                row.status, row.attempts, row.last_error = "pending", 0, None
-                row.actor, row.options = actor, extra
-                row.generation += 1
-                s.add(row)
-            if also is not None:
-                also(s)
+        # The depth is counted per scope: one scope's big import fills its own share, never another scope's.
+        depth = self.store.enqueue(thread_id, scope, messages=payload, options=extra, due=due, now=now,
+                                   actor=current_actor(), max_depth=self.settings.queue_max_depth, also=also)
+        if depth is not None:
+            raise QueueFullError(f"the update queue holds {depth} keys of {scope.key} (queue_max_depth, "
+                                 "per scope); new keys of this scope are refused until they drain, while "
+                                 "pending keys can still be replaced")
 
     def add(self, messages: list[dict[str, str]], *, thread_id: str, user_id: str = "default",
             agent_name: str = "default", options: dict[str, Any] | None = None,
@@ -172,40 +154,22 @@ class UpdateQueue:
     # -- processing ------------------------------------------------------------------------------
 
     def _recover_stale(self, now: datetime) -> None:
-        cutoff = now - timedelta(seconds=self.settings.claim_timeout_seconds)
-        with self.db.write(lock="queue:recover") as s:
-            s.execute(update(PendingUpdateRow).where(
-                PendingUpdateRow.status == "in_flight", PendingUpdateRow.claimed_at < cutoff,
-            ).values(status="pending", claimed_by=None, claimed_at=None))
+        self.store.recover_stale(now - timedelta(seconds=self.settings.claim_timeout_seconds))
 
     def _claim(self, pk: int, generation: int) -> bool:
-        with self.db.write() as s:
-            result = s.execute(update(PendingUpdateRow).where(
-                PendingUpdateRow.pk == pk, PendingUpdateRow.status == "pending",
-                PendingUpdateRow.generation == generation,
-            ).values(status="in_flight", claimed_by=self.worker_id, claimed_at=self.clock.now()))
-            self._claimed = self._claimed or result.rowcount == 1
-            return result.rowcount == 1
+        claimed = self.store.claim(pk, generation, self.worker_id, self.clock.now())
+        self._claimed = self._claimed or claimed
+        return claimed
 
     def _keys(self, due_only: bool, keys: list[tuple[str, str, str]] | None = None,
               scope: Scope | None = None, limit: int | None = None) -> list[tuple[int, int]]:
-        query = select(PendingUpdateRow.pk, PendingUpdateRow.generation, PendingUpdateRow.thread_id,
-                       PendingUpdateRow.user_id, PendingUpdateRow.agent_name).where(PendingUpdateRow.status == "pending")
-        if scope is not None:
-            query = query.where(PendingUpdateRow.user_id == scope.user_id, PendingUpdateRow.agent_name == scope.agent_name)
-        if due_only:
-            query = query.where(PendingUpdateRow.due_at <= self.clock.now())
-        query = query.order_by(PendingUpdateRow.due_at, PendingUpdateRow.pk)
-        if limit is not None:
-            query = query.limit(limit)
-        with self.db.read() as s:
-            rows = s.execute(query).all()
+        rows = self.store.due(self.clock.now() if due_only else None, scope=scope, limit=limit)
         if keys is not None:
             wanted = set(keys)
-            rows = [r for r in rows if (r.thread_id, r.user_id, r.agent_name) in wanted]
-        return [(r.pk, r.generation) for r in rows]
+            rows = [r for r in rows if r[2:] in wanted]
+        return [(pk, generation) for pk, generation, *_ in rows]
 
-    def _run_one(self, row: PendingUpdateRow) -> None:
+    def _run_one(self, row: "PendingUpdateRow") -> None:
         with acting_as(row.actor or WORKER_ACTOR):
             self._apply(json.loads(row.messages), thread_id=row.thread_id, user_id=row.user_id,
                         agent_name=row.agent_name, options=json.loads(row.options) if row.options else {})
@@ -214,8 +178,7 @@ class UpdateQueue:
         """Process one claimed row; True when the update was applied."""
         if not self._claim(pk, generation):
             return False
-        with self.db.read() as s:
-            row = s.get(PendingUpdateRow, pk)
+        row = self.store.get(pk)
         if row is None:
             return False
         with self._process_lock:
@@ -230,21 +193,15 @@ class UpdateQueue:
         finally:
             with self._process_lock:
                 self.in_flight -= 1
-        with self.db.write() as s:
-            s.execute(delete(PendingUpdateRow).where(PendingUpdateRow.pk == pk,
-                                                     PendingUpdateRow.generation == generation))
-            # A newer context that arrived meanwhile has a new generation (and is pending again): it stays.
+        self.store.done(pk, generation)  # a newer context that arrived meanwhile (a new generation) stays
         self.processed += 1
         return True
 
-    def _failed(self, row: PendingUpdateRow, exc: Exception) -> None:
+    def _failed(self, row: "PendingUpdateRow", exc: Exception) -> None:
         if isinstance(exc, BudgetExceeded):  # the scope's daily budget is spent: it waits, no attempt counted
             log.info("memory update of thread %s waits: %s", row.thread_id, exc)
-            with self.db.write() as s:
-                s.execute(update(PendingUpdateRow).where(
-                    PendingUpdateRow.pk == row.pk, PendingUpdateRow.generation == row.generation,
-                ).values(status="pending", last_error=str(exc)[:2000], claimed_by=None, claimed_at=None,
-                         due_at=self.clock.now() + timedelta(seconds=BUDGET_RECHECK_SECONDS)))
+            self.store.postpone(row.pk, row.generation, str(exc)[:2000],
+                                self.clock.now() + timedelta(seconds=BUDGET_RECHECK_SECONDS))
             return
         error = scrub(f"{type(exc).__name__}: {exc}", *self.settings.secrets())[:2000]
         self.last_error = error
@@ -254,11 +211,8 @@ class UpdateQueue:
         backoff = min(self.settings.retry_backoff_seconds * 2 ** (attempts - 1), 3600.0)
         log.warning("memory update of thread %s failed (attempt %d/%d): %s", row.thread_id, attempts,
                     self.settings.update_max_attempts, error)
-        with self.db.write() as s:
-            s.execute(update(PendingUpdateRow).where(
-                PendingUpdateRow.pk == row.pk, PendingUpdateRow.generation == row.generation,
-            ).values(status="failed" if final else "pending", attempts=attempts, last_error=error,
-                     due_at=now if final else now + timedelta(seconds=backoff), claimed_by=None, claimed_at=None))
+        self.store.fail(row.pk, row.generation, attempts=attempts, error=error,
+                        due=now if final else now + timedelta(seconds=backoff), final=final)
 
     def _pace(self, stop: threading.Event) -> bool:
         """Wait for this process's next start slot (rate_limit_seconds after the last start, and after the
@@ -309,12 +263,7 @@ class UpdateQueue:
 
     def due_scopes(self) -> list[Scope]:
         """The scopes with a key whose debounce window has passed, the longest waiting first."""
-        first = func.min(PendingUpdateRow.due_at)
-        query = (select(PendingUpdateRow.user_id, PendingUpdateRow.agent_name, first)
-                 .where(PendingUpdateRow.status == "pending", PendingUpdateRow.due_at <= self.clock.now())
-                 .group_by(PendingUpdateRow.user_id, PendingUpdateRow.agent_name).order_by(first))
-        with self.db.read() as s:
-            return [Scope(u, a) for u, a, _ in s.execute(query)]
+        return self.store.due_scopes(self.clock.now())
 
     def process_next(self, scope: Scope, stop: threading.Event) -> bool:
         """Process the scope's longest-waiting due key (after its rate-limit slot); False when it had none or
@@ -360,29 +309,13 @@ class UpdateQueue:
 
     # -- inspection ------------------------------------------------------------------------------
 
-    @staticmethod
-    def _where_scope(query, user_id: str | None, agent_name: str | None):
-        if user_id is not None:
-            query = query.where(PendingUpdateRow.user_id == user_id)
-        if agent_name is not None:
-            query = query.where(PendingUpdateRow.agent_name == agent_name)
-        return query
-
     def pending(self, *, user_id: str | None = None, agent_name: str | None = None) -> int:
         """How many keys wait to be processed (of one scope, when named)."""
-        query = select(func.count()).select_from(PendingUpdateRow).where(
-            PendingUpdateRow.status.in_(("pending", "in_flight")))
-        with self.db.read() as s:
-            return s.execute(self._where_scope(query, user_id, agent_name)).scalar()
+        return self.store.unfinished(user_id, agent_name)
 
     def items(self, status: str | None = None, *, user_id: str | None = None,
               agent_name: str | None = None) -> list[QueueItem]:
-        query = select(PendingUpdateRow)
-        if status:
-            query = query.where(PendingUpdateRow.status == status)
-        query = self._where_scope(query, user_id, agent_name)
-        with self.db.read() as s:
-            rows = s.execute(query.order_by(PendingUpdateRow.due_at)).scalars().all()
+        rows = self.store.items(status, user_id, agent_name)
         return [QueueItem(r.thread_id, r.user_id, r.agent_name, r.status, r.attempts, r.last_error, utc(r.due_at),
                           utc(r.enqueued_at), len(json.loads(r.messages)), r.actor) for r in rows]
 
@@ -391,13 +324,7 @@ class UpdateQueue:
 
     def retry(self, thread_id: str | None = None, *, user_id: str | None = None, agent_name: str | None = None) -> int:
         """Put failed updates back in the queue (all, one scope's, or one key); return how many."""
-        query = update(PendingUpdateRow).where(PendingUpdateRow.status == "failed")
-        if thread_id is not None:
-            query = query.where(PendingUpdateRow.thread_id == thread_id)
-        query = self._where_scope(query, user_id, agent_name)
-        with self.db.write() as s:
-            result = s.execute(query.values(status="pending", attempts=0, due_at=self.clock.now()))
-            count = result.rowcount
+        count = self.store.requeue(self.clock.now(), thread_id, user_id, agent_name)
         if count:
             self._on_enqueue()
         return count
@@ -406,10 +333,7 @@ class UpdateQueue:
         """Put this process's unfinished claims back to pending (at close: the next start processes them)."""
         if not self._claimed:
             return 0
-        with self.db.write() as s:
-            return s.execute(update(PendingUpdateRow).where(
-                PendingUpdateRow.status == "in_flight", PendingUpdateRow.claimed_by == self.worker_id,
-            ).values(status="pending", claimed_by=None, claimed_at=None)).rowcount
+        return self.store.release(self.worker_id)
 
     def close(self, timeout: float | None = None) -> None:
         """Start no more updates; wait for `add_nowait` threads (at most `timeout` seconds when given), and

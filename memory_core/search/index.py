@@ -16,12 +16,11 @@ from datetime import date
 from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
-from sqlalchemy import delete, func, select, text
 
 from ..errors import EmbeddingError
 from ..redact import scrub
 from ..scope import Scope
-from ..store.models import ChunkRow, EmbeddingRow, FactRow, IndexedDocRow, TokenStatsRow
+from ..store.index_store import IndexStore
 from ..store.turn_store import facts_with_sources
 from ..text import STOPWORDS
 from ..tiers.core import CORE_PATH
@@ -50,8 +49,6 @@ VECTOR_WEIGHT = 1.0
 # items (re-pooled in under a second here), a search leaves that to the worker's back-fill rather than
 # wait. An older snapshot still weighs well: on LoCoMo, one taken at a tenth of a conversation lost nothing.
 REFRESH_ON_REQUEST = 5_000
-# Keyword search's tables: (table, owner expression, text column, extra condition: only valid facts are searched).
-_TABLES = (("facts", "'f:' || t.id", "content", " AND t.invalid_at IS NULL"), ("chunks", "'c:' || t.pk", "text", ""))
 # Embedding calls are bounded: at most EMBED_BATCH_ITEMS texts and EMBED_BATCH_CHARS characters, each text
 # cut to EMBED_TEXT_CHARS (chunks and facts are shorter; this only guards against rows from older versions).
 EMBED_BATCH_ITEMS = 512
@@ -117,8 +114,10 @@ def drifted(snapshot_items: int, items: int) -> bool:
 
 
 class SearchIndex:
-    def __init__(self, db: "Database", documents: "DocumentStore", embedder: Embedder, clock: "Clock") -> None:
+    def __init__(self, db: "Database", documents: "DocumentStore", embedder: Embedder, clock: "Clock",
+                 store: IndexStore | None = None) -> None:
         self.db = db
+        self.store = store or IndexStore(db)  # the SQL; this module keeps ranking and upkeep
         self.documents = documents
         self.embedder = embedder
         self.clock = clock
@@ -136,14 +135,6 @@ class SearchIndex:
             else:
                 self._embedded.pop(scope, None)
 
-    def _item_count(self, scope: Scope) -> int:
-        with self.db.read() as s:
-            facts = s.execute(text("SELECT n FROM fact_counts WHERE user_id = :u AND agent_name = :a"),
-                              {"u": scope.user_id, "a": scope.agent_name}).scalar() or 0
-            chunks = s.execute(select(func.count()).select_from(ChunkRow).where(
-                ChunkRow.user_id == scope.user_id, ChunkRow.agent_name == scope.agent_name)).scalar()
-        return facts + chunks
-
     # -- documents -------------------------------------------------------------------------------
 
     def _document_paths(self, scope: Scope) -> list[str]:
@@ -154,9 +145,7 @@ class SearchIndex:
         """Re-chunk the documents of `scope` whose content changed; return how many were re-indexed."""
         changed = 0
         wanted = list(paths) if paths is not None else self._document_paths(scope)
-        with self.db.read() as s:
-            known = {r.path: r.content_hash for r in s.execute(select(IndexedDocRow).where(
-                IndexedDocRow.user_id == scope.user_id, IndexedDocRow.agent_name == scope.agent_name)).scalars()}
+        known = self.store.indexed_docs(scope)
         for path in wanted:
             content = self.documents.read(scope, path) or ""
             digest = _sha(f"{CHUNKING}\0{content}")
@@ -175,36 +164,10 @@ class SearchIndex:
     def _reindex(self, scope: Scope, path: str, content: str, digest: str | None) -> None:
         match = _DAILY.fullmatch(path)
         kind = "core" if path == CORE_PATH else "daily"
-        with self.db.write(lock=f"index:{scope.key}:{path}") as s:
-            old = s.execute(select(ChunkRow.pk).where(ChunkRow.user_id == scope.user_id,
-                                                      ChunkRow.agent_name == scope.agent_name,
-                                                      ChunkRow.path == path)).scalars().all()
-            if old:
-                s.execute(delete(EmbeddingRow).where(EmbeddingRow.owner.in_([f"c:{pk}" for pk in old])))
-                s.execute(delete(ChunkRow).where(ChunkRow.pk.in_(old)))
-            for start, end, chunk in chunk_document(path, content):
-                s.add(ChunkRow(user_id=scope.user_id, agent_name=scope.agent_name, kind=kind, path=path,
-                               start_line=start, end_line=end, text=chunk, day=match.group(1) if match else None))
-            row = s.get(IndexedDocRow, (scope.user_id, scope.agent_name, path))
-            if digest is None:
-                if row is not None:
-                    s.delete(row)
-            elif row is None:
-                s.add(IndexedDocRow(user_id=scope.user_id, agent_name=scope.agent_name, path=path, content_hash=digest))
-            else:
-                row.content_hash = digest
-                s.add(row)
+        self.store.replace_chunks(scope, path, kind, match.group(1) if match else None,
+                                  chunk_document(path, content), digest)
 
     # -- embeddings ------------------------------------------------------------------------------
-
-    def _items(self, scope: Scope) -> list[tuple[str, str]]:
-        with self.db.read() as s:
-            facts = s.execute(select(FactRow.id, FactRow.content).where(
-                FactRow.user_id == scope.user_id, FactRow.agent_name == scope.agent_name,
-                FactRow.invalid_at.is_(None))).all()  # superseded and forgotten facts are not searched
-            chunks = s.execute(select(ChunkRow.pk, ChunkRow.text).where(
-                ChunkRow.user_id == scope.user_id, ChunkRow.agent_name == scope.agent_name)).all()
-        return [(f"f:{i}", c) for i, c in facts] + [(f"c:{pk}", t) for pk, t in chunks]
 
     def ensure_embeddings(self, scope: Scope, batch: int = EMBED_BATCH_ITEMS, force: bool = False) -> int:
         """Embed what has no vector for the current model (or whose text changed); drop orphans; return
@@ -217,15 +180,12 @@ class SearchIndex:
         embedder itself fails, with nothing marked.
         """
         model = self.embedder.model_name
-        count = self._item_count(scope)
+        count = self.store.item_count(scope)
         if not force and self._embedded.get(scope) == count:
             return 0
-        items = self._items(scope)
+        items = self.store.items(scope)
         version, weights = self._weighting(scope, count if force or count <= REFRESH_ON_REQUEST else None, items)
-        with self.db.read() as s:
-            rows = s.execute(select(EmbeddingRow.owner, EmbeddingRow.text_hash, EmbeddingRow.dim).where(
-                EmbeddingRow.user_id == scope.user_id, EmbeddingRow.agent_name == scope.agent_name,
-                EmbeddingRow.model == model)).all()
+        rows = self.store.embedding_rows(scope, model)
         have = {owner: digest for owner, digest, dim in rows if dim > 0}
         marks = {owner: (digest, -dim) for owner, digest, dim in rows if dim <= 0}
         dim = next((d for _, _, d in rows if d > 0), None)
@@ -244,21 +204,17 @@ class SearchIndex:
         for lo, hi in batches([p.text for p in todo], batch, EMBED_BATCH_CHARS):
             part = todo[lo:hi]
             results, dim = self._embed_part([p.text for p in part], weights, dim)
-            with self.db.write(lock=f"embed:{scope.key}") as s:
-                s.execute(delete(EmbeddingRow).where(EmbeddingRow.model == model,
-                                                     EmbeddingRow.owner.in_([p.owner for p in part])))
-                for pending, result in zip(part, results):
-                    if isinstance(result, EmbeddingError):  # the mark: no vector, minus the attempts
-                        self._log_failure(scope, pending.owner, pending.attempts + 1, result)
-                        size, digest, vector = -(pending.attempts + 1), pending.text_hash, b""
-                    else:
-                        written += 1
-                        size, digest, vector = int(result.shape[0]), pending.digest, result.tobytes()
-                    s.add(EmbeddingRow(owner=pending.owner, model=model, user_id=scope.user_id,
-                                       agent_name=scope.agent_name, dim=size, text_hash=digest, vector=vector))
+            rows_out = []
+            for pending, result in zip(part, results):
+                if isinstance(result, EmbeddingError):  # the mark: no vector, minus the attempts
+                    self._log_failure(scope, pending.owner, pending.attempts + 1, result)
+                    rows_out.append((pending.owner, -(pending.attempts + 1), pending.text_hash, b""))
+                else:
+                    written += 1
+                    rows_out.append((pending.owner, int(result.shape[0]), pending.digest, result.tobytes()))
+            self.store.write_embeddings(scope, model, rows_out)
         if orphans:
-            with self.db.write(lock=f"embed:{scope.key}") as s:
-                s.execute(delete(EmbeddingRow).where(EmbeddingRow.model == model, EmbeddingRow.owner.in_(orphans)))
+            self.store.drop_embeddings(scope, model, orphans)
         if todo or orphans:
             self.touch(scope)
         with self._lock:
@@ -325,11 +281,6 @@ class SearchIndex:
         parts = [self._embed(texts[lo:hi], weights) for lo, hi in batches(texts, EMBED_BATCH_ITEMS, EMBED_BATCH_CHARS)]
         return np.concatenate(parts) if parts else np.zeros((0, self.embedder.dim), dtype=np.float32)
 
-    def _stats_of(self, scope: Scope) -> tuple:
-        """The WHERE clause of the scope's `token_stats` row for the current embedder."""
-        return (TokenStatsRow.user_id == scope.user_id, TokenStatsRow.agent_name == scope.agent_name,
-                TokenStatsRow.model == self.embedder.model_name)
-
     def _weighting(self, scope: Scope, count: int | None,
                    items: list[tuple[str, str]] | None = None) -> tuple[str, np.ndarray | None]:
         """The scope's IDF snapshot for a token-weighted embedder: (version, weights), or ("", None).
@@ -342,19 +293,17 @@ class SearchIndex:
         if not hasattr(self.embedder, "token_ids"):
             return "", None
         model = self.embedder.model_name
-        where = self._stats_of(scope)
-        with self.db.read() as s:
-            row = s.execute(select(TokenStatsRow.version, TokenStatsRow.items).where(*where)).first()
-        if row is None or (count is not None and drifted(row.items, count)):
-            return self._snapshot(scope, items if items is not None else self._items(scope))
+        row = self.store.token_stats(scope, model)
+        if row is None or (count is not None and drifted(row[1], count)):
+            return self._snapshot(scope, items if items is not None else self.store.items(scope))
+        version, snapshot_items = row
         with self._lock:
             cached = self._weights.get((scope, model))
-        if cached is None or cached[0] != row.version:
-            with self.db.read() as s:
-                blob = s.execute(select(TokenStatsRow.df).where(*where, TokenStatsRow.version == row.version)).scalar()
+        if cached is None or cached[0] != version:
+            blob = self.store.token_df(scope, model, version)
             if blob is None:  # replaced by another process in between
                 return self._weighting(scope, None)
-            cached = (row.version, idf(np.frombuffer(blob, dtype=np.int32), row.items))
+            cached = (version, idf(np.frombuffer(blob, dtype=np.int32), snapshot_items))
             with self._lock:
                 self._weights[(scope, model)] = cached
         return cached
@@ -364,8 +313,8 @@ class SearchIndex:
         model = self.embedder.model_name
         if not hasattr(self.embedder, "token_ids"):
             return f"Vectors: {model}."
-        with self.db.read() as s:
-            items = s.execute(select(TokenStatsRow.items).where(*self._stats_of(scope))).scalar()
+        stats = self.store.token_stats(scope, model)
+        items = None if stats is None else stats[1]
         if items is None:
             return f"Vectors: {model}, weighted by this scope's token frequencies once it is first searched."
         return (f"Vectors: {model}, weighted by this scope's token frequencies "
@@ -379,13 +328,7 @@ class SearchIndex:
             ids = [np.unique(np.asarray(t, dtype=np.int64)) for t in self.embedder.token_ids(texts[lo:hi])]
             df += np.bincount(np.concatenate(ids), minlength=df.shape[0])[:df.shape[0]].astype(np.int32)
         version = f"idf{len(texts)}-{hashlib.sha256(df.tobytes()).hexdigest()[:12]}"
-        with self.db.write(lock=f"stats:{scope.key}") as s:
-            row = s.get(TokenStatsRow, (scope.user_id, scope.agent_name, model))
-            if row is None:
-                row = TokenStatsRow(user_id=scope.user_id, agent_name=scope.agent_name, model=model, items=0,
-                                    version="", df=b"")
-            row.items, row.version, row.df = len(texts), version, df.tobytes()
-            s.add(row)
+        self.store.save_token_stats(scope, model, len(texts), version, df.tobytes())
         weights = idf(df, len(texts))
         with self._lock:
             self._weights[(scope, model)] = (version, weights)
@@ -393,17 +336,13 @@ class SearchIndex:
 
     def _matrix(self, scope: Scope) -> tuple[np.ndarray, list[str]]:
         model = self.embedder.model_name
-        vectors = (EmbeddingRow.user_id == scope.user_id, EmbeddingRow.agent_name == scope.agent_name,
-                   EmbeddingRow.model == model, EmbeddingRow.dim > 0)  # not the marks of failed items
-        with self.db.read() as s:
-            count = s.execute(select(func.count()).select_from(EmbeddingRow).where(*vectors)).scalar()
+        count = self.store.vector_count(scope, model)  # vectors only, not the marks of failed items
         stamp = hash((self._generation, count))
         with self._lock:
             cached = self._cache.get((scope, model))
             if cached and cached[0] == stamp:
                 return cached[1], cached[2]
-        with self.db.read() as s:
-            rows = s.execute(select(EmbeddingRow.owner, EmbeddingRow.vector).where(*vectors)).all()
+        rows = self.store.vectors(scope, model)
         owners = [r[0] for r in rows]
         matrix = (np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
                   if rows else np.zeros((0, 1), dtype=np.float32))
@@ -413,9 +352,7 @@ class SearchIndex:
 
     def backfill(self) -> int:
         """Embed what is missing in every scope that has facts or chunks (the worker runs this)."""
-        with self.db.read() as s:
-            scopes = {Scope(u, a) for u, a in s.execute(select(FactRow.user_id, FactRow.agent_name).distinct()).all()}
-            scopes |= {Scope(u, a) for u, a in s.execute(select(ChunkRow.user_id, ChunkRow.agent_name).distinct()).all()}
+        scopes = self.store.scopes()
         return sum(self.ensure_embeddings(scope, force=True) for scope in sorted(scopes))
 
     # -- retrieval -------------------------------------------------------------------------------
@@ -428,63 +365,30 @@ class SearchIndex:
         are found by a substring scan.
         """
         long_terms, short_terms = query_terms(query)
-        params = {"u": scope.user_id, "a": scope.agent_name, "n": limit}
-        lists: list[dict[str, float]] = []
+        queries: list[tuple[str, str | list[str]]] = []
         weights: list[float] = []
-        with self.db.read() as s:
-            if long_terms and self.db.dialect == "sqlite" and self.db.has_fts5:
-                words = [t for t in long_terms if not _CJK.search(t)]
-                for index, terms, weight in (("words", words, 1.0), ("fts", long_terms, 0.5)):
-                    if terms:
-                        lists.append(self._bm25(s, index, " OR ".join('"' + t.replace('"', '""') + '"' for t in terms), params))
-                        weights.append(weight)
-            elif long_terms and self.db.dialect == "postgresql":
-                # The 'simple' parser keeps a CJK run as one word: CJK pieces are matched as substrings.
-                short_terms = short_terms + [t for t in long_terms if _CJK.search(t)]
-                words = [w for t in long_terms if not _CJK.search(t) and (w := re.sub(r"[^\w]", "", t))]
-                if words:
-                    lists.append(self._ts_rank(s, " | ".join(w + ":*" for w in words), params))
-                    weights.append(1.0)
-            elif long_terms:
-                short_terms = short_terms + long_terms
-            if short_terms:
-                lists.append(self._substring(s, short_terms, params))
+        backend = self.store.keyword_backend
+        if long_terms and backend == "bm25":
+            words = [t for t in long_terms if not _CJK.search(t)]
+            for index, terms, weight in (("words", words, 1.0), ("fts", long_terms, 0.5)):
+                if terms:
+                    queries.append((f"bm25:{index}", " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)))
+                    weights.append(weight)
+        elif long_terms and backend == "ts_rank":
+            # The 'simple' parser keeps a CJK run as one word: CJK pieces are matched as substrings.
+            short_terms = short_terms + [t for t in long_terms if _CJK.search(t)]
+            words = [w for t in long_terms if not _CJK.search(t) and (w := re.sub(r"[^\w]", "", t))]
+            if words:
+                queries.append(("ts_rank", " | ".join(w + ":*" for w in words)))
                 weights.append(1.0)
+        elif long_terms:
+            short_terms = short_terms + long_terms
+        if short_terms:
+            queries.append(("substring", short_terms))
+            weights.append(1.0)
+        lists = self.store.keyword_scores(scope, queries, limit) if queries else []
         found = weighted(lists, weights) if len(lists) > 1 else (lists[0] if lists else {})
         return sorted(found.items(), key=lambda kv: kv[1], reverse=True)[:limit]
-
-    def _bm25(self, s, index: str, match: str, params: dict) -> dict[str, float]:
-        found: dict[str, float] = {}
-        for table, owner, _col, valid in _TABLES:
-            rows = s.execute(text(
-                f"SELECT {owner}, bm25({table}_{index}) FROM {table}_{index} JOIN {table} t ON t.pk = {table}_{index}.rowid "
-                f"WHERE {table}_{index} MATCH :q AND t.user_id = :u AND t.agent_name = :a{valid} "
-                f"ORDER BY bm25({table}_{index}) LIMIT :n"), {**params, "q": match}).all()
-            found.update((o, -float(score)) for o, score in rows)
-        return found
-
-    def _ts_rank(self, s, tsquery: str, params: dict) -> dict[str, float]:
-        found: dict[str, float] = {}
-        for table, owner, col, valid in _TABLES:
-            rows = s.execute(text(
-                f"SELECT {owner}, ts_rank(to_tsvector('simple', t.{col}), to_tsquery('simple', :q)) AS r "
-                f"FROM {table} t WHERE t.user_id = :u AND t.agent_name = :a{valid} AND "
-                f"to_tsvector('simple', t.{col}) @@ to_tsquery('simple', :q) ORDER BY r DESC LIMIT :n"),
-                {**params, "q": tsquery}).all()
-            found.update((o, float(score)) for o, score in rows)
-        return found
-
-    def _substring(self, s, terms: list[str], params: dict) -> dict[str, float]:
-        found: dict[str, float] = {}
-        for term in terms:
-            like = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            for table, owner, col, valid in _TABLES:
-                rows = s.execute(text(
-                    f"SELECT {owner} FROM {table} t WHERE t.user_id = :u AND t.agent_name = :a{valid} "
-                    f"AND lower(t.{col}) LIKE :p ESCAPE '\\' LIMIT :n"), {**params, "p": like}).all()
-                for (o,) in rows:
-                    found[o] = found.get(o, 0.0) + 1.0
-        return found
 
     def vector(self, scope: Scope, query: str, limit: int = 50) -> list[tuple[str, float]]:
         matrix, owners = self._matrix(scope)
@@ -563,16 +467,9 @@ class SearchIndex:
         fact_ids = [o[2:] for o in scores if o.startswith("f:")]
         chunk_pks = [int(o[2:]) for o in scores if o.startswith("c:")]
         out: dict[str, tuple[SearchHit, float]] = {}
-        with self.db.read() as s:
-            if fact_ids:
-                for r in s.execute(select(FactRow.id, FactRow.content, FactRow.source).where(
-                        FactRow.id.in_(fact_ids), FactRow.user_id == scope.user_id,
-                        FactRow.agent_name == scope.agent_name, FactRow.invalid_at.is_(None))):
-                    out[f"f:{r.id}"] = (SearchHit("fact", r.id, r.content, 0.0, r.source), scores[f"f:{r.id}"])
-            if chunk_pks:
-                for r in s.execute(select(ChunkRow.pk, ChunkRow.kind, ChunkRow.path, ChunkRow.start_line, ChunkRow.end_line,
-                                          ChunkRow.text).where(ChunkRow.pk.in_(chunk_pks), ChunkRow.user_id == scope.user_id,
-                                                               ChunkRow.agent_name == scope.agent_name)):
-                    ref = f"{r.path}#L{r.start_line}-L{r.end_line}"
-                    out[f"c:{r.pk}"] = (SearchHit(r.kind, ref, r.text, 0.0, r.path), scores[f"c:{r.pk}"])
+        facts, chunks = self.store.hit_rows(scope, fact_ids, chunk_pks)
+        for fact_id, content, source in facts:
+            out[f"f:{fact_id}"] = (SearchHit("fact", fact_id, content, 0.0, source), scores[f"f:{fact_id}"])
+        for pk, kind, path, start, end, chunk in chunks:
+            out[f"c:{pk}"] = (SearchHit(kind, f"{path}#L{start}-L{end}", chunk, 0.0, path), scores[f"c:{pk}"])
         return out

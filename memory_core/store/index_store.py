@@ -1,0 +1,228 @@
+"""The SQL of the search index: chunks, indexed documents, embeddings, token statistics and keyword queries.
+
+Ranking, chunking and embedding upkeep live in `memory_core.search.index`; this module only reads and
+writes rows. An item is named by its owner: "f:<fact id>" or "c:<chunk pk>". Keyword search runs FTS5 BM25
+on SQLite (when the build has FTS5), ts_rank on PostgreSQL, and a substring scan for what neither indexes.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from sqlalchemy import delete, func, select, text
+
+from ..scope import Scope
+from .db import Database
+from .models import ChunkRow, EmbeddingRow, FactRow, IndexedDocRow, TokenStatsRow
+
+# Keyword search's tables: (table, owner expression, text column, extra condition: only valid facts are searched).
+_TABLES = (("facts", "'f:' || t.id", "content", " AND t.invalid_at IS NULL"), ("chunks", "'c:' || t.pk", "text", ""))
+# (owner, dim, text hash, vector bytes) of one `embeddings` row; dim <= 0 marks failed attempts, no vector
+EmbeddingWrite = tuple[str, int, str, bytes]
+
+
+class IndexStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    @property
+    def keyword_backend(self) -> str:
+        """"bm25" (SQLite with FTS5), "ts_rank" (PostgreSQL) or "substring" (SQLite without FTS5)."""
+        if self.db.dialect == "sqlite" and self.db.has_fts5:
+            return "bm25"
+        return "ts_rank" if self.db.dialect == "postgresql" else "substring"
+
+    # -- items and chunks -----------------------------------------------------------------------
+
+    def item_count(self, scope: Scope) -> int:
+        """The scope's valid facts plus its chunks."""
+        with self.db.read() as s:
+            facts = s.execute(text("SELECT n FROM fact_counts WHERE user_id = :u AND agent_name = :a"),
+                              {"u": scope.user_id, "a": scope.agent_name}).scalar() or 0
+            chunks = s.execute(select(func.count()).select_from(ChunkRow).where(
+                ChunkRow.user_id == scope.user_id, ChunkRow.agent_name == scope.agent_name)).scalar()
+        return facts + chunks
+
+    def items(self, scope: Scope) -> list[tuple[str, str]]:
+        """(owner, text) of the scope's searchable items: valid facts, then chunks."""
+        with self.db.read() as s:
+            facts = s.execute(select(FactRow.id, FactRow.content).where(
+                FactRow.user_id == scope.user_id, FactRow.agent_name == scope.agent_name,
+                FactRow.invalid_at.is_(None))).all()  # superseded and forgotten facts are not searched
+            chunks = s.execute(select(ChunkRow.pk, ChunkRow.text).where(
+                ChunkRow.user_id == scope.user_id, ChunkRow.agent_name == scope.agent_name)).all()
+        return [(f"f:{i}", c) for i, c in facts] + [(f"c:{pk}", t) for pk, t in chunks]
+
+    def indexed_docs(self, scope: Scope) -> dict[str, str]:
+        """The content hash of each document of the scope as last chunked, by path."""
+        with self.db.read() as s:
+            return {r.path: r.content_hash for r in s.execute(select(IndexedDocRow).where(
+                IndexedDocRow.user_id == scope.user_id, IndexedDocRow.agent_name == scope.agent_name)).scalars()}
+
+    def replace_chunks(self, scope: Scope, path: str, kind: str, day: str | None,
+                       chunks: Iterable[tuple[int, int, str]], digest: str | None) -> None:
+        """Replace the document's chunks (and their vectors) by `chunks` (start line, end line, text) and
+        record its hash; `digest` None forgets the document."""
+        with self.db.write(lock=f"index:{scope.key}:{path}") as s:
+            old = s.execute(select(ChunkRow.pk).where(ChunkRow.user_id == scope.user_id,
+                                                      ChunkRow.agent_name == scope.agent_name,
+                                                      ChunkRow.path == path)).scalars().all()
+            if old:
+                s.execute(delete(EmbeddingRow).where(EmbeddingRow.owner.in_([f"c:{pk}" for pk in old])))
+                s.execute(delete(ChunkRow).where(ChunkRow.pk.in_(old)))
+            for start, end, chunk in chunks:
+                s.add(ChunkRow(user_id=scope.user_id, agent_name=scope.agent_name, kind=kind, path=path,
+                               start_line=start, end_line=end, text=chunk, day=day))
+            row = s.get(IndexedDocRow, (scope.user_id, scope.agent_name, path))
+            if digest is None:
+                if row is not None:
+                    s.delete(row)
+            elif row is None:
+                s.add(IndexedDocRow(user_id=scope.user_id, agent_name=scope.agent_name, path=path, content_hash=digest))
+            else:
+                row.content_hash = digest
+                s.add(row)
+
+    def scopes(self) -> set[Scope]:
+        """Every scope that has facts or chunks."""
+        with self.db.read() as s:
+            scopes = {Scope(u, a) for u, a in s.execute(select(FactRow.user_id, FactRow.agent_name).distinct()).all()}
+            scopes |= {Scope(u, a) for u, a in s.execute(select(ChunkRow.user_id, ChunkRow.agent_name).distinct()).all()}
+        return scopes
+
+    # -- embeddings -----------------------------------------------------------------------------
+
+    def embedding_rows(self, scope: Scope, model: str) -> list[tuple[str, str, int]]:
+        """(owner, text hash, dim) of the scope's embeddings of `model`, failure marks included."""
+        with self.db.read() as s:
+            return [tuple(r) for r in s.execute(select(EmbeddingRow.owner, EmbeddingRow.text_hash, EmbeddingRow.dim).where(
+                EmbeddingRow.user_id == scope.user_id, EmbeddingRow.agent_name == scope.agent_name,
+                EmbeddingRow.model == model)).all()]
+
+    def write_embeddings(self, scope: Scope, model: str, rows: Sequence[EmbeddingWrite]) -> None:
+        """Replace the embeddings of `model` of the rows' owners, in one transaction."""
+        with self.db.write(lock=f"embed:{scope.key}") as s:
+            s.execute(delete(EmbeddingRow).where(EmbeddingRow.model == model,
+                                                 EmbeddingRow.owner.in_([owner for owner, *_ in rows])))
+            for owner, dim, digest, vector in rows:
+                s.add(EmbeddingRow(owner=owner, model=model, user_id=scope.user_id, agent_name=scope.agent_name,
+                                   dim=dim, text_hash=digest, vector=vector))
+
+    def drop_embeddings(self, scope: Scope, model: str, owners: Iterable[str]) -> None:
+        with self.db.write(lock=f"embed:{scope.key}") as s:
+            s.execute(delete(EmbeddingRow).where(EmbeddingRow.model == model, EmbeddingRow.owner.in_(list(owners))))
+
+    def _vectors(self, scope: Scope, model: str) -> tuple:
+        return (EmbeddingRow.user_id == scope.user_id, EmbeddingRow.agent_name == scope.agent_name,
+                EmbeddingRow.model == model, EmbeddingRow.dim > 0)  # not the marks of failed items
+
+    def vector_count(self, scope: Scope, model: str) -> int:
+        with self.db.read() as s:
+            return s.execute(select(func.count()).select_from(EmbeddingRow).where(*self._vectors(scope, model))).scalar()
+
+    def vectors(self, scope: Scope, model: str) -> list[tuple[str, bytes]]:
+        """(owner, float32 bytes) of the scope's vectors of `model`."""
+        with self.db.read() as s:
+            return [tuple(r) for r in s.execute(select(EmbeddingRow.owner, EmbeddingRow.vector).where(
+                *self._vectors(scope, model))).all()]
+
+    # -- token statistics -----------------------------------------------------------------------
+
+    @staticmethod
+    def _stats_of(scope: Scope, model: str) -> tuple:
+        return (TokenStatsRow.user_id == scope.user_id, TokenStatsRow.agent_name == scope.agent_name,
+                TokenStatsRow.model == model)
+
+    def token_stats(self, scope: Scope, model: str) -> tuple[str, int] | None:
+        """(version, items) of the scope's IDF snapshot for `model`, or None."""
+        with self.db.read() as s:
+            row = s.execute(select(TokenStatsRow.version, TokenStatsRow.items).where(*self._stats_of(scope, model))).first()
+        return None if row is None else (row.version, row.items)
+
+    def token_df(self, scope: Scope, model: str, version: str) -> bytes | None:
+        """The int32 document frequencies of that snapshot version; None when it was replaced meanwhile."""
+        with self.db.read() as s:
+            return s.execute(select(TokenStatsRow.df).where(*self._stats_of(scope, model),
+                                                            TokenStatsRow.version == version)).scalar()
+
+    def save_token_stats(self, scope: Scope, model: str, items: int, version: str, df: bytes) -> None:
+        with self.db.write(lock=f"stats:{scope.key}") as s:
+            row = s.get(TokenStatsRow, (scope.user_id, scope.agent_name, model))
+            if row is None:
+                row = TokenStatsRow(user_id=scope.user_id, agent_name=scope.agent_name, model=model, items=0,
+                                    version="", df=b"")
+            row.items, row.version, row.df = items, version, df
+            s.add(row)
+
+    # -- retrieval ------------------------------------------------------------------------------
+
+    def keyword_scores(self, scope: Scope, queries: Sequence[tuple[str, str | list[str]]],
+                       limit: int) -> list[dict[str, float]]:
+        """Each query's scores by owner, in one read: ("bm25:<index>", FTS5 match) with index "words" or
+        "fts" (higher is better), ("ts_rank", tsquery), or ("substring", terms: one point per term found)."""
+        params = {"u": scope.user_id, "a": scope.agent_name, "n": limit}
+        out: list[dict[str, float]] = []
+        with self.db.read() as s:
+            for kind, q in queries:
+                if kind.startswith("bm25:"):
+                    out.append(self._bm25(s, kind[5:], q, params))
+                elif kind == "ts_rank":
+                    out.append(self._ts_rank(s, q, params))
+                elif kind == "substring":
+                    out.append(self._substring(s, q, params))
+                else:
+                    raise ValueError(f"unknown keyword query {kind!r}")
+        return out
+
+    @staticmethod
+    def _bm25(s, index: str, match: str, params: dict) -> dict[str, float]:
+        found: dict[str, float] = {}
+        for table, owner, _col, valid in _TABLES:
+            rows = s.execute(text(
+                f"SELECT {owner}, bm25({table}_{index}) FROM {table}_{index} JOIN {table} t ON t.pk = {table}_{index}.rowid "
+                f"WHERE {table}_{index} MATCH :q AND t.user_id = :u AND t.agent_name = :a{valid} "
+                f"ORDER BY bm25({table}_{index}) LIMIT :n"), {**params, "q": match}).all()
+            found.update((o, -float(score)) for o, score in rows)
+        return found
+
+    @staticmethod
+    def _ts_rank(s, tsquery: str, params: dict) -> dict[str, float]:
+        found: dict[str, float] = {}
+        for table, owner, col, valid in _TABLES:
+            rows = s.execute(text(
+                f"SELECT {owner}, ts_rank(to_tsvector('simple', t.{col}), to_tsquery('simple', :q)) AS r "
+                f"FROM {table} t WHERE t.user_id = :u AND t.agent_name = :a{valid} AND "
+                f"to_tsvector('simple', t.{col}) @@ to_tsquery('simple', :q) ORDER BY r DESC LIMIT :n"),
+                {**params, "q": tsquery}).all()
+            found.update((o, float(score)) for o, score in rows)
+        return found
+
+    @staticmethod
+    def _substring(s, terms: list[str], params: dict) -> dict[str, float]:
+        found: dict[str, float] = {}
+        for term in terms:
+            like = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            for table, owner, col, valid in _TABLES:
+                rows = s.execute(text(
+                    f"SELECT {owner} FROM {table} t WHERE t.user_id = :u AND t.agent_name = :a{valid} "
+                    f"AND lower(t.{col}) LIKE :p ESCAPE '\\' LIMIT :n"), {**params, "p": like}).all()
+                for (o,) in rows:
+                    found[o] = found.get(o, 0.0) + 1.0
+        return found
+
+    def hit_rows(self, scope: Scope, fact_ids: list[str], chunk_pks: list[int]) -> tuple[list[tuple], list[tuple]]:
+        """The valid facts (id, content, source) and chunks (pk, kind, path, start line, end line, text) named,
+        of the scope only."""
+        facts: list[tuple] = []
+        chunks: list[tuple] = []
+        with self.db.read() as s:
+            if fact_ids:
+                facts = [tuple(r) for r in s.execute(select(FactRow.id, FactRow.content, FactRow.source).where(
+                    FactRow.id.in_(fact_ids), FactRow.user_id == scope.user_id,
+                    FactRow.agent_name == scope.agent_name, FactRow.invalid_at.is_(None)))]
+            if chunk_pks:
+                chunks = [tuple(r) for r in s.execute(select(
+                    ChunkRow.pk, ChunkRow.kind, ChunkRow.path, ChunkRow.start_line, ChunkRow.end_line, ChunkRow.text,
+                ).where(ChunkRow.pk.in_(chunk_pks), ChunkRow.user_id == scope.user_id,
+                        ChunkRow.agent_name == scope.agent_name))]
+        return facts, chunks

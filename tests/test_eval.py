@@ -170,6 +170,12 @@ def test_qa_accuracy_with_a_scripted_llm(tmp_path, httpserver):
     assert pipeline["memory_tokens"] == {"input": calls["memory"] * 11, "output": calls["memory"] * 7}
     assert calls["memory"] >= 6 and pipeline["facts"] == 1  # extraction and a summary per session, one new fact
 
+    from memory_core import Memory, Settings
+
+    with Memory(Settings(home=tmp_path / "home", llm_api_key=None, llm_base_url=None), worker=False) as m:
+        spent = [r for r in m.usage() if r.operation == "eval"]  # what the evaluation spent, in the ledger
+        assert sum(r.input_tokens for r in spent) == 2 * (8 * 2 * 11) + calls["memory"] * 11
+
     offline = run_cli(str(TINY), "--k", "3", "--json", "--mode", "turns", "--offline", env=env)
     assert offline.returncode == 0 and json.loads(offline.stdout)["llm"] is None
     assert "qa_accuracy" not in json.loads(offline.stdout)["modes"]["turns"] and calls["answer"] == 16

@@ -130,7 +130,20 @@ def run_eval(samples: list[Sample], settings: Settings, *, k: int = 10, modes: I
         result.update(built)
         result["seconds"] = round(time.perf_counter() - started, 1)
         report["modes"][mode] = result
+        if llm is not None and (llm.input_tokens or llm.output_tokens):
+            _record_eval(settings, llm.input_tokens, llm.output_tokens)
     return report
+
+
+def _record_eval(settings: Settings, input_tokens: int, output_tokens: int) -> None:
+    """What an evaluation spent goes into the usage ledger of the memory it was run for (operation `eval`)."""
+    from ..memory import Memory
+
+    memory = Memory(settings, worker=False)
+    try:
+        memory.ledger.record(settings.llm_model, input_tokens, output_tokens, operation="eval")
+    finally:
+        memory.close(flush=False)
 
 
 def _ask(memory: Any, samples: list[Sample], questions: list[Question], mode: str, k: int,

@@ -5,11 +5,11 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from memory_core import build_injection, count_tokens
-from memory_core.dashboard import ensure_entrypoint, escape_markdown, view
+from memory_core.dashboard import ensure_entrypoint, escape_markdown, header, view
 
 ensure_entrypoint()
 memory = view()
-st.title("Context Preview")
+header("Context Preview", memory)
 
 MODELS = {"gpt-4o / gpt-4o-mini (o200k_base)": "gpt-4o", "gpt-4 / gpt-3.5-turbo (cl100k_base)": "gpt-4"}
 

@@ -8,11 +8,11 @@ import plotly.express as px
 import streamlit as st
 
 from memory_core import CATEGORIES
-from memory_core.dashboard import ensure_entrypoint, escape_markdown, view
+from memory_core.dashboard import ensure_entrypoint, escape_markdown, header, view
 
 ensure_entrypoint()
 memory = view()
-st.title("Facts")
+header("Facts", memory)
 if flash := st.session_state.pop("facts_flash", None):
     st.success(flash)
 
@@ -224,9 +224,11 @@ with tab_charts:
         a.plotly_chart(px.histogram(df, x="confidence", nbins=20, title="Confidence"), width="stretch")
         b.plotly_chart(px.bar(df.groupby("category").size().reset_index(name="facts"), x="category", y="facts",
                               title="Facts by category"), width="stretch")
-        per_day = df.assign(day=df["created"].dt.date).groupby("day").size().cumsum().reset_index(name="facts")
-        st.plotly_chart(px.line(per_day, x="day", y="facts", title="Facts over time", markers=True),
-                        width="stretch")
+        per_day = df.assign(day=df["created"].dt.strftime("%Y-%m-%d")).groupby("day").size().cumsum()
+        over_time = px.line(per_day.reset_index(name="facts"), x="day", y="facts", title="Facts over time",
+                            markers=True)
+        over_time.update_xaxes(type="category", title=None)  # days, never hour ticks on a one-day chart
+        st.plotly_chart(over_time, width="stretch")
     else:
         st.info("No facts yet: ingest a conversation or load the demo data.")
 with tab_export:

@@ -262,7 +262,7 @@ def scope_picker(memory: Memory, who: Principal) -> Scope | None:
         with st.expander("New scope"):
             user = st.text_input("User", key="new_scope_user")
             agent = st.text_input("Agent", value="default", key="new_scope_agent")
-            if st.button("Open", key="new_scope_open"):
+            if st.button("Open scope", key="new_scope_open"):
                 try:
                     scope = make_scope(user.strip(), agent.strip())
                 except ValueError as exc:

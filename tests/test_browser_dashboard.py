@@ -45,7 +45,7 @@ def shot(page, name: str) -> None:
 
 
 def scope_header(page) -> str:
-    return page.locator("[data-testid=stMain]").get_by_text(re.compile(r"^Scope ")).first.inner_text()
+    return page.locator("[data-testid=stMain]").get_by_text(re.compile(r"Scope \S+/\S+")).first.inner_text()
 
 
 def test_new_scope_open_switches_scope_and_demo_data_lands_there(app, chromium):  # noqa: F811
@@ -60,8 +60,8 @@ def test_new_scope_open_switches_scope_and_demo_data_lands_there(app, chromium):
         sidebar.get_by_label("User").fill("ana")
         sidebar.get_by_label("Agent").fill("coder")
         sidebar.get_by_label("Agent").press("Enter")
-        sidebar.get_by_role("button", name="Open").click()
-        page.get_by_text(re.compile(r"^Scope ana/coder")).wait_for(timeout=TIMEOUT)
+        sidebar.get_by_role("button", name="Open scope").click()
+        page.get_by_text(re.compile(r"Scope ana/coder")).wait_for(timeout=TIMEOUT)
         settle(page)
         page.get_by_role("button", name="Load demo data").click()
         page.get_by_text(re.compile(r"demo", re.I)).first.wait_for(timeout=TIMEOUT)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from memory_core.dashboard import get_memory
+from memory_core.dashboard import escape_markdown, get_memory
 from tests.test_app import app_env, page  # noqa: F401  (app_env is a fixture)
 
 APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
@@ -45,3 +45,42 @@ def test_context_preview_escapes_memory_text_in_the_struck_through_list(app_env)
     at = page("context_preview")
     listing = next(m.value for m in at.markdown if "tok`" in m.value)
     assert "](https" not in listing and "\\~\\~gone\\~\\~" in listing
+
+
+def test_facts_page_content_first_superseded_marked_and_empty_state(app_env):  # noqa: F811
+    at = page("facts")
+    assert any("Memory arrives three ways" in i.value for i in at.info)
+    assert {"ingest", "import_export"} <= {el.proto.page for el in at.get("page_link")}
+    memory = get_memory()
+    old = memory.facts.add("User lives in Porto", "context", 0.9)
+    new = memory.facts.supersede(old.id, "User lives in Lisbon")
+    at = page("facts")
+    grid = at.data_editor(key="facts_editor").value
+    assert list(grid.columns)[0] == "content" and grid["status"].tolist() == ["🟢 valid"]
+    assert not any("Memory arrives" in i.value for i in at.info)
+    at.toggle(key="facts_invalid").set_value(True).run()
+    past = next(m.value for m in at.markdown if "~~" in m.value)
+    assert f"superseded → {escape_markdown(new.id)}" in past and "~~User lives in Porto~~" in past and "Lisbon" in past
+    assert at.data_editor(key="facts_editor").value["content"].tolist() == ["User lives in Lisbon"]
+
+
+def test_overview_is_the_landing_page_with_counts_changes_and_next_steps(app_env):  # noqa: F811
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception and at.title[0].value == "Overview"
+    assert any("no memory yet" in i.value for i in at.info)
+    memory = get_memory()
+    old = memory.facts.add("User lives in Porto", "context", 0.9)
+    memory.facts.supersede(old.id, "User lives in Lisbon")
+    memory.facts.add("User likes tea", "preference", 0.8)
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception
+    assert at.metric[0].value == "2" and at.metric[1].value == "1 / 0"
+    changes = at.dataframe[0].value
+    assert "supersede" in " ".join(changes["action"]) and all(changes["by"])  # who made each change
+    scopes = at.dataframe[1].value
+    assert scopes.loc[scopes["scope"] == "default/default", "superseded"].iloc[0] == 1
+    pages = {el.proto.page for el in at.get("page_link")}
+    assert {"ingest", "facts", "context_preview", "dream"} <= pages
+    assert any("Scope **default/default**" in c.value for c in at.caption)

@@ -45,7 +45,7 @@ n1, n2 = st.columns([1, 3])
 n1.number_input("Token budget", 0, MAX_BUDGET, step=50, key="cp_budget_n", on_change=_from_number)
 budget = n2.slider("Token budget (slide)", 0, MAX_BUDGET, step=10, key="cp_budget", label_visibility="hidden")
 query = st.text_input("Query (optional): what the agent is about to answer", key="cp_query", max_chars=2000,
-                      placeholder="Is Marta allergic to anything?",
+                      placeholder="e.g. what should I cook for the user tonight?",
                       help="With a query, the facts most relevant to it are kept first within the budget, then the "
                            "others by confidence, as `format_for_injection(query=...)` and the MCP tool do.")
 model = MODELS[model_label]

@@ -42,20 +42,27 @@ st.caption(f"{len(shown)} of {len(facts)} facts in {memory.scope.key}"
            + ("" if memory.can_write else f" · read-only ({memory.role})"))
 
 
-def badge(fact) -> str:
-    """The status as a badge a table can show (data_editor has no per-row styling)."""
+def status_text(fact) -> str:
+    """The status as plain text, for the grid (data_editor has no per-row styling)."""
     if fact.valid or as_of:
-        return "🟢 valid"
+        return "valid"
     if fact.superseded_by:
-        return f"🔁 superseded → {fact.superseded_by}"
-    return "⚫ forgotten" + (f" ({fact.invalid_reason})" if fact.invalid_reason else "")
+        return f"superseded → {fact.superseded_by}"
+    return "forgotten" + (f" ({fact.invalid_reason})" if fact.invalid_reason else "")
+
+
+def badge(fact) -> str:
+    """The status as one of Streamlit's Markdown badges (no emoji: not every browser has the font)."""
+    if fact.superseded_by:
+        return f":orange-badge[superseded] → {escape_markdown(fact.superseded_by)}"
+    return ":gray-badge[forgotten]" + (f" {escape_markdown(fact.invalid_reason)}" if fact.invalid_reason else "")
 
 
 # The grid edits what is believed now; superseded and forgotten facts are history, listed read-only below it.
 current_rows = [f for f in shown if f.valid or as_of]
 past_rows = [f for f in shown if not (f.valid or as_of)]
 editable = memory.can_write and not as_of
-frame = pd.DataFrame([{"content": f.content, "status": badge(f), "category": f.category,
+frame = pd.DataFrame([{"content": f.content, "status": status_text(f), "category": f.category,
                        "confidence": f.confidence, "avoid": f.source_error or "", "created": f.created_at,
                        "source": f.source or "", "id": f.id, "delete": False} for f in current_rows],
                      columns=["content", "status", "category", "confidence", "avoid", "created", "source", "id",
@@ -64,6 +71,7 @@ columns = {
     "content": st.column_config.TextColumn("Content", required=True, max_chars=memory.settings.max_fact_chars,
                                            width="large"),
     "status": st.column_config.TextColumn("Status", width="small"),
+    "id": st.column_config.TextColumn("Id", width="small"),
     "avoid": st.column_config.TextColumn("Avoid", help="For a correction: the mistake it corrects (sourceError)"),
     "category": st.column_config.SelectboxColumn("Category", options=list(CATEGORIES), required=True),
     "confidence": st.column_config.NumberColumn("Confidence", min_value=0.0, max_value=1.0, step=0.01, format="%.2f"),
@@ -84,7 +92,7 @@ if past_rows:
     for f in past_rows:
         newer = everything.get(f.superseded_by or "")
         then = f" → now: {escape_markdown(newer.content)}" if newer else ""
-        lines.append(f"- {escape_markdown(badge(f))} · ~~{escape_markdown(f.content)}~~{then}")
+        lines.append(f"- {badge(f)} ~~{escape_markdown(f.content)}~~{then}")
     st.markdown("\n".join(lines))
 
 changes = []

@@ -76,9 +76,11 @@ with left:
     st.subheader("Latest changes")
     entries = memory.facts.history(None, limit=8)
     if entries:
+        texts = {f.id: f.content for f in memory.facts.list(include_invalid=True)}
         st.dataframe(pd.DataFrame([{"when (UTC)": e.at.strftime("%Y-%m-%d %H:%M"), "action": e.action,
-                                    "fact": e.fact_id, "by": e.actor or "library"} for e in entries]),
-                     hide_index=True, width="stretch")
+                                    "fact": texts.get(e.fact_id, e.fact_id), "by": e.actor or "library"}
+                                   for e in entries]),
+                     hide_index=True, width="stretch", column_config={"fact": st.column_config.TextColumn(width="large")})
     else:
         st.caption("No changes yet.")
 with right:

@@ -56,11 +56,11 @@ def test_facts_page_content_first_superseded_marked_and_empty_state(app_env):  #
     new = memory.facts.supersede(old.id, "User lives in Lisbon")
     at = page("facts")
     grid = at.data_editor(key="facts_editor").value
-    assert list(grid.columns)[0] == "content" and grid["status"].tolist() == ["🟢 valid"]
+    assert list(grid.columns)[0] == "content" and grid["status"].tolist() == ["valid"]
     assert not any("Memory arrives" in i.value for i in at.info)
     at.toggle(key="facts_invalid").set_value(True).run()
     past = next(m.value for m in at.markdown if "~~" in m.value)
-    assert f"superseded → {escape_markdown(new.id)}" in past and "~~User lives in Porto~~" in past and "Lisbon" in past
+    assert f":orange-badge[superseded] → {escape_markdown(new.id)}" in past and "~~User lives in Porto~~" in past and "Lisbon" in past
     assert at.data_editor(key="facts_editor").value["content"].tolist() == ["User lives in Lisbon"]
 
 

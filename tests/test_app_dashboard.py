@@ -84,3 +84,40 @@ def test_overview_is_the_landing_page_with_counts_changes_and_next_steps(app_env
     pages = {el.proto.page for el in at.get("page_link")}
     assert {"ingest", "facts", "context_preview", "dream"} <= pages
     assert any("Scope **default/default**" in c.value for c in at.caption)
+
+
+def test_import_notes_are_in_view_not_folded_away(app_env):  # noqa: F811
+    import json
+
+    at = page("import_export")
+    body = json.dumps({"version": "1.0", "facts": [{"id": "f1", "content": "User rides a bike", "category": "context"}]})
+    at.file_uploader(key="import_file").set_value(("memory.json", body.encode(), "application/json")).run()
+    assert not at.exception
+    assert any("had no confidence" in i.value for i in at.info)  # a note, shown as it is
+
+
+def test_search_shows_no_zero_score_filler(app_env):  # noqa: F811
+    memory = get_memory()
+    memory.facts.add("User loves surfing at Carcavelos", "preference", 0.9)
+    for i in range(6):
+        memory.facts.add(f"User owns {i} unrelated things", "context", 0.5)
+    at = page("search")
+    at.text_input(key="search_q").input("surfing").run()
+    hits = at.dataframe[0].value
+    assert not at.exception and len(hits) >= 1 and (hits["score"] > 0).all()
+    assert "surfing" in hits["text"].iloc[0]
+
+
+def test_access_page_explains_single_operator_mode(app_env):  # noqa: F811
+    at = page("access")
+    assert any("Single-operator mode" in i.value and "once sign-in is configured" in i.value for i in at.info)
+
+
+def test_daily_chart_has_days_not_hours(app_env):  # noqa: F811
+    import json
+
+    get_memory().daily.append("- User asked about surfing lessons")
+    at = page("daily")
+    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert figure["layout"]["xaxis"]["type"] == "category"
+    assert all(len(day) == 10 for day in figure["data"][0]["x"])  # YYYY-MM-DD, never a time of day

@@ -85,39 +85,43 @@ fig.update_layout(barmode="stack", height=220, margin=dict(l=10, r=10, t=40, b=1
                   legend=dict(orientation="h", y=-0.25))
 st.plotly_chart(fig, width="stretch")
 
-tab_text, tab_facts, tab_count = st.tabs(["Injected text", "Every fact, kept or dropped", "Count any text"])
-with tab_text:
-    st.caption("Exactly what the agent's prompt receives.")
-    st.code(report.text or "(empty)", language="markdown", wrap_lines=True)
-with tab_facts:
-    st.caption("The facts in the order the budget considered them; those that did not fit are struck through, "
-               "each with its cost in tokens.")
-    order = ([i for i in relevant if i in facts] + [i for i in report.kept_fact_ids if i not in relevant]
-             + [i for i in report.dropped_fact_ids if i not in relevant])
-    lines = []
-    for fact_id in dict.fromkeys(order):
-        fact = facts[fact_id]
-        cost = count_tokens(fact_line(fact) + "\n", model)
-        # memory text stays text: escaped, then struck through with Markdown's own ~~ ~~
-        text = escape_markdown(fact_line(fact)[2:])
-        mark = f"`{cost:>3} tok`"
-        lines.append(f"- {mark} {text}" if fact_id in kept else f"- {mark} ~~{text}~~ *(dropped)*")
+st.subheader("Injected text, with what did not fit struck through")
+st.caption("Every fact in the order the budget considered it (the most relevant to the query first, then by "
+           "confidence), with its cost in tokens; the struck-through ones are not in the prompt.")
+order = ([i for i in relevant if i in facts] + [i for i in report.kept_fact_ids if i not in relevant]
+         + [i for i in report.dropped_fact_ids if i not in relevant])
+lines = []
+for fact_id in dict.fromkeys(order):
+    cost = count_tokens(fact_line(facts[fact_id]) + "\n", model)
+    # memory text stays text: escaped, then struck through with Markdown's own ~~ ~~
+    text = escape_markdown(fact_line(facts[fact_id])[2:])
+    lines.append(f"- `{cost:>3} tok` {text}" if fact_id in kept else f"- `{cost:>3} tok` ~~{text}~~ *(dropped)*")
+with st.container(height=360 if len(lines) > 12 else "content", border=True):
     st.markdown("\n".join(lines) if lines else "*No facts in this scope.*")
-    rank = {fact_id: n for n, fact_id in enumerate(relevant, 1)}
-    k, d = st.columns(2)
-    k.caption("Kept")
-    k.dataframe(pd.DataFrame([{**facts[i], "relevance": rank.get(i), "tokens": count_tokens(fact_line(facts[i]) + "\n", model)}
-                              for i in report.kept_fact_ids if i in facts],
-                             columns=(["content", "tokens", "confidence", "relevance", "id"] if relevant
-                                      else ["content", "tokens", "confidence", "id"])),
-                hide_index=True)
-    d.caption("Dropped by the budget")
-    d.dataframe(pd.DataFrame([{**facts[i], "tokens": count_tokens(fact_line(facts[i]) + "\n", model)}
-                              for i in report.dropped_fact_ids if i in facts],
-                             columns=["content", "tokens", "confidence", "id"]), hide_index=True)
-with tab_count:
-    pasted = st.text_area("Text", key="cp_text", height=120, max_chars=500_000)
-    st.metric("Tokens", count_tokens(pasted, model))
+with st.expander("Exactly as sent (the text the agent's prompt receives)", expanded=True):
+    st.code(report.text or "(empty)", language="markdown", wrap_lines=True)
+
+rank = {fact_id: n for n, fact_id in enumerate(relevant, 1)}
+
+
+def cost(fact_id: str) -> int:
+    return count_tokens(fact_line(facts[fact_id]) + "\n", model)
+
+
+k, d = st.columns(2)
+k.caption("Kept")
+k.dataframe(pd.DataFrame([{**facts[i], "relevance": rank.get(i), "tokens": cost(i)}
+                          for i in report.kept_fact_ids if i in facts],
+                         columns=(["content", "tokens", "confidence", "relevance", "id"] if relevant
+                                  else ["content", "tokens", "confidence", "id"])),
+            hide_index=True)
+d.caption("Dropped by the budget")
+d.dataframe(pd.DataFrame([{**facts[i], "tokens": cost(i)} for i in report.dropped_fact_ids if i in facts],
+                         columns=["content", "tokens", "confidence", "id"]), hide_index=True)
+
+st.subheader("Count any text")
+pasted = st.text_area("Text", key="cp_text", height=120, max_chars=500_000)
+st.metric("Tokens", count_tokens(pasted, model))
 
 sessions = memory.sessions()
 if sessions:

@@ -112,8 +112,8 @@ def test_context_preview_presets_and_query_change_what_is_kept(app, chromium):  
             settle(page)
             struck = page.locator("[data-testid=stMain] del")
             struck.first.wait_for(timeout=TIMEOUT)
-            assert struck.filter(has_text="Marta is allergic").count() == 1  # dropped, and visibly so
             shot(page, f"context-preview-100-{name}")
+            expect(struck.filter(has_text="Marta is allergic")).to_have_count(1, timeout=TIMEOUT)  # dropped, visibly
             page.get_by_role("textbox", name=re.compile("^Query")).fill("Is Marta allergic to anything?")
             page.get_by_role("textbox", name=re.compile("^Query")).press("Enter")
             page.get_by_text(re.compile(r"facts most relevant to the query were kept first")).wait_for(timeout=TIMEOUT)

@@ -250,8 +250,9 @@ def scope_picker(memory: Memory, who: Principal) -> Scope | None:
         # list (a grant revoked) falls back to the first.
         if current in labels and st.session_state.get("_scope_switch"):
             st.session_state["scope_select"] = current
-        if st.session_state.get("scope_select") not in labels:
-            st.session_state["scope_select"] = current if current in labels else labels[0]
+        if st.session_state.get("scope_select") not in labels:  # a new session opens on default/default
+            fallback = "default/default" if "default/default" in labels else labels[0]
+            st.session_state["scope_select"] = current if current in labels else fallback
         st.session_state.pop("_scope_switch", None)
         label = st.selectbox("Scope", labels, key="scope_select", help="user/agent: whose memory you are looking at")
         chosen = scopes[labels.index(label)]

@@ -72,13 +72,16 @@ columns = {
                                            width="large"),
     "status": st.column_config.TextColumn("Status", width="small"),
     "id": st.column_config.TextColumn("Id", width="small"),
+    "source": st.column_config.TextColumn("Source"),
     "avoid": st.column_config.TextColumn("Avoid", help="For a correction: the mistake it corrects (sourceError)"),
     "category": st.column_config.SelectboxColumn("Category", options=list(CATEGORIES), required=True),
     "confidence": st.column_config.NumberColumn("Confidence", min_value=0.0, max_value=1.0, step=0.01, format="%.2f"),
     "created": st.column_config.DatetimeColumn("Created (UTC)", format="YYYY-MM-DD HH:mm"),
     "delete": st.column_config.CheckboxColumn("Delete?", width="small"),
 }
-if editable:
+if not facts:  # the empty state above says what to do; an empty grid would say nothing
+    edited = frame
+elif editable:
     edited = st.data_editor(frame, key="facts_editor", hide_index=True, width="stretch",
                             disabled=["id", "status", "avoid", "created", "source"], column_config=columns)
 else:

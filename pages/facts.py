@@ -162,6 +162,24 @@ if memory.can_write:
                     except (KeyError, ValueError) as exc:
                         st.error(escape_markdown(str(exc)))
 
+    if current_rows:
+        with st.expander("One fact: its history, or forget it"):
+            picked = st.selectbox("Fact", current_rows, key="fact_pick",
+                                  format_func=lambda f: f"{f.content[:90]} ({f.id})")
+            entries = memory.facts.history(picked.id, limit=50)
+            st.dataframe(pd.DataFrame([{"when (UTC)": e.at.strftime("%Y-%m-%d %H:%M"), "action": e.action,
+                                        "by": e.actor or "library", "reason": e.reason or ""} for e in entries],
+                                      columns=["when (UTC)", "action", "by", "reason"]),
+                         hide_index=True, width="stretch")
+            why_forget = st.text_input("Why forget it (kept in the history)", max_chars=200, key="forget_why")
+            if st.button("Forget (no longer true; kept in the history)", key="fact_forget"):
+                try:
+                    memory.facts.invalidate(picked.id, reason=why_forget or "forgotten in the dashboard")
+                    st.session_state["facts_flash"] = f"Forgot {picked.id}."
+                    st.rerun()
+                except (KeyError, ValueError, PermissionError) as exc:
+                    st.error(escape_markdown(str(exc)))
+
     erasable = memory.facts.list(include_invalid=True)
     erasable = [f for f in erasable if f.content != "[erased]"]
     if erasable:

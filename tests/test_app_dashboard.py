@@ -121,3 +121,18 @@ def test_daily_chart_has_days_not_hours(app_env):  # noqa: F811
     figure = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert figure["layout"]["xaxis"]["type"] == "category"
     assert all(len(day) == 10 for day in figure["data"][0]["x"])  # YYYY-MM-DD, never a time of day
+
+
+def test_facts_one_fact_history_and_forget(app_env):  # noqa: F811
+    memory = get_memory()
+    fact = memory.facts.add("User collects stamps", "preference", 0.8)
+    at = page("facts")
+    history = next(d.value for d in at.dataframe if list(d.value.columns) == ["when (UTC)", "action", "by", "reason"])
+    assert "added" in history["action"].tolist()
+    at.text_input(key="forget_why").input("told us it stopped")
+    at.button(key="fact_forget").click().run()
+    assert not at.exception and any(f"Forgot {fact.id}" in s.value for s in at.success)
+    forgotten = memory.facts.get(fact.id)
+    assert not forgotten.valid and forgotten.invalid_reason == "told us it stopped"
+    at.toggle(key="facts_invalid").set_value(True).run()
+    assert any(":gray-badge[forgotten]" in m.value and "~~User collects stamps~~" in m.value for m in at.markdown)

@@ -65,8 +65,6 @@ def test_facts_page_content_first_superseded_marked_and_empty_state(app_env):  #
 
 
 def test_overview_is_the_landing_page_with_counts_changes_and_next_steps(app_env):  # noqa: F811
-    from streamlit.testing.v1 import AppTest
-
     at = AppTest.from_file(APP, default_timeout=60).run()
     assert not at.exception and at.title[0].value == "Overview"
     assert any("no memory yet" in i.value for i in at.info)

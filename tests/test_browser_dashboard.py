@@ -138,6 +138,11 @@ def test_overview_and_superseded_facts_marked(app, chromium):  # noqa: F811
             shot(page, f"overview-{name}")
             if viewport is PHONE:
                 no_horizontal_scroll(page)
+                page.goto(f"{url}/facts")  # the widest page: its grid scrolls inside itself, never the page
+                page.get_by_role("heading", name="Facts").wait_for(timeout=TIMEOUT)
+                settle(page)
+                no_horizontal_scroll(page)
+                shot(page, "facts-390")
                 continue
             page.locator("[data-testid=stSidebar]").get_by_role("combobox").first.click()
             page.get_by_role("option", name="eve/bot").click()

@@ -10,7 +10,8 @@ logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name
 st.set_page_config(page_title="memory_core", page_icon=app_icon(), layout="wide")
 
 PAGES = [
-    st.Page("pages/ingest.py", title="Ingest", icon=":material/upload:", default=True),
+    st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
+    st.Page("pages/ingest.py", title="Ingest", icon=":material/upload:"),
     st.Page("pages/facts.py", title="Facts", icon=":material/fact_check:"),
     st.Page("pages/daily.py", title="Daily", icon=":material/calendar_month:"),
     st.Page("pages/dream.py", title="Dream", icon=":material/bedtime:"),

@@ -245,9 +245,16 @@ def scope_picker(memory: Memory, who: Principal) -> Scope | None:
     current = st.session_state.get("_scope")
     chosen = None
     if labels:
-        index = labels.index(current) if current in labels else 0
-        label = st.selectbox("Scope", labels, index=index, key="scope_select",
-                             help="user/agent: whose memory you are looking at")
+        # The widget keeps its own state (its `index` counts only on first draw), so the scope to show is put
+        # into that state before it is drawn: a scope just opened is selected, and a value no longer on the
+        # list (a grant revoked) falls back to the first.
+        if current in labels and st.session_state.get("_scope_switch"):
+            st.session_state["scope_select"] = current
+        if st.session_state.get("scope_select") not in labels:  # a new session opens on default/default
+            fallback = "default/default" if "default/default" in labels else labels[0]
+            st.session_state["scope_select"] = current if current in labels else fallback
+        st.session_state.pop("_scope_switch", None)
+        label = st.selectbox("Scope", labels, key="scope_select", help="user/agent: whose memory you are looking at")
         chosen = scopes[labels.index(label)]
         st.session_state["_scope"] = chosen.key
     else:
@@ -256,7 +263,7 @@ def scope_picker(memory: Memory, who: Principal) -> Scope | None:
         with st.expander("New scope"):
             user = st.text_input("User", key="new_scope_user")
             agent = st.text_input("Agent", value="default", key="new_scope_agent")
-            if st.button("Open", key="new_scope_open"):
+            if st.button("Open scope", key="new_scope_open"):
                 try:
                     scope = make_scope(user.strip(), agent.strip())
                 except ValueError as exc:
@@ -265,6 +272,7 @@ def scope_picker(memory: Memory, who: Principal) -> Scope | None:
                     if memory.access.role(who, scope) in ("editor", "admin"):
                         st.session_state.setdefault("_new_scopes", []).append(scope)
                         st.session_state["_scope"] = scope.key
+                        st.session_state["_scope_switch"] = True
                         st.rerun()
                     else:
                         st.error(f"You may not create {scope.key}: that needs the editor role there.")
@@ -273,7 +281,8 @@ def scope_picker(memory: Memory, who: Principal) -> Scope | None:
 
 def identity(memory: Memory, who: Principal) -> None:
     if who.kind == "person":
-        st.caption(f"Signed in as **{escape_markdown(who.email or '')}**")
+        # Plain text, not Markdown: escape_markdown's zero-width spaces would make a copied address wrong.
+        st.text(f"Signed in as {who.email or ''}")
         st.button("Sign out", on_click=st.logout, key="sign_out")
     elif who.kind == "operator":
         st.caption("Single-operator mode: no sign-in, running locally. Configure `[auth]` to share it with a team.")
@@ -335,6 +344,13 @@ def view() -> ScopedMemory:
         st.info("No scope to show.")
         st.stop()
     return current
+
+
+def header(title: str, memory: ScopedMemory, caption: str | None = None) -> None:
+    """A page's title and, under it, the scope it shows (every page, so nobody edits the wrong scope)."""
+    st.title(title)
+    line = f":material/folder_shared: Scope **{escape_markdown(memory.scope.key)}** · {memory.role}"
+    st.caption(line + (f" · {caption}" if caption else ""))
 
 
 def who() -> Principal:

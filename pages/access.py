@@ -19,6 +19,10 @@ if not mine:  # the page is listed only for admins; a crafted URL gets nothing e
     st.error("This page is for admins.")
     st.stop()
 st.caption("You administer: " + ", ".join(f"`{p}`" for p in mine))
+if me.kind == "operator":  # nobody signs in yet: the grants below wait for sign-in to mean anything
+    st.info("**Single-operator mode**: this dashboard runs without sign-in, and whoever opens it acts as the "
+            "operator with full access. The grants you set here apply once sign-in is configured (an `[auth]` "
+            "table in `.streamlit/secrets.toml`).", icon=":material/person:")
 if flash := st.session_state.pop("access_flash", None):
     st.success(escape_markdown(flash))  # it names scope patterns and e-mails: "*/*" must not become emphasis
 

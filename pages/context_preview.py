@@ -1,71 +1,127 @@
-"""Context Preview: the exact injected text, a live token counter, what the budget kept and dropped."""
+"""Context Preview: the exact injected text, a live token counter, what the budget kept and what it dropped
+(struck through in place), each fact's token cost, and the budget per section."""
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from memory_core import build_injection, count_tokens
-from memory_core.dashboard import ensure_entrypoint, escape_markdown, view
+from memory_core.dashboard import ensure_entrypoint, escape_markdown, get_memory, header, view
+from memory_core.injection import fact_line
 
 ensure_entrypoint()
 memory = view()
-st.title("Context Preview")
+header("Context Preview", memory, "what an agent's prompt receives from memory, within a token budget")
 
 MODELS = {"gpt-4o / gpt-4o-mini (o200k_base)": "gpt-4o", "gpt-4 / gpt-3.5-turbo (cl100k_base)": "gpt-4"}
+PRESETS = [100, 250, 500, 1000, 2000, 8000]
+MAX_BUDGET = 8000
 
 
 @st.cache_data(ttl=3, show_spinner=False)
-def memory_data(scope_key: str, _view) -> dict:
+def memory_data(scope_key: str, storage: str, _view) -> dict:
     # Read once per scope every few seconds; budget and model changes re-render from this copy at once.
     return _view.memory_data()
 
 
-c1, c2 = st.columns([2, 3])
-model_label = c1.selectbox("Model / encoding", list(MODELS), key="cp_model")
-budget = c2.slider("Token budget", 0, 8000, memory.settings.max_injection_tokens, 50, key="cp_budget")
+# One budget, three ways to set it: the slider's state is the truth; presets and the number follow it.
+st.session_state.setdefault("cp_budget", min(MAX_BUDGET, memory.settings.max_injection_tokens))
+st.session_state["cp_budget_n"] = st.session_state["cp_budget"]
+
+
+def _from_preset() -> None:
+    if st.session_state.get("cp_preset"):
+        st.session_state["cp_budget"] = int(st.session_state["cp_preset"])
+
+
+def _from_number() -> None:
+    st.session_state["cp_budget"] = int(st.session_state["cp_budget_n"])
+
+
+c1, c2 = st.columns([3, 2])
+c1.pills("Budget presets (tokens)", PRESETS, key="cp_preset", format_func=lambda n: f"{n:,}", on_change=_from_preset)
+model_label = c2.selectbox("Model / encoding", list(MODELS), key="cp_model")
+n1, n2 = st.columns([1, 3])
+n1.number_input("Token budget", 0, MAX_BUDGET, step=50, key="cp_budget_n", on_change=_from_number)
+budget = n2.slider("Token budget (slide)", 0, MAX_BUDGET, step=10, key="cp_budget", label_visibility="hidden")
 query = st.text_input("Query (optional): what the agent is about to answer", key="cp_query", max_chars=2000,
+                      placeholder="e.g. what should I cook for the user tonight?",
                       help="With a query, the facts most relevant to it are kept first within the budget, then the "
                            "others by confidence, as `format_for_injection(query=...)` and the MCP tool do.")
-data = memory_data(memory.scope.key, memory)
+model = MODELS[model_label]
+data = memory_data(memory.scope.key, get_memory().storage_description(), memory)
 relevant = memory.relevant_fact_ids(query) if query.strip() else []
-report = build_injection(data, budget, model=MODELS[model_label], priority=relevant)
+report = build_injection(data, budget, model=model, priority=relevant)
+facts = {f["id"]: f for f in data.get("facts", [])}
+kept = set(report.kept_fact_ids)
 if query.strip():
-    kept_relevant = sum(1 for i in relevant if i in set(report.kept_fact_ids))
+    kept_relevant = sum(1 for i in relevant if i in kept)
     st.caption(f"{kept_relevant} of the {len(relevant)} facts most relevant to the query were kept first; "
                "the text lists the kept facts by confidence.")
 if not report.text:
     st.info("This scope has no memory yet: ingest a conversation, or press **Load demo data** on the Ingest page.")
+    st.page_link("pages/ingest.py", label="Go to Ingest", icon=":material/upload:")
 
-m1, m2, m3 = st.columns(3)
+m1, m2, m3, m4 = st.columns(4)
 m1.metric("Tokens used / budget", f"{report.tokens} / {budget}")
 m2.metric("Facts kept", f"{len(report.kept_fact_ids)} / {len(report.kept_fact_ids) + len(report.dropped_fact_ids)}")
-m3.metric("Truncated", "yes" if report.truncated else "no")
+m3.metric("Facts dropped", len(report.dropped_fact_ids),
+          help="Whole facts left out because they did not fit: the least relevant (or least confident) go first. "
+               "They are struck through below.")
+m4.metric("Cut mid-text", "yes" if report.truncated else "no",
+          help="Yes when even the kept part did not fit and the text itself was cut off, ending with a marker. "
+               "Dropping whole facts is not cutting: the text stays whole.")
 st.progress(min(1.0, report.tokens / budget) if budget else 0.0)
 
 fig = go.Figure()
 for section, tokens in report.section_tokens.items():
-    fig.add_trace(go.Bar(name=section, x=[tokens], y=["tokens"], orientation="h"))
+    fig.add_trace(go.Bar(name=section, x=[tokens], y=["used"], orientation="h", text=[tokens], textposition="inside"))
+dropped_tokens = sum(count_tokens(fact_line(facts[i]) + "\n", model) for i in report.dropped_fact_ids if i in facts)
+if dropped_tokens:
+    fig.add_trace(go.Bar(name="Dropped facts", x=[dropped_tokens], y=["would need"], orientation="h",
+                         marker_color="lightgray"))
 fig.add_vline(x=budget, line_dash="dash", line_color="red", annotation_text="budget")
-fig.update_layout(barmode="stack", height=180, margin=dict(l=10, r=10, t=30, b=10), title="Tokens per section")
+fig.update_layout(barmode="stack", height=220, margin=dict(l=10, r=10, t=40, b=10), title="Tokens per section",
+                  legend=dict(orientation="h", y=-0.25))
 st.plotly_chart(fig, width="stretch")
 
-st.subheader("Injected text")
-st.code(report.text or "(empty)", language="markdown")
+st.subheader("Injected text, with what did not fit struck through")
+st.caption("Every fact in the order the budget considered it (the most relevant to the query first, then by "
+           "confidence), with its cost in tokens; the struck-through ones are not in the prompt.")
+order = ([i for i in relevant if i in facts] + [i for i in report.kept_fact_ids if i not in relevant]
+         + [i for i in report.dropped_fact_ids if i not in relevant])
+lines = []
+for fact_id in dict.fromkeys(order):
+    cost = count_tokens(fact_line(facts[fact_id]) + "\n", model)
+    # memory text stays text: escaped, then struck through with Markdown's own ~~ ~~
+    text = escape_markdown(fact_line(facts[fact_id])[2:])
+    lines.append(f"- `{cost:>3} tok` {text}" if fact_id in kept else f"- `{cost:>3} tok` ~~{text}~~ *(dropped)*")
+with st.container(height=360 if len(lines) > 12 else "content", border=True):
+    st.markdown("\n".join(lines) if lines else "*No facts in this scope.*")
+with st.expander("Exactly as sent (the text the agent's prompt receives)", expanded=True):
+    st.code(report.text or "(empty)", language="markdown", wrap_lines=True)
 
-facts = {f["id"]: f for f in data.get("facts", [])}
 rank = {fact_id: n for n, fact_id in enumerate(relevant, 1)}
+
+
+def cost(fact_id: str) -> int:
+    return count_tokens(fact_line(facts[fact_id]) + "\n", model)
+
+
 k, d = st.columns(2)
 k.caption("Kept")
-k.dataframe(pd.DataFrame([{**facts[i], "relevance": rank.get(i)} for i in report.kept_fact_ids if i in facts],
-                         columns=["id", "content", "confidence", "relevance"] if relevant else ["id", "content", "confidence"]),
+k.dataframe(pd.DataFrame([{**facts[i], "relevance": rank.get(i), "tokens": cost(i)}
+                          for i in report.kept_fact_ids if i in facts],
+                         columns=(["content", "tokens", "confidence", "relevance", "id"] if relevant
+                                  else ["content", "tokens", "confidence", "id"])),
             hide_index=True)
 d.caption("Dropped by the budget")
-d.dataframe(pd.DataFrame([facts[i] for i in report.dropped_fact_ids if i in facts], columns=["id", "content", "confidence"]),
-            hide_index=True)
+d.dataframe(pd.DataFrame([{**facts[i], "tokens": cost(i)} for i in report.dropped_fact_ids if i in facts],
+                         columns=["content", "tokens", "confidence", "id"]), hide_index=True)
 
 st.subheader("Count any text")
 pasted = st.text_area("Text", key="cp_text", height=120, max_chars=500_000)
-st.metric("Tokens", count_tokens(pasted, MODELS[model_label]))
+st.metric("Tokens", count_tokens(pasted, model))
 
 sessions = memory.sessions()
 if sessions:

@@ -4,20 +4,23 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from memory_core.dashboard import ensure_entrypoint, view
+from memory_core.dashboard import ensure_entrypoint, header, view
 from memory_core.tiers.daily import split_blocks
 
 ensure_entrypoint()
 memory = view()
-st.title("Daily logs")
+header("Daily logs", memory)
 days = memory.daily.days()
 if not days:
     st.info("No daily logs yet. Ingesting a conversation feeds the context tier, whose trims and session ends land here.")
     st.stop()
 
 texts = {d: memory.daily.read(d) or "" for d in days[-120:]}
-activity = pd.DataFrame([{"day": d, "blocks": len(split_blocks(t))} for d, t in texts.items()])
-st.plotly_chart(px.bar(activity, x="day", y="blocks", title="Blocks per day"), width="stretch")
+# Days as day strings on a category axis: a date axis over one day shows hour ticks ("23:59:59.9996").
+activity = pd.DataFrame([{"day": d.isoformat(), "blocks": len(split_blocks(t))} for d, t in texts.items()])
+chart = px.bar(activity, x="day", y="blocks", title="Blocks per day")
+chart.update_xaxes(type="category", title=None)
+st.plotly_chart(chart, width="stretch")
 
 needle = st.text_input("Filter blocks containing", key="daily_filter", max_chars=200)
 choices = list(reversed(days))

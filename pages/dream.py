@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from memory_core.dashboard import ensure_entrypoint, escape_markdown, get_memory, view, who
+from memory_core.dashboard import ensure_entrypoint, escape_markdown, header, get_memory, view, who
 from memory_core.tiers.core import CoreTier
 
 ensure_entrypoint()
 memory = view()
-st.title("Deep Dream")
+header("Deep Dream", memory)
 if flash := st.session_state.pop("dream_flash", None):
     st.success(flash)
 

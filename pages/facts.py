@@ -8,11 +8,11 @@ import plotly.express as px
 import streamlit as st
 
 from memory_core import CATEGORIES
-from memory_core.dashboard import ensure_entrypoint, escape_markdown, view
+from memory_core.dashboard import ensure_entrypoint, escape_markdown, header, view
 
 ensure_entrypoint()
 memory = view()
-st.title("Facts")
+header("Facts", memory)
 if flash := st.session_state.pop("facts_flash", None):
     st.success(flash)
 
@@ -29,33 +29,74 @@ facts = memory.facts.list(include_invalid=show_invalid, as_of=as_of)
 valid = [f for f in facts if f.valid] if not as_of else facts
 shown = [f for f in facts if (not categories or f.category in categories) and low <= f.confidence <= high
          and needle.casefold() in f.content.casefold()]
+if not facts and not as_of and not show_invalid:
+    st.info("No facts in this scope yet. Memory arrives three ways: **ingest** a conversation (or load the demo "
+            "data), **import** another tool's export (ChatGPT, Claude, mem0, DeerFlow, a Markdown workspace), or "
+            "let an **agent** write over MCP (`memory-core mcp`).", icon=":material/lightbulb:")
+    e1, e2, e3 = st.columns(3)
+    e1.page_link("pages/ingest.py", label="Ingest a conversation or load demo data", icon=":material/upload:")
+    e2.page_link("pages/import_export.py", label="Import another tool's memory", icon=":material/swap_vert:")
+    e3.page_link("pages/context_preview.py", label="See what an agent would receive", icon=":material/token:")
 st.caption(f"{len(shown)} of {len(facts)} facts in {memory.scope.key}"
            + (f" as of {as_of_day.isoformat()}" if as_of_day else "")
            + ("" if memory.can_write else f" · read-only ({memory.role})"))
 
+
+def status_text(fact) -> str:
+    """The status as plain text, for the grid (data_editor has no per-row styling)."""
+    if fact.valid or as_of:
+        return "valid"
+    if fact.superseded_by:
+        return f"superseded → {fact.superseded_by}"
+    return "forgotten" + (f" ({fact.invalid_reason})" if fact.invalid_reason else "")
+
+
+def badge(fact) -> str:
+    """The status as one of Streamlit's Markdown badges (no emoji: not every browser has the font)."""
+    if fact.superseded_by:
+        return f":orange-badge[superseded] → {escape_markdown(fact.superseded_by)}"
+    return ":gray-badge[forgotten]" + (f" {escape_markdown(fact.invalid_reason)}" if fact.invalid_reason else "")
+
+
+# The grid edits what is believed now; superseded and forgotten facts are history, listed read-only below it.
+current_rows = [f for f in shown if f.valid or as_of]
+past_rows = [f for f in shown if not (f.valid or as_of)]
 editable = memory.can_write and not as_of
-frame = pd.DataFrame([{"delete": False, "id": f.id, "content": f.content, "avoid": f.source_error or "",
-                       "category": f.category, "confidence": f.confidence, "created": f.created_at,
-                       "status": "valid" if f.valid else ("superseded by " + f.superseded_by if f.superseded_by
-                                                          else "invalid"),
-                       "source": f.source or ""} for f in shown],
-                     columns=["delete", "id", "content", "avoid", "category", "confidence", "created", "status",
-                              "source"])
+frame = pd.DataFrame([{"content": f.content, "status": status_text(f), "category": f.category,
+                       "confidence": f.confidence, "avoid": f.source_error or "", "created": f.created_at,
+                       "source": f.source or "", "id": f.id, "delete": False} for f in current_rows],
+                     columns=["content", "status", "category", "confidence", "avoid", "created", "source", "id",
+                              "delete"])
 columns = {
-    "delete": st.column_config.CheckboxColumn("Delete?", width="small"),
-    "content": st.column_config.TextColumn("Content", required=True, max_chars=memory.settings.max_fact_chars),
+    "content": st.column_config.TextColumn("Content", required=True, max_chars=memory.settings.max_fact_chars,
+                                           width="large"),
+    "status": st.column_config.TextColumn("Status", width="small"),
+    "id": st.column_config.TextColumn("Id", width="small"),
+    "source": st.column_config.TextColumn("Source"),
     "avoid": st.column_config.TextColumn("Avoid", help="For a correction: the mistake it corrects (sourceError)"),
     "category": st.column_config.SelectboxColumn("Category", options=list(CATEGORIES), required=True),
     "confidence": st.column_config.NumberColumn("Confidence", min_value=0.0, max_value=1.0, step=0.01, format="%.2f"),
     "created": st.column_config.DatetimeColumn("Created (UTC)", format="YYYY-MM-DD HH:mm"),
+    "delete": st.column_config.CheckboxColumn("Delete?", width="small"),
 }
-if editable:
+if not facts:  # the empty state above says what to do; an empty grid would say nothing
+    edited = frame
+elif editable:
     edited = st.data_editor(frame, key="facts_editor", hide_index=True, width="stretch",
-                            disabled=["id", "avoid", "created", "status", "source"], column_config=columns)
+                            disabled=["id", "status", "avoid", "created", "source"], column_config=columns)
 else:
     st.dataframe(frame.drop(columns=["delete"]), key="facts_table", hide_index=True, width="stretch",
                  column_config=columns)
     edited = frame
+if past_rows:
+    everything = {f.id: f for f in memory.facts.list(include_invalid=True)}
+    st.markdown("**No longer believed** (kept for history: never injected)")
+    lines = []
+    for f in past_rows:
+        newer = everything.get(f.superseded_by or "")
+        then = f" → now: {escape_markdown(newer.content)}" if newer else ""
+        lines.append(f"- {badge(f)} ~~{escape_markdown(f.content)}~~{then}")
+    st.markdown("\n".join(lines))
 
 changes = []
 for (_, before), (_, after) in zip(frame.iterrows(), edited.iterrows()):
@@ -120,6 +161,24 @@ if memory.can_write:
                         st.rerun()
                     except (KeyError, ValueError) as exc:
                         st.error(escape_markdown(str(exc)))
+
+    if current_rows:
+        with st.expander("One fact: its history, or forget it"):
+            picked = st.selectbox("Fact", current_rows, key="fact_pick",
+                                  format_func=lambda f: f"{f.content[:90]} ({f.id})")
+            entries = memory.facts.history(picked.id, limit=50)
+            st.dataframe(pd.DataFrame([{"when (UTC)": e.at.strftime("%Y-%m-%d %H:%M"), "action": e.action,
+                                        "by": e.actor or "library", "reason": e.reason or ""} for e in entries],
+                                      columns=["when (UTC)", "action", "by", "reason"]),
+                         hide_index=True, width="stretch")
+            why_forget = st.text_input("Why forget it (kept in the history)", max_chars=200, key="forget_why")
+            if st.button("Forget (no longer true; kept in the history)", key="fact_forget"):
+                try:
+                    memory.facts.invalidate(picked.id, reason=why_forget or "forgotten in the dashboard")
+                    st.session_state["facts_flash"] = f"Forgot {picked.id}."
+                    st.rerun()
+                except (KeyError, ValueError, PermissionError) as exc:
+                    st.error(escape_markdown(str(exc)))
 
     erasable = memory.facts.list(include_invalid=True)
     erasable = [f for f in erasable if f.content != "[erased]"]
@@ -224,9 +283,11 @@ with tab_charts:
         a.plotly_chart(px.histogram(df, x="confidence", nbins=20, title="Confidence"), width="stretch")
         b.plotly_chart(px.bar(df.groupby("category").size().reset_index(name="facts"), x="category", y="facts",
                               title="Facts by category"), width="stretch")
-        per_day = df.assign(day=df["created"].dt.date).groupby("day").size().cumsum().reset_index(name="facts")
-        st.plotly_chart(px.line(per_day, x="day", y="facts", title="Facts over time", markers=True),
-                        width="stretch")
+        per_day = df.assign(day=df["created"].dt.strftime("%Y-%m-%d")).groupby("day").size().cumsum()
+        over_time = px.line(per_day.reset_index(name="facts"), x="day", y="facts", title="Facts over time",
+                            markers=True)
+        over_time.update_xaxes(type="category", title=None)  # days, never hour ticks on a one-day chart
+        st.plotly_chart(over_time, width="stretch")
     else:
         st.info("No facts yet: ingest a conversation or load the demo data.")
 with tab_export:

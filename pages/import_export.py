@@ -6,8 +6,8 @@ from datetime import datetime
 import pandas as pd
 import streamlit as st
 
-from memory_core.dashboard import (ensure_entrypoint, escape_markdown, get_memory, import_slot, readable_scopes,
-                                   save_uploads, upload_limit_mib, view, who)
+from memory_core.dashboard import (ensure_entrypoint, escape_markdown, get_memory, header, import_slot,
+                                   readable_scopes, save_uploads, upload_limit_mib, view, who)
 from memory_core.errors import MemoryCoreError
 from memory_core.portability.bundle import bundle_bytes, import_bundle_as, is_bundle
 
@@ -20,7 +20,7 @@ ensure_entrypoint()
 memory = get_memory()
 scoped = view()
 me = who()
-st.title("Import / Export")
+header("Import / Export", scoped)
 tab_in, tab_out = st.tabs(["Import", "Export"])
 
 
@@ -62,10 +62,15 @@ def _show_report(report, done: bool) -> None:
     if report.sample and not done:
         st.caption("A sample of what the file holds")
         st.dataframe(pd.DataFrame({"item": report.sample}), hide_index=True, width="stretch")
-    for label, lines in (("Notes", report.notes), ("Problems in the file (those items are left out)", report.errors)):
-        if lines:
-            with st.expander(f"{label}: {len(lines)}"):
-                st.dataframe(pd.DataFrame({label.split(" (")[0].lower(): lines}), hide_index=True, width="stretch")
+    if report.notes:  # what the import did with the file (categories mapped, say): in view, not folded away
+        st.info("\n".join(f"- {escape_markdown(line)}" for line in report.notes[:10]), icon=":material/info:")
+        if len(report.notes) > 10:
+            with st.expander(f"All {len(report.notes)} notes"):
+                st.dataframe(pd.DataFrame({"notes": report.notes}), hide_index=True, width="stretch")
+    if report.errors:
+        label = "Problems in the file (those items are left out)"
+        with st.expander(f"{label}: {len(report.errors)}", expanded=len(report.errors) <= 5):
+            st.dataframe(pd.DataFrame({"problems in the file": report.errors}), hide_index=True, width="stretch")
 
 
 def _show_bundle(result: dict, done: bool) -> None:

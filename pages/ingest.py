@@ -5,14 +5,14 @@ from datetime import datetime
 import pandas as pd
 import streamlit as st
 
-from memory_core.dashboard import MAX_INGEST_BYTES, MAX_PASTE_CHARS, ensure_entrypoint, escape_markdown, view
+from memory_core.dashboard import MAX_INGEST_BYTES, MAX_PASTE_CHARS, ensure_entrypoint, escape_markdown, header, view
 from memory_core.demo import load_demo
 from memory_core.errors import IngestError, MemoryCoreError
 from memory_core.ingest import parse_conversation
 
 ensure_entrypoint()
 memory = view()
-st.title("Ingest")
+header("Ingest", memory)
 if not memory.can_write:
     st.info(f"Your role in {memory.scope.key} is {memory.role}: you can read this scope's memory, not add to it.")
     st.stop()

@@ -3,19 +3,20 @@
 import pandas as pd
 import streamlit as st
 
-from memory_core.dashboard import ensure_entrypoint, escape_markdown, view
+from memory_core.dashboard import ensure_entrypoint, header, escape_markdown, view
 
 ensure_entrypoint()
 memory = view()
-st.title("Search")
+header("Search", memory)
 c1, c2, c3 = st.columns([4, 1, 1])
 query = c1.text_input("Query", key="search_q", placeholder="What does the user do on weekends?", max_chars=2000)
 k = c2.number_input("Results", 1, 50, 10, key="search_k")
 mode = c3.selectbox("Mode", ["hybrid", "keyword", "vector"], key="search_mode")
 if query.strip():
-    hits = memory.search(query, k=int(k), mode=mode)
+    # One hit per statement (search dedups); hits that share nothing with the query are filler, not answers.
+    hits = [h for h in memory.search(query, k=int(k), mode=mode) if h.score > 0]
     if not hits:
-        st.info("Nothing found.")
+        st.info("Nothing found. Try other words, or the vector mode for meaning rather than wording.")
     st.dataframe(pd.DataFrame([{"score": h.score, "kind": h.kind, "ref": h.ref, "text": h.text, "source": h.source}
                                for h in hits]), hide_index=True, width="stretch")
     st.caption(memory.search_info())

@@ -188,7 +188,7 @@ def test_a_token_that_expired_is_listed_as_expired(no_cold_start):
 def test_a_person_who_is_not_admin_gets_no_access_page(no_cold_start):
     get_memory().access.grant("vic@acme.com", "editor", "ana/*")
     at = signed_in("vic@acme.com")
-    assert "Signed in as" in " ".join(c.value for c in at.sidebar.caption)
+    assert "Signed in as" in " ".join(t.value for t in at.sidebar.text)
     with pytest.raises(ValueError, match="Could not find a navigation page"):  # not in the navigation
         at.switch_page("pages/access.py")
     admin = signed_in(ADMIN)
@@ -226,4 +226,4 @@ def test_a_crafted_deep_link_to_the_access_page_goes_through_the_entrypoint(app_
     assert "Access" not in [t.value for t in at.title] and not any("admins" in e.value for e in at.error)
     shown = everything_shown(at)
     assert "E-mail or @domain" not in shown and "API tokens" not in shown and "Create token" not in shown
-    assert "Signed in as" in " ".join(c.value for c in at.sidebar.caption)
+    assert "Signed in as" in " ".join(t.value for t in at.sidebar.text)

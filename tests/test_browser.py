@@ -18,7 +18,7 @@ from tests.oidc_support import app_env, chromium, free_port, start_streamlit  # 
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = {"facts": "Facts", "": "Ingest", "daily": "Daily logs", "dream": "Deep Dream",
+PAGES = {"facts": "Facts", "": "Overview", "ingest": "Ingest", "daily": "Daily logs", "dream": "Deep Dream",
          "context_preview": "Context Preview", "search": "Search", "import_export": "Import / Export"}
 DATA = Path(__file__).parent / "data" / "imports"
 
@@ -74,7 +74,7 @@ def test_every_page_renders_without_exception(app, page):
 
 def test_ingest_transcript_and_see_the_facts(app, page):
     url, home = app
-    open_page(page, url, "")
+    open_page(page, url, "ingest")
     page.get_by_label("Conversation").fill("User: I love sailing in Greece. I work at Initech as a pilot.\n"
                                            "Assistant: Sounds fun!")
     page.get_by_role("button", name="Ingest", exact=True).click()
@@ -86,7 +86,7 @@ def test_ingest_transcript_and_see_the_facts(app, page):
 
 
 def facts_filtered_to(page, url, needle):
-    """Open the Facts page filtered to one fact; select the first row's Delete? cell (the grid is a canvas)."""
+    """Open the Facts page filtered to one fact; select the first row's first cell (the grid is a canvas)."""
     open_page(page, url, "facts")
     page.get_by_label("Text contains").fill(needle)
     page.get_by_label("Text contains").press("Enter")
@@ -104,7 +104,7 @@ def test_edit_confidence_in_the_editor(app, page):
     with store(home) as m:
         fact = m.facts.add("User edits this fact in the browser", "knowledge", 0.99)
     facts_filtered_to(page, url, "edits this fact")
-    for _ in range(4):  # Delete?, id, Content, Category, Confidence
+    for _ in range(3):  # Content, Status, Category, Confidence (content first, as issue 23 asks)
         page.keyboard.press("ArrowRight")
     page.wait_for_timeout(300)
     page.keyboard.press("Enter")  # open the cell editor, then replace its text
@@ -127,6 +127,8 @@ def test_delete_a_fact(app, page):
     with store(home) as m:
         fact = m.facts.add("User deletes this one in the browser", "knowledge", 0.9)
     facts_filtered_to(page, url, "deletes this one")
+    page.keyboard.press("End")  # Delete? is the last column (content first, as issue 23 asks)
+    page.wait_for_timeout(300)
     page.keyboard.press(" ")
     page.get_by_text(re.compile(r"Yes, delete 1 fact")).click()
     page.get_by_role("button", name="Delete selected").click()

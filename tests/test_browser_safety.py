@@ -28,7 +28,7 @@ from tests.test_browser import browser, page  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[1]
-HEADINGS = {"": "Ingest", "facts": "Facts", "daily": "Daily logs", "dream": "Deep Dream",
+HEADINGS = {"": "Overview", "ingest": "Ingest", "facts": "Facts", "daily": "Daily logs", "dream": "Deep Dream",
             "context_preview": "Context Preview", "search": "Search"}
 DATA_URL = "data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg=="
 WORD = "tracker"  # the search query: in one kept fact, the reference fact, the daily log and MEMORY.md
@@ -293,7 +293,7 @@ class Check:
 def test_ingest_page_and_sidebar(app, page, pixel):
     shown = app["shown"]
     check = Check(page, app, pixel)
-    open_page(page, app["url"], "")
+    open_page(page, app["url"], "ingest")  # the Overview is the landing page now (issue 23)
     page.get_by_role("heading", name="Failed updates").wait_for(timeout=30_000)
     check.page_state("Ingest page (failed updates)", {k: shown[k] for k in ("error", "thread", "queue-actor")})
     # A hostile thread id typed into the page comes back in the "Queued ..." message.

@@ -111,7 +111,7 @@ def test_two_visitors_get_two_sandboxes_and_see_nothing_else(public_app, browser
         assert "pebble" not in seen_by_two and "Priya" in seen_by_two  # its own demo memory, not the other's
         assert "real Ana" not in search(page_two, url, "real Ana whose memory")
         # A sandbox's visitor may do everything there: the Ingest page offers ingesting.
-        page_two.goto(f"{url}/?" + page_two.url.split("?", 1)[1])  # its link: a bare visit opens nothing
+        page_two.goto(f"{url}/ingest?" + page_two.url.split("?", 1)[1])  # its link: a bare visit opens nothing
         page_two.get_by_label("Conversation").wait_for(timeout=60_000)
     finally:
         one.close()

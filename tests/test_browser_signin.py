@@ -40,7 +40,7 @@ ADMIN, VIEWER, EDITOR = "ada@acme.com", "vic@acme.com", "eddie@acme.com"
 GRANTEE, STRANGER = "gus@acme.com", "nora@other.org"
 PAGE_LINKS = ("Ingest", "Facts", "Daily", "Dream", "Context Preview", "Search", "Access")
 # Buttons that change memory, by page (pages/ingest.py, facts.py, dream.py): a viewer must get none of them.
-WRITE_BUTTONS = {"": ("Ingest", "Load demo data", "Retry failed updates"),
+WRITE_BUTTONS = {"ingest": ("Ingest", "Load demo data", "Retry failed updates"),
                  "facts": ("Add", "Supersede", "Delete selected", "Merge, keep left", "Merge, keep right"),
                  "dream": ("Run Deep Dream",)}
 
@@ -175,11 +175,11 @@ def test_viewer_reads_ana_but_changes_nothing_and_never_sees_bob(app, chromium):
         assert ANA_FACT in text and BOB_FACT not in text and "bob/coder" not in text
         assert page.get_by_text("Add a fact").count() == 0 and page.get_by_text("Correct a fact").count() == 0
         assert page.locator(".gdg-input").count() == 0  # a read-only grid, not the editor
-        for path, heading in (("", "Ingest"), ("facts", "Facts"), ("dream", "Deep Dream")):
+        for path, heading in (("ingest", "Ingest"), ("facts", "Facts"), ("dream", "Deep Dream")):
             open_page(page, app, path, heading)
             for name in WRITE_BUTTONS[path]:
                 assert page.get_by_role("button", name=name, exact=True).count() == 0, (path, name)
-        assert "Your role in ana/bot is viewer" in open_page(page, app, "", "Ingest")
+        assert "Your role in ana/bot is viewer" in open_page(page, app, "ingest", "Ingest")
         assert page.get_by_label("Conversation").count() == 0
         open_page(page, app, "dream", "Deep Dream")
         assert page.get_by_text("Nightly dream").count() == 0  # the worker's switch is for global admins

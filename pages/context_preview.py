@@ -119,6 +119,33 @@ d.caption("Dropped by the budget")
 d.dataframe(pd.DataFrame([{**facts[i], "tokens": cost(i)} for i in report.dropped_fact_ids if i in facts],
                          columns=["content", "tokens", "confidence", "id"]), hide_index=True)
 
+st.subheader("Recent injections")
+recent = memory.injections(limit=20)
+if recent:
+    st.caption("What agents were given (the MCP tool `get_memory_context` records every call; the library with "
+               "`format_for_injection(record=True)`). Replay one to see what the same query and budget give now.")
+    st.dataframe(pd.DataFrame([{"when (UTC)": i.at.strftime("%Y-%m-%d %H:%M"), "by": i.actor or "library",
+                                "query": i.query or "", "tokens": i.tokens, "budget": i.max_tokens,
+                                "facts": len(i.fact_ids)} for i in recent]), hide_index=True, width="stretch")
+
+    def _replay() -> None:
+        chosen = recent[st.session_state["cp_replay"]]
+        st.session_state["cp_query"] = chosen.query or ""
+        st.session_state["cp_budget"] = max(0, min(MAX_BUDGET, chosen.max_tokens or st.session_state["cp_budget"]))
+        st.session_state["cp_replayed"] = chosen.fact_ids
+
+    r1, r2 = st.columns([3, 1])
+    r1.selectbox("Injection", range(len(recent)), key="cp_replay", format_func=lambda n: (
+        f"{recent[n].at:%Y-%m-%d %H:%M} · {recent[n].actor or 'library'} · {recent[n].query or '(no query)'}"[:120]))
+    r2.button("Replay", key="cp_replay_go", on_click=_replay)
+    if then := st.session_state.get("cp_replayed"):
+        gone = [i for i in then if i not in kept]
+        st.caption(f"Then: {len(then)} facts went in; now {len(then) - len(gone)} of them do"
+                   + (f" ({len(gone)} no longer: changed, retired or outranked)" if gone else "") + ".")
+else:
+    st.caption("No injection recorded yet in this scope: agents' `get_memory_context` calls over MCP are, and the "
+               "library's `format_for_injection(record=True)`.")
+
 st.subheader("Count any text")
 pasted = st.text_area("Text", key="cp_text", height=120, max_chars=500_000)
 st.metric("Tokens", count_tokens(pasted, model))

@@ -62,11 +62,20 @@ def badge(fact) -> str:
 current_rows = [f for f in shown if f.valid or as_of]
 past_rows = [f for f in shown if not (f.valid or as_of)]
 editable = memory.can_write and not as_of
+injected = memory.injection_counts()  # from the injections agents asked for (MCP, record=True)
+
+
+def injected_text(fact_id: str) -> str:
+    times, last = injected.get(fact_id, (0, None))
+    return f"{times}x, last {last:%Y-%m-%d %H:%M}" if times else "never"
+
+
 frame = pd.DataFrame([{"content": f.content, "status": status_text(f), "category": f.category,
-                       "confidence": f.confidence, "avoid": f.source_error or "", "created": f.created_at,
-                       "source": f.source or "", "id": f.id, "delete": False} for f in current_rows],
-                     columns=["content", "status", "category", "confidence", "avoid", "created", "source", "id",
-                              "delete"])
+                       "confidence": f.confidence, "avoid": f.source_error or "", "injected": injected_text(f.id),
+                       "created": f.created_at, "source": f.source or "", "id": f.id, "delete": False}
+                      for f in current_rows],
+                     columns=["content", "status", "category", "confidence", "avoid", "injected", "created", "source",
+                              "id", "delete"])
 columns = {
     "content": st.column_config.TextColumn("Content", required=True, max_chars=memory.settings.max_fact_chars,
                                            width="large"),
@@ -83,7 +92,7 @@ if not facts:  # the empty state above says what to do; an empty grid would say 
     edited = frame
 elif editable:
     edited = st.data_editor(frame, key="facts_editor", hide_index=True, width="stretch",
-                            disabled=["id", "status", "avoid", "created", "source"], column_config=columns)
+                            disabled=["id", "status", "avoid", "injected", "created", "source"], column_config=columns)
 else:
     st.dataframe(frame.drop(columns=["delete"]), key="facts_table", hide_index=True, width="stretch",
                  column_config=columns)

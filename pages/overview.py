@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 import pandas as pd
 import streamlit as st
 
-from memory_core.dashboard import ensure_entrypoint, get_memory, header, readable_scopes, view, who
+from memory_core.dashboard import ensure_entrypoint, escape_markdown, get_memory, header, readable_scopes, view, who
 
 ensure_entrypoint()
 memory = view()
@@ -45,15 +45,13 @@ if status.next_dream:
     notes.append(f"Next dream: {status.next_dream:%Y-%m-%d %H:%M %Z}")
 if state and state.last_status:
     notes.append(f"last dream: {state.last_status}")
-usage = getattr(shared, "usage", None)  # the token ledger, where this version of memory_core has one
-if callable(usage) and not shared.offline:
-    try:
-        spent = usage(since=datetime.now(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0))
-        total = spent if isinstance(spent, (int, float)) else getattr(spent, "total_tokens", None)
-        if total is not None:
-            notes.append(f"LLM tokens spent today: {int(total):,}")
-    except Exception:  # noqa: BLE001 - an optional figure must never break the landing page
-        pass
+if not memory.offline:  # the usage ledger: this scope's LLM tokens today, and whether its budget pauses it
+    today = datetime.now(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+    spent = sum(r.input_tokens + r.output_tokens for r in memory.usage(since=today) if r.operation != "embed")
+    budget = memory.settings.daily_token_budget
+    notes.append(f"LLM tokens spent today: {spent:,}" + (f" of {budget:,}" if budget else ""))
+    if paused := memory.budget_paused():
+        st.warning(f"Paused: {escape_markdown(paused)}")
 if notes:
     st.caption(" · ".join(notes))
 

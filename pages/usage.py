@@ -7,12 +7,12 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from memory_core.dashboard import ensure_entrypoint, escape_markdown, get_memory, readable_scopes, view, who
+from memory_core.dashboard import ensure_entrypoint, escape_markdown, get_memory, header, readable_scopes, view, who
 
 ensure_entrypoint()
 memory = view()
 shared = get_memory()
-st.title("Usage")
+header("Usage", memory)
 st.caption("Every call to an LLM or an embedding API, with the tokens the provider reported (or counted here) and "
            "its cost from `llm_prices`. Work done offline costs nothing and records nothing.")
 

@@ -32,3 +32,27 @@ def test_the_ledger_and_the_injections_are_shown(app_env):  # noqa: F811
     frames = [d.value for d in at.dataframe]
     assert any("extract" in set(df.get("operation", [])) for df in frames)
     assert any("drinks" in set(df.get("query", [])) for df in frames)
+
+
+def test_recorded_injections_are_listed_replayed_and_counted_per_fact(app_env):  # noqa: F811
+    memory = get_memory()
+    tea = memory.facts.add("User prefers green tea", "preference", 0.9)
+    for n in range(30):
+        memory.facts.add(f"User owns book number {n} about the history of Lisbon", "knowledge", 0.95)
+    with memory.acting_as("mcp:ci-bot"):
+        memory.format_for_injection(query="what does the user drink", max_tokens=100, record=True)
+    at = page("context_preview")
+    frames = [d.value for d in at.dataframe]
+    assert any("query" in df and "what does the user drink" in list(df["query"]) for df in frames), frames
+    at.button(key="cp_replay_go").click().run()
+    assert not at.exception
+    assert at.text_input(key="cp_query").value == "what does the user drink"
+    assert at.slider(key="cp_budget").value == 100
+    n = len(memory.injections()[0].fact_ids)
+    assert any(f"Then: {n} facts went in; now {n} of them do." in c.value for c in at.caption)
+    facts = page("facts")
+    grid = next(d.value for d in facts.get("arrow_data_frame") if "injected" in d.value) \
+        if facts.get("arrow_data_frame") else None
+    assert tea.id in memory.injection_counts()
+    if grid is not None:
+        assert grid.set_index("id").loc[tea.id, "injected"].startswith("1x")

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import atexit
 import logging
-import os
-import signal
 import threading
 import time
-import weakref
 from datetime import datetime
 from dataclasses import replace
 from pathlib import Path
@@ -20,6 +16,7 @@ from .access import Access
 from .actors import acting_as, current_actor
 from .clock import Clock, SystemClock, UTCClock, utc
 from .documents import DatabaseDocumentStore, LocalDocumentStore, export_documents
+from .exit_hooks import register_exit
 from .errors import LLMError, LLMReplyError
 from .extraction import LLMExtractor
 from .heuristics import HeuristicExtractor
@@ -46,7 +43,7 @@ from .store.proposal_store import DreamProposal
 from .store.usage_store import Injection, UsageRecord, UsageStore
 from .store.fact_store import FactStore
 from .store.migrations import migrate
-from .tiers.context import ContextManager, ContextSession
+from .tiers.context import ContextManager, ContextParts, ContextSession
 from .tiers.core import CoreTier
 from .tiers.daily import DailyTier
 from .tiers.dream import DeepDream, DeterministicConsolidator, DreamResult, LLMConsolidator
@@ -127,7 +124,14 @@ class Memory:
                                  facts_of=lambda scope: [f.to_dict() for f in self._store.list(scope, include_invalid=True)])
         self.plans = Plans(self.db, self.clock, max_chars=self.settings.max_document_chars)
         self.access = Access(self.db, self.clock, self.settings)
-        self.contexts = ContextManager(self, self.settings.context_sessions_max, self.settings.context_budget_tokens)
+        # Looked up at call time: a test or the app may swap the summariser after construction.
+        self.contexts = ContextManager(ContextParts(
+            summarize=lambda part: self.summarizer.summarize(part),
+            append_daily=lambda text, title, s: self.daily.append(text, title=title, user_id=s.user_id,
+                                                                  agent_name=s.agent_name),
+            today=lambda: self.daily.today(), plan=lambda plan_id: self.plans.get(plan_id),
+            injection=lambda s: self.format_for_injection(user_id=s.user_id, agent_name=s.agent_name)),
+            self.settings.context_sessions_max, self.settings.context_budget_tokens)
         self.facts.eraser = Eraser(self._store, EraseStore(self.db, self.clock), self.documents, self.index,
                                    self.contexts.sessions)
         self.queue = UpdateQueue(self.settings, self.db, self.clock, apply=self._apply_queued,
@@ -146,7 +150,7 @@ class Memory:
         with self._start_lock:
             if not self.worker.running:
                 self.worker.start()
-                _register_exit(self)
+                register_exit(self)
         return self
 
     def close(self, flush: bool = True, *, timeout: float | None = None) -> None:
@@ -553,44 +557,6 @@ class Memory:
     def search_info(self, *, user_id: str = "default", agent_name: str = "default") -> str:
         """One line on how the scope's search vectors are made (model, token-frequency snapshot)."""
         return self.index.describe(make_scope(user_id, agent_name))
-
-
-_live: "weakref.WeakSet[Memory]" = weakref.WeakSet()
-_exit_lock = threading.Lock()
-_hooks_installed = False
-
-
-def _close_all() -> None:
-    """Close every live memory within the longest of their shutdown_timeout_seconds, all together: what is
-    not processed by then stays queued in the database, so that a process told to stop goes in seconds."""
-    memories = [m for m in list(_live) if not m._closed]
-    if not memories:
-        return
-    deadline = time.monotonic() + max(m.settings.shutdown_timeout_seconds for m in memories)
-    for memory in memories:
-        try:
-            memory.close(timeout=max(0.0, deadline - time.monotonic()))
-        except Exception:
-            log.exception("closing memory at exit failed")
-
-
-def _on_sigterm(signum: int, frame: Any) -> None:
-    _close_all()
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    os.kill(os.getpid(), signal.SIGTERM)
-
-
-def _register_exit(memory: Memory) -> None:
-    """Flush pending work at interpreter exit and on SIGTERM (where no one else handles SIGTERM)."""
-    global _hooks_installed
-    _live.add(memory)
-    with _exit_lock:
-        if _hooks_installed:
-            return
-        _hooks_installed = True
-        atexit.register(_close_all)
-        if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
-            signal.signal(signal.SIGTERM, _on_sigterm)
 
 
 def _finish_restores(memory: Memory) -> None:

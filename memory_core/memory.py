@@ -28,6 +28,7 @@ from .llm.problems import ProblemLog
 from .plans import Plans
 from .messages import strip_scheduled_pairs, validate_messages
 from .doctor import Finding, check
+from .dream_schedule import DreamParts, DreamSchedule
 from .erase import Eraser
 from .usage import Ledger, MeteredChatModel, MeteredEmbedder, metering
 from .propagation import Propagation, llm_rewriter
@@ -50,7 +51,7 @@ from .tiers.dream import DeepDream, DeterministicConsolidator, DreamResult, LLMC
 from .tiers.summarizer import ExtractiveSummarizer, LLMSummarizer
 from .validation import check_memory_text
 from .updating import UpdateResult, apply_reply
-from .worker import Worker, WorkerStatus
+from .worker import Job, Worker, WorkerStatus
 
 if TYPE_CHECKING:
     from .scoped import ScopedMemory
@@ -137,7 +138,15 @@ class Memory:
         self.queue = UpdateQueue(self.settings, self.db, self.clock, apply=self._apply_queued,
                                   on_enqueue=self.start if worker else (lambda: None))
         self.leases = Leases(self.db, self.clock, self.queue.worker_id)
-        self.worker = Worker(self)
+        self.dream_schedule = DreamSchedule(self.settings, DreamParts(
+            now=self.clock.now, scopes=lambda: self.active_scopes(), lease=self.leases.acquire,
+            tokens_today=self.dreamer.tokens_today,
+            paused=lambda s: self.budget_paused(user_id=s.user_id, agent_name=s.agent_name),
+            dream=lambda s: self.deep_dream(1, user_id=s.user_id, agent_name=s.agent_name)))
+        self.worker = Worker(self.queue, self.settings, self.clock.now, dream=self.dream_schedule, jobs=[
+            Job("dream", 60, self.dream_schedule.due), Job("retention", 3600, lambda: self.apply_retention()),
+            Job("embeddings", 10, lambda: self.index.backfill()),
+            Job("sandboxes", 600, lambda: self.remove_expired_sandboxes())])
         self._closed = False
         self._start_lock = threading.Lock()
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Callable
 
-from .access import Access
+from .access import Access, Principal
 from .actors import acting_as, current_actor
 from .clock import Clock, SystemClock, UTCClock, utc
 from .documents import DatabaseDocumentStore, LocalDocumentStore, export_documents
@@ -216,6 +216,15 @@ class Memory:
         from .scoped import ScopedMemory
 
         return ScopedMemory(self, make_scope(user_id, agent_name), role, actor)
+
+    def view(self, principal: Principal, *, user_id: str, agent_name: str) -> "ScopedMemory":
+        """A view of one scope with the principal's role there (as `access.role` decides); PermissionError if
+        it may not even read."""
+        scope = make_scope(user_id, agent_name)
+        role = self.access.role(principal, scope)
+        if role is None:
+            raise PermissionError(f"no access to {scope.key}")
+        return self.scoped(user_id=scope.user_id, agent_name=scope.agent_name, role=role, actor=principal.actor)
 
     # -- scopes and workspaces -------------------------------------------------------------------
 

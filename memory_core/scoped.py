@@ -14,7 +14,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
-from .access import rank, validate_role
+from .roles import rank, validate_role
 from .actors import acting_as
 from .facts import validate_fact_id
 

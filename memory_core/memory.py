@@ -10,7 +10,7 @@ from datetime import datetime
 from dataclasses import replace
 from pathlib import Path
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from .access import Access, Principal
 from .actors import acting_as, current_actor
@@ -33,6 +33,8 @@ from .erase import Eraser
 from .usage import Ledger, MeteredChatModel, MeteredEmbedder, metering
 from .propagation import Propagation, llm_rewriter
 from .queue import UpdateQueue, validate_thread_id
+from .portability.importer import import_file
+from .scoped import ScopedMemory
 from .scope import DEFAULT_SCOPE, Scope, make_scope
 from .search.embedders import Embedder, OpenAIEmbedder, WordLlamaEmbedder
 from .search.index import SearchHit, SearchIndex
@@ -53,8 +55,6 @@ from .validation import check_memory_text
 from .updating import UpdateResult, apply_reply
 from .worker import Job, Worker, WorkerStatus
 
-if TYPE_CHECKING:
-    from .scoped import ScopedMemory
 
 log = logging.getLogger(__name__)
 # With a query, injection keeps first at most this many facts that search ranks most relevant to it, then the
@@ -213,9 +213,7 @@ class Memory:
         """The memory of one scope, with no way to reach another. `role` (viewer, editor, admin) limits what
         the view may change (a write it lacks the right for raises PermissionError); `actor`, when given, is
         recorded with every change made through the view."""
-        from .scoped import ScopedMemory
-
-        return ScopedMemory(self, make_scope(user_id, agent_name), role, actor)
+        return ScopedMemory(self, make_scope(user_id, agent_name), role, actor, importer=import_file)
 
     def view(self, principal: Principal, *, user_id: str, agent_name: str) -> "ScopedMemory":
         """A view of one scope with the principal's role there (as `access.role` decides); PermissionError if

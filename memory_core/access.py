@@ -3,8 +3,9 @@
 Roles, weakest first: `viewer` reads, `editor` also changes memory, `admin` also manages access, tokens
 and the worker's switches. A grant gives a role to an e-mail address or a whole domain ("@acme.com") on a
 scope pattern ("ana/*", "*/coder", "*/*"); `Settings.admins` are admin on every scope. Pages and the MCP
-server never check roles themselves: they hold a view from `Access.view()` (a `ScopedMemory` bound to one
-scope and one role), and the view refuses what the role does not allow.
+server never check roles themselves: they hold a view from `Memory.view()` (a `ScopedMemory` bound to one
+scope and the role `Access.role()` gives there), and the view refuses what the role does not allow. Access
+is policy only: it makes no views and knows nothing of Memory.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ import secrets
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
 from .actors import current_actor
 from .clock import utc
 from .errors import MemoryCoreError
+from .roles import ACTIONS, ROLES, enough, rank, strongest, validate_role  # noqa: F401  (re-exported)
 from .scope import Scope, make_scope, validate_name
 from .store.access_store import AccessStore
 from .store.models import ApiTokenRow, GrantRow
@@ -28,42 +30,15 @@ from .validation import check_text
 
 if TYPE_CHECKING:
     from .clock import Clock
-    from .memory import Memory
-    from .scoped import ScopedMemory
     from .settings import Settings
     from .store.db import Database
 
-ROLES = ("viewer", "editor", "admin")
-ACTIONS = {"read": "viewer", "write": "editor", "admin": "admin"}
 ANONYMOUS_MODES = ("full", "sandbox", "none")
 TOKEN_PREFIX = "mc_"
 _EMAIL = re.compile(r"[^@\s/]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9\-]{0,62}\.)+[A-Za-z0-9\-]{1,63}")
 _DOMAIN = re.compile(r"@[A-Za-z0-9](?:[A-Za-z0-9\-]{0,62}\.)+[A-Za-z0-9\-]{1,63}")
 _PATTERN_PART = re.compile(r"[A-Za-z0-9_.\-*]{1,64}")
 _TOUCH_EVERY = timedelta(minutes=1)  # a token's last use is written at most this often
-
-
-def rank(role: str | None) -> int:
-    """0 for no role, then 1 (viewer), 2 (editor), 3 (admin)."""
-    return ROLES.index(role) + 1 if role in ROLES else 0
-
-
-def enough(role: str | None, action: str) -> bool:
-    """Whether `role` allows `action` (read, write, admin); ValueError for another action."""
-    if action not in ACTIONS:
-        raise ValueError(f"action must be one of {', '.join(ACTIONS)}; got {action!r:.40}")
-    return rank(role) >= rank(ACTIONS[action])
-
-
-def strongest(roles: Iterable[str | None]) -> str | None:
-    best = max(roles, key=rank, default=None)
-    return best if rank(best) else None
-
-
-def validate_role(role: object) -> str:
-    if role not in ROLES:
-        raise ValueError(f"role must be one of {', '.join(ROLES)}; got {role!r:.40}")
-    return role  # type: ignore[return-value]
 
 
 def normalise_email(email: object) -> str:
@@ -192,6 +167,12 @@ def _token(row: ApiTokenRow) -> ApiToken:
                     utc(row.last_used_at) if row.last_used_at else None, bool(row.revoked), row.created_by)
 
 
+class ViewMaker(Protocol):
+    """Whatever makes views of a scope for a principal (Memory)."""
+
+    def view(self, principal: "Principal", *, user_id: str, agent_name: str) -> Any: ...
+
+
 class Access:
     """`memory.access`: grants, roles, API tokens, sandboxes; and the one policy that turns a principal into
     a role on a scope."""
@@ -255,13 +236,9 @@ class Access:
         """Whether `principal` may `action` (read, write, admin) in `scope`."""
         return enough(self.role(principal, scope), action)
 
-    def view(self, memory: "Memory", principal: Principal, *, user_id: str, agent_name: str) -> "ScopedMemory":
-        """A view of one scope with the principal's role there; PermissionError if it may not even read."""
-        scope = make_scope(user_id, agent_name)
-        role = self.role(principal, scope)
-        if role is None:
-            raise PermissionError(f"no access to {scope.key}")
-        return memory.scoped(user_id=scope.user_id, agent_name=scope.agent_name, role=role, actor=principal.actor)
+    def view(self, memory: "ViewMaker", principal: Principal, *, user_id: str, agent_name: str) -> Any:
+        """Kept for callers of the old spelling: `memory.view(principal, ...)` makes the view."""
+        return memory.view(principal, user_id=user_id, agent_name=agent_name)
 
     def readable(self, principal: Principal, scopes: Iterable[Scope]) -> list[Scope]:
         """Those of `scopes` the principal may read (what a scope picker offers)."""

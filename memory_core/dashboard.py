@@ -300,7 +300,7 @@ def sidebar(memory: Memory, who: Principal) -> ScopedMemory | None:
         chosen = scope_picker(memory, who)
         view = None
         if chosen is not None:
-            view = memory.access.view(memory, who, user_id=chosen.user_id, agent_name=chosen.agent_name)
+            view = memory.view(who, user_id=chosen.user_id, agent_name=chosen.agent_name)
             st.caption(f"Your role here: **{view.role}**")
         if memory.offline:
             st.info("Offline mode: no API key. Heuristic extraction, extractive summaries, deterministic dreams.",

@@ -180,6 +180,10 @@ class Facts:
         self._embed = embed
         self.eraser: FactEraser | None = None  # set by the composition root
 
+    def transaction(self, scope: Scope) -> AbstractContextManager[Any]:
+        """One transaction over the scope's facts (`tx.add(...)`, `tx.s` for rows that must commit with them)."""
+        return self._store.transaction(scope)
+
     def add(
         self,
         content: str,

@@ -3,23 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-import atexit
 import logging
-import os
-import signal
 import threading
 import time
-import weakref
 from datetime import datetime
 from dataclasses import replace
 from pathlib import Path
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
-from .access import Access
+from .access import Access, Principal
 from .actors import acting_as, current_actor
 from .clock import Clock, SystemClock, UTCClock, utc
 from .documents import DatabaseDocumentStore, LocalDocumentStore, export_documents
+from .exit_hooks import register_exit
 from .errors import LLMError, LLMReplyError
 from .extraction import LLMExtractor
 from .heuristics import HeuristicExtractor
@@ -31,10 +28,13 @@ from .llm.problems import ProblemLog
 from .plans import Plans
 from .messages import strip_scheduled_pairs, validate_messages
 from .doctor import Finding, check
+from .dream_schedule import DreamParts, DreamSchedule
 from .erase import Eraser
 from .usage import Ledger, MeteredChatModel, MeteredEmbedder, metering
 from .propagation import Propagation, llm_rewriter
 from .queue import UpdateQueue, validate_thread_id
+from .portability.importer import import_file
+from .scoped import ScopedMemory
 from .scope import DEFAULT_SCOPE, Scope, make_scope
 from .search.embedders import Embedder, OpenAIEmbedder, WordLlamaEmbedder
 from .search.index import SearchHit, SearchIndex
@@ -46,17 +46,15 @@ from .store.proposal_store import DreamProposal
 from .store.usage_store import Injection, UsageRecord, UsageStore
 from .store.fact_store import FactStore
 from .store.migrations import migrate
-from .tiers.context import ContextManager, ContextSession
+from .tiers.context import ContextManager, ContextParts, ContextSession
 from .tiers.core import CoreTier
 from .tiers.daily import DailyTier
 from .tiers.dream import DeepDream, DeterministicConsolidator, DreamResult, LLMConsolidator
 from .tiers.summarizer import ExtractiveSummarizer, LLMSummarizer
 from .validation import check_memory_text
 from .updating import UpdateResult, apply_reply
-from .worker import Worker, WorkerStatus
+from .worker import Job, Worker, WorkerStatus
 
-if TYPE_CHECKING:
-    from .scoped import ScopedMemory
 
 log = logging.getLogger(__name__)
 # With a query, injection keeps first at most this many facts that search ranks most relevant to it, then the
@@ -127,13 +125,28 @@ class Memory:
                                  facts_of=lambda scope: [f.to_dict() for f in self._store.list(scope, include_invalid=True)])
         self.plans = Plans(self.db, self.clock, max_chars=self.settings.max_document_chars)
         self.access = Access(self.db, self.clock, self.settings)
-        self.contexts = ContextManager(self, self.settings.context_sessions_max, self.settings.context_budget_tokens)
+        # Looked up at call time: a test or the app may swap the summariser after construction.
+        self.contexts = ContextManager(ContextParts(
+            summarize=lambda part: self.summarizer.summarize(part),
+            append_daily=lambda text, title, s: self.daily.append(text, title=title, user_id=s.user_id,
+                                                                  agent_name=s.agent_name),
+            today=lambda: self.daily.today(), plan=lambda plan_id: self.plans.get(plan_id),
+            injection=lambda s: self.format_for_injection(user_id=s.user_id, agent_name=s.agent_name)),
+            self.settings.context_sessions_max, self.settings.context_budget_tokens)
         self.facts.eraser = Eraser(self._store, EraseStore(self.db, self.clock), self.documents, self.index,
                                    self.contexts.sessions)
         self.queue = UpdateQueue(self.settings, self.db, self.clock, apply=self._apply_queued,
                                   on_enqueue=self.start if worker else (lambda: None))
         self.leases = Leases(self.db, self.clock, self.queue.worker_id)
-        self.worker = Worker(self)
+        self.dream_schedule = DreamSchedule(self.settings, DreamParts(
+            now=self.clock.now, scopes=lambda: self.active_scopes(), lease=self.leases.acquire,
+            tokens_today=self.dreamer.tokens_today,
+            paused=lambda s: self.budget_paused(user_id=s.user_id, agent_name=s.agent_name),
+            dream=lambda s: self.deep_dream(1, user_id=s.user_id, agent_name=s.agent_name)))
+        self.worker = Worker(self.queue, self.settings, self.clock.now, dream=self.dream_schedule, jobs=[
+            Job("dream", 60, self.dream_schedule.due), Job("retention", 3600, lambda: self.apply_retention()),
+            Job("embeddings", 10, lambda: self.index.backfill()),
+            Job("sandboxes", 600, lambda: self.remove_expired_sandboxes())])
         self._closed = False
         self._start_lock = threading.Lock()
 
@@ -146,7 +159,7 @@ class Memory:
         with self._start_lock:
             if not self.worker.running:
                 self.worker.start()
-                _register_exit(self)
+                register_exit(self)
         return self
 
     def close(self, flush: bool = True, *, timeout: float | None = None) -> None:
@@ -200,9 +213,16 @@ class Memory:
         """The memory of one scope, with no way to reach another. `role` (viewer, editor, admin) limits what
         the view may change (a write it lacks the right for raises PermissionError); `actor`, when given, is
         recorded with every change made through the view."""
-        from .scoped import ScopedMemory
+        return ScopedMemory(self, make_scope(user_id, agent_name), role, actor, importer=import_file)
 
-        return ScopedMemory(self, make_scope(user_id, agent_name), role, actor)
+    def view(self, principal: Principal, *, user_id: str, agent_name: str) -> "ScopedMemory":
+        """A view of one scope with the principal's role there (as `access.role` decides); PermissionError if
+        it may not even read."""
+        scope = make_scope(user_id, agent_name)
+        role = self.access.role(principal, scope)
+        if role is None:
+            raise PermissionError(f"no access to {scope.key}")
+        return self.scoped(user_id=scope.user_id, agent_name=scope.agent_name, role=role, actor=principal.actor)
 
     # -- scopes and workspaces -------------------------------------------------------------------
 
@@ -553,44 +573,6 @@ class Memory:
     def search_info(self, *, user_id: str = "default", agent_name: str = "default") -> str:
         """One line on how the scope's search vectors are made (model, token-frequency snapshot)."""
         return self.index.describe(make_scope(user_id, agent_name))
-
-
-_live: "weakref.WeakSet[Memory]" = weakref.WeakSet()
-_exit_lock = threading.Lock()
-_hooks_installed = False
-
-
-def _close_all() -> None:
-    """Close every live memory within the longest of their shutdown_timeout_seconds, all together: what is
-    not processed by then stays queued in the database, so that a process told to stop goes in seconds."""
-    memories = [m for m in list(_live) if not m._closed]
-    if not memories:
-        return
-    deadline = time.monotonic() + max(m.settings.shutdown_timeout_seconds for m in memories)
-    for memory in memories:
-        try:
-            memory.close(timeout=max(0.0, deadline - time.monotonic()))
-        except Exception:
-            log.exception("closing memory at exit failed")
-
-
-def _on_sigterm(signum: int, frame: Any) -> None:
-    _close_all()
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    os.kill(os.getpid(), signal.SIGTERM)
-
-
-def _register_exit(memory: Memory) -> None:
-    """Flush pending work at interpreter exit and on SIGTERM (where no one else handles SIGTERM)."""
-    global _hooks_installed
-    _live.add(memory)
-    with _exit_lock:
-        if _hooks_installed:
-            return
-        _hooks_installed = True
-        atexit.register(_close_all)
-        if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
-            signal.signal(signal.SIGTERM, _on_sigterm)
 
 
 def _finish_restores(memory: Memory) -> None:

@@ -12,16 +12,17 @@ from __future__ import annotations
 from contextlib import contextmanager
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator, Protocol
 
-from .access import rank, validate_role
+from .roles import rank, validate_role
 from .actors import acting_as
 from .facts import validate_fact_id
+from .store.import_store import ImportLedger
 
 if TYPE_CHECKING:
     from .facts import AuditEntry, Fact
     from .injection import InjectionReport
-    from .memory import Memory, UpdateResult
+    from .updating import UpdateResult
     from .plans import Plan
     from .queue import QueueItem
     from .scope import Scope
@@ -31,9 +32,57 @@ if TYPE_CHECKING:
     from .tiers.dream import DreamResult
 
 
+class Unscoped(Protocol):
+    """What a view needs of the memory it is made from (Memory is one): the parts, and the per-scope calls
+    that still take `user_id=` / `agent_name=`. The view binds those; it never imports Memory."""
+
+    settings: Any
+    offline: bool
+    db: Any
+    clock: Any
+    facts: Any
+    daily: Any
+    queue: Any
+    plans: Any
+    documents: Any
+    index: Any
+    dreamer: Any
+    contexts: Any
+
+    def update(self, *args: Any, **kw: Any) -> Any: ...
+    def memory_data(self, *args: Any, **kw: Any) -> Any: ...
+    def set_summaries(self, *args: Any, **kw: Any) -> Any: ...
+    def injection_report(self, *args: Any, **kw: Any) -> Any: ...
+    def format_for_injection(self, *args: Any, **kw: Any) -> Any: ...
+    def injections(self, *args: Any, **kw: Any) -> Any: ...
+    def injection_counts(self, *args: Any, **kw: Any) -> Any: ...
+    def usage(self, *args: Any, **kw: Any) -> Any: ...
+    def budget_paused(self, *args: Any, **kw: Any) -> Any: ...
+    def relevant_fact_ids(self, *args: Any, **kw: Any) -> Any: ...
+    def search(self, *args: Any, **kw: Any) -> Any: ...
+    def doctor(self, *args: Any, **kw: Any) -> Any: ...
+    def search_info(self, *args: Any, **kw: Any) -> Any: ...
+    def read_core(self, *args: Any, **kw: Any) -> Any: ...
+    def write_core(self, *args: Any, **kw: Any) -> Any: ...
+    def core_versions(self, *args: Any, **kw: Any) -> Any: ...
+    def rollback_core(self, *args: Any, **kw: Any) -> Any: ...
+    def deep_dream(self, *args: Any, **kw: Any) -> Any: ...
+    def dream_proposals(self, *args: Any, **kw: Any) -> Any: ...
+    def approve_dream(self, *args: Any, **kw: Any) -> Any: ...
+    def reject_dream(self, *args: Any, **kw: Any) -> Any: ...
+    def dream_diaries(self, *args: Any, **kw: Any) -> Any: ...
+    def read_document(self, *args: Any, **kw: Any) -> Any: ...
+    def export_documents(self, *args: Any, **kw: Any) -> Any: ...
+    def context(self, *args: Any, **kw: Any) -> Any: ...
+
+
 class ScopedMemory:
-    def __init__(self, memory: "Memory", scope: "Scope", role: str = "admin", actor: str | None = None) -> None:
+    def __init__(self, memory: Unscoped, scope: "Scope", role: str = "admin", actor: str | None = None, *,
+                 importer: Callable[..., Any] | None = None) -> None:
+        """`importer(view, path, **options)` imports a file into a view (portability.importer.import_file,
+        given by Memory so that the view does not import the importers that use it)."""
         self._memory = memory
+        self._importer = importer
         self.scope = scope
         self.role = validate_role(role)
         self.actor = actor
@@ -74,7 +123,7 @@ class ScopedMemory:
         return {"user_id": self.scope.user_id, "agent_name": self.scope.agent_name}
 
     @contextmanager
-    def _writing(self, what: str = "change memory") -> Iterator[None]:
+    def writing(self, what: str = "change memory") -> Iterator[None]:
         """Refuse a write the role lacks; record the view's actor with what is written."""
         if not self.can_write:
             raise PermissionError(f"the {self.role} role may not {what} in {self.scope.key}")
@@ -87,14 +136,14 @@ class ScopedMemory:
     # -- facts and updates --------------------------------------------------------------------------
 
     def update(self, messages: list[dict[str, str]], *, thread_id: str) -> "UpdateResult":
-        with self._writing("update memory"):
+        with self.writing("update memory"):
             return self._memory.update(messages, thread_id=thread_id, **self._kw)
 
     def memory_data(self) -> dict[str, Any]:
         return self._memory.memory_data(**self._kw)
 
     def set_summaries(self, summaries: dict[str, str]) -> None:
-        with self._writing("set summaries"):
+        with self.writing("set summaries"):
             self._memory.set_summaries(summaries, **self._kw)
 
     def injection_report(self, *, max_tokens: int | None = None, model: str | None = None,
@@ -140,18 +189,18 @@ class ScopedMemory:
         return self._memory.read_core(**self._kw)
 
     def write_core(self, text: str, *, reason: str = "edited by hand") -> "CoreVersion":
-        with self._writing("write MEMORY.md"):
+        with self.writing("write MEMORY.md"):
             return self._memory.write_core(text, reason=reason, **self._kw)
 
     def core_versions(self) -> list["CoreVersion"]:
         return self._memory.core_versions(**self._kw)
 
     def rollback_core(self, version: int) -> "CoreVersion":
-        with self._writing("roll back MEMORY.md"):
+        with self.writing("roll back MEMORY.md"):
             return self._memory.rollback_core(version, **self._kw)
 
     def deep_dream(self, lookback_days: int = 1, *, force: bool = False) -> "DreamResult":
-        with self._writing("run Deep Dream"):
+        with self.writing("run Deep Dream"):
             return self._memory.deep_dream(lookback_days, force=force, **self._kw)
 
     def dream_proposals(self) -> list:
@@ -165,12 +214,12 @@ class ScopedMemory:
 
     def approve_dream(self, proposal_id: str) -> "DreamResult":
         self._proposal(proposal_id)
-        with self._writing("approve a dream"):
+        with self.writing("approve a dream"):
             return self._memory.approve_dream(proposal_id)
 
     def reject_dream(self, proposal_id: str) -> None:
         self._proposal(proposal_id)
-        with self._writing("reject a dream"):
+        with self.writing("reject a dream"):
             self._memory.reject_dream(proposal_id)
 
     def dream_state(self):
@@ -188,15 +237,34 @@ class ScopedMemory:
         return self._memory.export_documents(target, **self._kw)
 
     def context(self, session_id: str, **options: Any) -> "ContextSession":
-        with self._writing("record a session"):
+        with self.writing("record a session"):
             return self._memory.context(session_id, **options, **self._kw)
 
     def import_file(self, path: Path | str, *, format: str | None = None, dry_run: bool = False,
                     progress: Any = None):
         """Another tool's memory or conversations into this scope (see `Memory.import_file`)."""
-        from .portability.importer import import_file
+        if self._importer is None:
+            raise RuntimeError("this view was made without an importer")
+        return self._importer(self, path, format=format, dry_run=dry_run, progress=progress)
 
-        return import_file(self, path, format=format, dry_run=dry_run, progress=progress)
+    # -- for importers and bundles: what they write, through the view's role and actor ---------------
+
+    def fact_transaction(self) -> ContextManager[Any]:
+        """One transaction over the scope's facts (see Facts.transaction); wrap it in `writing(...)`."""
+        return self._memory.facts.transaction(self.scope)
+
+    def import_ledger(self) -> ImportLedger:
+        """What was imported into which scope (so that importing again adds nothing)."""
+        return ImportLedger(self._memory.db, self._memory.clock)
+
+    def write_document(self, path: str, text: str, *, what: str = "write documents") -> None:
+        """Write one of the scope's documents as it is (a daily log, a diary); reindex with `reindex_documents`."""
+        with self.writing(what):
+            self._memory.documents.write(self.scope, path, text)
+
+    def reindex_documents(self) -> None:
+        """Bring the search index up to date with the scope's documents."""
+        self._memory.index.sync_documents(self.scope)
 
     def wait_for_flushes(self, timeout: float | None = 30.0) -> None:
         """Wait until the context flushes in flight have reached the daily log."""
@@ -223,7 +291,7 @@ class ScopedFacts:
 
     def add_with_reason(self, content: str, category: str, confidence: float, *,
                         source: str | None = None) -> tuple["Fact | None", str | None]:
-        with self._view._writing("add facts"):
+        with self._view.writing("add facts"):
             return self._facts.add_with_reason(content, category, confidence, source=source, **self._view._kw)
 
     def list(self, *, category: str | None = None, include_invalid: bool = False,
@@ -236,34 +304,34 @@ class ScopedFacts:
     def update(self, fact_id: str, *, content: str | None = None, category: str | None = None,
                confidence: float | None = None) -> "Fact":
         self.get(fact_id)
-        with self._view._writing("edit facts"):
+        with self._view.writing("edit facts"):
             return self._facts.update(fact_id, content=content, category=category, confidence=confidence)
 
     def delete(self, fact_id: str) -> None:
         self.get(fact_id)
-        with self._view._writing("delete facts"):
+        with self._view.writing("delete facts"):
             self._facts.delete(fact_id)
 
     def supersede(self, fact_id: str, content: str, *, category: str | None = None, confidence: float | None = None,
                   reason: str | None = None) -> "Fact":
         self.get(fact_id)
-        with self._view._writing("supersede facts"):
+        with self._view.writing("supersede facts"):
             return self._facts.supersede(fact_id, content, category=category, confidence=confidence, reason=reason)
 
     def invalidate(self, fact_id: str, *, reason: str | None = None) -> "Fact":
         self.get(fact_id)
-        with self._view._writing("invalidate facts"):
+        with self._view.writing("invalidate facts"):
             return self._facts.invalidate(fact_id, reason=reason)
 
     def erase(self, fact_id: str, *, reason: str | None = None) -> dict[str, int]:
         self.get(fact_id)
-        with self._view._writing("erase facts"):
+        with self._view.writing("erase facts"):
             return self._facts.erase(fact_id, reason=reason)
 
     def merge(self, keep_id: str, drop_id: str) -> "Fact":
         self.get(keep_id)
         self.get(drop_id)
-        with self._view._writing("merge facts"):
+        with self._view.writing("merge facts"):
             return self._facts.merge(keep_id, drop_id)
 
     def near_duplicates(self, *, threshold: float = 0.9) -> list[tuple["Fact", "Fact", float]]:
@@ -283,7 +351,7 @@ class ScopedDaily:
         self._daily = view._memory.daily
 
     def append(self, text: str, *, title: str = "Trimmed Context", when: datetime | None = None) -> str:
-        with self._view._writing("write daily logs"):
+        with self._view.writing("write daily logs"):
             return self._daily.append(text, title=title, when=when, **self._view._kw)
 
     def read(self, day: date) -> str | None:
@@ -298,12 +366,14 @@ class ScopedQueue:
         self._view = view
         self._queue = view._memory.queue
 
-    def add(self, messages: list[dict[str, str]], *, thread_id: str, options: dict[str, Any] | None = None) -> None:
-        with self._view._writing("queue updates"):
-            self._queue.add(messages, thread_id=thread_id, options=options, **self._view._kw)
+    def add(self, messages: list[dict[str, str]], *, thread_id: str, options: dict[str, Any] | None = None,
+            also: Callable[[Any], object] | None = None) -> None:
+        """`also(session)` writes more rows in the queued row's transaction (see UpdateQueue.add)."""
+        with self._view.writing("queue updates"):
+            self._queue.add(messages, thread_id=thread_id, options=options, also=also, **self._view._kw)
 
     def add_nowait(self, messages: list[dict[str, str]], *, thread_id: str) -> None:
-        with self._view._writing("queue updates"):
+        with self._view.writing("queue updates"):
             self._queue.add_nowait(messages, thread_id=thread_id, **self._view._kw)
 
     def pending(self) -> int:
@@ -316,7 +386,7 @@ class ScopedQueue:
         return self._queue.failed(**self._view._kw)
 
     def retry(self, thread_id: str | None = None) -> int:
-        with self._view._writing("retry updates"):
+        with self._view.writing("retry updates"):
             return self._queue.retry(thread_id, **self._view._kw)
 
 
@@ -334,7 +404,7 @@ class ScopedPlans:
         return plan
 
     def start(self, name: str, steps: list[str], *, session_id: str) -> "Plan":
-        with self._view._writing("start plans"):
+        with self._view.writing("start plans"):
             return self._plans.start(name, steps, session_id=session_id, **self._view._kw)
 
     def active(self) -> "Plan | None":
@@ -345,10 +415,10 @@ class ScopedPlans:
 
     def check(self, plan_id: str, step_index: int) -> "Plan":
         self.get(plan_id)
-        with self._view._writing("check plan steps"):
+        with self._view.writing("check plan steps"):
             return self._plans.check(plan_id, step_index)
 
     def finish(self, plan_id: str) -> "Plan":
         self.get(plan_id)
-        with self._view._writing("finish plans"):
+        with self._view.writing("finish plans"):
             return self._plans.finish(plan_id)

@@ -1,10 +1,9 @@
 """One background worker per Memory: a private `schedule.Scheduler` ticking in a daemon thread, and the
 update queue's lanes (`lanes.py`) in threads of their own, so that a slow dream never holds the queue.
 
-Jobs: the daily Deep Dream of every scope with activity (at
-`dream_schedule_time` in the configured zone, once per scope and day across all processes, thanks to a
-lease in the database), daily-file retention, and embedding back-fill. A job that raises is recorded
-and the worker goes on. Nothing here touches Streamlit: the dashboard reads `status()`.
+The worker runs the jobs it is given (a name, an interval and a callable each: Memory registers the nightly
+dream of `dream_schedule.py`, retention, embedding back-fill and sandbox expiry). A job that raises is
+recorded and the worker goes on. Nothing here touches Streamlit: the dashboard reads `status()`.
 """
 
 from __future__ import annotations
@@ -14,8 +13,8 @@ import threading
 import time as time_
 import traceback
 from dataclasses import dataclass, field
-from datetime import datetime, time, timedelta
-from typing import TYPE_CHECKING, Callable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import schedule
 
@@ -24,7 +23,8 @@ from .lanes import QueueLanes
 from .redact import scrub
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from .dream_schedule import DreamSchedule
+    from .queue import UpdateQueue
 
 log = logging.getLogger(__name__)
 
@@ -55,32 +55,45 @@ class WorkerStatus:
     budget_paused: dict = field(default_factory=dict)  # scope key -> why its LLM work waits (daily_token_budget)  # the last LLMProblems of this process (llm/problems.py)
 
 
+@dataclass(frozen=True)
+class Job:
+    """A job the worker runs every `every_seconds`."""
+
+    name: str
+    every_seconds: float
+    run: Callable[[], object]
+
+
 class Worker:
-    def __init__(self, memory: "Memory", tick_seconds: float = 1.0) -> None:
-        self.memory = memory
+    def __init__(self, queue: "UpdateQueue", settings: Any, now: Callable[[], datetime], *,
+                 jobs: Sequence[Job] = (), dream: "DreamSchedule | None" = None, tick_seconds: float = 1.0) -> None:
+        """`jobs` are (re)scheduled on every start; `dream` is the schedule whose state `status()` reports."""
+        self.queue = queue
+        self.settings = settings
+        self.now = now
+        self.registered = list(jobs)
+        self.dream = dream
         self.tick_seconds = tick_seconds
         self.scheduler = schedule.Scheduler()  # private: never the module-level default
         self.jobs: dict[str, JobStatus] = {}
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._lock = threading.Lock()
-        self.dream_enabled = memory.settings.dream_schedule_enabled
-        self.lanes = QueueLanes(memory.queue, memory.settings.queue_workers, tick_seconds, memory.clock.now,
-                                memory.settings.secrets)
+        self.lanes = QueueLanes(queue, settings.queue_workers, tick_seconds, now, settings.secrets)
 
     def _job(self, name: str, fn: Callable[[], object]) -> Callable[[], None]:
         status = self.jobs.setdefault(name, JobStatus(name))
 
         def run() -> None:
             status.runs += 1
-            status.last_run = self.memory.clock.now()
+            status.last_run = self.now()
             try:
                 with acting_as(f"worker:{name}"):
                     result = fn()
                 status.last_result = None if result is None else str(result)[:500]
             except Exception as exc:  # the worker survives any job
                 status.errors += 1
-                secrets = self.memory.settings.secrets()
+                secrets = self.settings.secrets()
                 status.last_error = scrub(f"{type(exc).__name__}: {exc}", *secrets)[:1000]
                 log.error("worker job %s failed: %s\n%s", name, status.last_error,
                           scrub(traceback.format_exc(), *secrets))
@@ -96,10 +109,8 @@ class Worker:
                 return
             self._stop.clear()
             self.scheduler.clear()
-            self.add_job("dream", 60, self.dream_due)
-            self.add_job("retention", 3600, self.memory.apply_retention)
-            self.add_job("embeddings", 10, self.memory.index.backfill)
-            self.add_job("sandboxes", 600, self.memory.remove_expired_sandboxes)
+            for job in self.registered:
+                self.add_job(job.name, job.every_seconds, job.run)
             self._thread = threading.Thread(target=self._loop, name="memory-core-worker", daemon=True)
             self._thread.start()
             self.lanes.start()
@@ -131,46 +142,26 @@ class Worker:
         self.halt()
         self.join(timeout)
 
-    # -- the scheduled dream ----------------------------------------------------------------------
+    # -- the scheduled dream (its state lives in DreamSchedule; these read and set it) ------------
 
-    def slot(self, now: datetime | None = None) -> datetime:
-        """Today's dream slot, in the configured zone (it may already be past)."""
-        settings = self.memory.settings
-        now = (now or self.memory.clock.now()).astimezone(settings.tz)
-        hour, minute = (int(x) for x in settings.dream_schedule_time.split(":"))
-        return datetime.combine(now.date(), time(hour, minute), tzinfo=settings.tz)
+    @property
+    def dream_enabled(self) -> bool:
+        return self.dream is not None and self.dream.enabled
+
+    @dream_enabled.setter
+    def dream_enabled(self, value: bool) -> None:
+        if self.dream is not None:
+            self.dream.enabled = value
 
     def next_dream(self) -> datetime | None:
-        if not self.dream_enabled:
-            return None
-        now = self.memory.clock.now()
-        slot = self.slot(now)
-        return slot if slot > now else slot + timedelta(days=1)
+        return self.dream.next_dream() if self.dream is not None else None
 
     def dream_due(self) -> str:
-        """Run the dream of each active scope once per slot (whichever process gets the lease)."""
-        if not self.dream_enabled:
-            return "disabled"
-        now = self.memory.clock.now()
-        slot = self.slot(now)
-        if now < slot:
-            return "not yet"
-        ran = []
-        for scope in self.memory.active_scopes():
-            if not self.memory.leases.acquire(f"dream:{scope.key}:{slot.date().isoformat()}", slot + timedelta(days=1)):
-                continue
-            if self.memory.dreamer.tokens_today(scope) >= self.memory.settings.dream_daily_cost_cap_tokens:
-                log.warning("dream of %s skipped: daily token cap reached", scope.key)
-                continue
-            if self.memory.budget_paused(user_id=scope.user_id, agent_name=scope.agent_name):
-                log.info("dream of %s waits: its daily token budget is spent", scope.key)
-                continue
-            result = self.memory.deep_dream(1, user_id=scope.user_id, agent_name=scope.agent_name)
-            ran.append(f"{scope.key}={result.status}")
-        return ", ".join(ran) or "nothing to do"
+        """Run the nightly dream now if its slot has come (see DreamSchedule.due)."""
+        return self.dream.due() if self.dream is not None else "disabled"
 
     def status(self) -> WorkerStatus:
-        queue, lanes = self.memory.queue, self.lanes
+        queue, lanes = self.queue, self.lanes
         items = queue.items()
         jobs = {k: JobStatus(**vars(v)) for k, v in self.jobs.items()}
         jobs["queue"] = JobStatus("queue", runs=lanes.rounds, errors=lanes.errors, last_run=lanes.last_run,

@@ -48,8 +48,8 @@ def request_view(memory: "Memory") -> Callable[[], "ScopedMemory"]:
         token = _request_token.get()
         if token is None:  # never reached behind BearerAuth; fail closed all the same
             raise PermissionError("this request carries no valid token")
-        return memory.access.view(memory, Principal("token", token=token), user_id=token.user_id,
-                                  agent_name=token.agent_name)
+        return memory.view(Principal("token", token=token), user_id=token.user_id,
+                           agent_name=token.agent_name)
 
     return view
 

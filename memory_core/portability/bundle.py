@@ -20,7 +20,7 @@ import logging
 import zipfile
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable, Protocol
 
 from ..clock import iso_utc
 from ..documents import is_document_path
@@ -32,9 +32,26 @@ from ..validation import check_text
 from .bundle_check import check_manifest, check_rows
 from .safety import ZipLimits, read_member, safe_members
 
-if TYPE_CHECKING:
-    from ..access import Principal
-    from ..memory import Memory
+
+
+class BundleParts(Protocol):
+    """What bundles need of a memory (Memory is one): its database, documents, search index and clock, the
+    scopes with activity, and (for `import_bundle_as`) the access policy. Bundles never import Memory."""
+
+    db: Any
+    documents: Any
+    index: Any
+    clock: Any
+    access: Any
+
+    def active_scopes(self) -> list[Scope]: ...
+
+
+class Acting(Protocol):
+    """Who imports (an access.Principal): the actor recorded with the changes."""
+
+    @property
+    def actor(self) -> str | None: ...
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +65,7 @@ def _json(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, indent=1).encode("utf-8")
 
 
-def _documents(memory: "Memory", scope: Scope) -> dict[str, str]:
+def _documents(memory: BundleParts, scope: Scope) -> dict[str, str]:
     found = {}
     for folder in ("", "memory", "memory/dreams"):
         for path in memory.documents.list(scope, folder):
@@ -58,7 +75,7 @@ def _documents(memory: "Memory", scope: Scope) -> dict[str, str]:
     return found
 
 
-def export_bundle(memory: "Memory", path: str | Path, scopes: list | None = None) -> dict[str, Any]:
+def export_bundle(memory: BundleParts, path: str | Path, scopes: list | None = None) -> dict[str, Any]:
     """Write the bundle of `scopes` (Scope, "user/agent" or (user, agent); all when None) to `path`."""
     with memory.db.read() as s:
         chosen = bundle_scopes(s) if scopes is None else [_scope_of(x) for x in scopes]
@@ -184,7 +201,7 @@ def _load_json(blob: bytes, name: str) -> Any:
         raise ValueError(f"damaged bundle: {name} is not JSON ({type(exc).__name__})") from None
 
 
-def import_bundle(memory: "Memory", path: str | Path, mode: str = "skip", dry_run: bool = False,
+def import_bundle(memory: BundleParts, path: str | Path, mode: str = "skip", dry_run: bool = False,
                   allowed: Callable[[Scope], bool] | None = None) -> dict[str, Any]:
     """Import a bundle. Returns counts of what was (or, with `dry_run`, would be) written. With `allowed`,
     PermissionError before anything is written when the bundle holds a scope it refuses."""
@@ -225,7 +242,7 @@ def import_bundle(memory: "Memory", path: str | Path, mode: str = "skip", dry_ru
     return totals
 
 
-def import_bundle_as(memory: "Memory", principal: "Principal", path: str | Path, *, mode: str = "skip",
+def import_bundle_as(memory: BundleParts, principal: Acting, path: str | Path, *, mode: str = "skip",
                      dry_run: bool = False) -> dict[str, Any]:
     """Import a bundle for a person or token: every scope in it must be one the principal may write
     (PermissionError before anything changes otherwise); changes are recorded as the principal's."""
@@ -236,7 +253,7 @@ def import_bundle_as(memory: "Memory", principal: "Principal", path: str | Path,
                              allowed=lambda scope: memory.access.allows(principal, "write", scope))
 
 
-def finish_restores(memory: "Memory", *, leftover: bool = True) -> int:
+def finish_restores(memory: BundleParts, *, leftover: bool = True) -> int:
     """Write the documents that committed bundle imports have not written yet (see store/restore_store.py);
     returns how many. A document changed since its import read it is kept as it is (and said so in the log).
     `leftover`: these are an interrupted import's, found on opening (logged as such)."""
@@ -266,7 +283,7 @@ def finish_restores(memory: "Memory", *, leftover: bool = True) -> int:
     return written
 
 
-def finish_restores_on_open(memory: "Memory") -> None:
+def finish_restores_on_open(memory: BundleParts) -> None:
     """`finish_restores` when a database is first used; a failure is logged (and shown by `memory.status()`),
     never in the way of opening."""
     try:
@@ -276,7 +293,7 @@ def finish_restores_on_open(memory: "Memory") -> None:
                       "(the next open or bundle import tries again)")
 
 
-def bundle_bytes(memory: "Memory", scopes: list | None = None) -> bytes:
+def bundle_bytes(memory: BundleParts, scopes: list | None = None) -> bytes:
     """A bundle in memory, for a download button."""
     import tempfile
 

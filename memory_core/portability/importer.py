@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import QueueFullError
 from ..facts import content_key, validate_category, validate_confidence, validate_content, validate_source_error
-from ..store.import_store import ImportLedger
 from ..text import sha256_text
 from ..validation import check_memory_text, check_text
 from . import read_import
@@ -85,9 +84,8 @@ class _Import:
     def __init__(self, view: "ScopedMemory", parsed: ParsedImport, dry_run: bool,
                  step: Callable[[float, str], None]) -> None:
         self.view, self.parsed, self.dry_run, self.step = view, parsed, dry_run, step
-        self.memory = view._memory
-        self.settings = self.memory.settings
-        self.ledger = ImportLedger(self.memory.db, self.memory.clock)
+        self.settings = view.settings
+        self.ledger = view.import_ledger()
         self.report = ImportReport(format=parsed.format, dry_run=dry_run, errors=list(parsed.errors),
                                    notes=list(parsed.notes))
         self.candidates: list[tuple[str, str, float, Any, str | None]] = []
@@ -147,7 +145,7 @@ class _Import:
         elif fresh:
             self.step(0.05, f"adding {len(fresh)} facts")
             imported: dict[str, str] = {}
-            with view._writing("import facts"), self.memory._store.transaction(view.scope) as tx:
+            with view.writing("import facts"), view.fact_transaction() as tx:
                 for key, (content, category, confidence, when, mistake) in fresh:
                     fact, reason = tx.add(content, category, confidence, source=f"import:{self.parsed.format}",
                                           threshold=settings.fact_confidence_threshold,
@@ -200,12 +198,11 @@ class _Import:
             if document.path == "MEMORY.md":
                 view.write_core(document.text, reason=f"imported from {fmt}")
             else:
-                with view._writing("import documents"):
-                    self.memory.documents.write(view.scope, document.path, document.text)
+                view.write_document(document.path, document.text, what="import documents")
             written[key] = digest
         if written:
             self.ledger.record_many(view.scope, written)
-            self.memory.index.sync_documents(view.scope)
+            view.reindex_documents()
 
     def conversations(self) -> None:
         """Through the persisted queue, each dated when it happened; the ledger makes a big import resumable."""
@@ -241,10 +238,9 @@ class _Import:
             if when is not None:
                 options["when"] = when.isoformat()
             try:
-                with view._writing("queue updates"):  # the queued row and its ledger entry commit together
-                    self.memory.queue.add(messages, thread_id=key[:256], options=options, **view._kw,
-                                          also=lambda s, key=key, digest=digest: self.ledger.record_in(
-                                              s, view.scope, {key: digest}))
+                # The queued row and its ledger entry commit together.
+                view.queue.add(messages, thread_id=key[:256], options=options,
+                               also=lambda s, key=key, digest=digest: self.ledger.record_in(s, view.scope, {key: digest}))
             except QueueFullError:
                 report.conversations -= 1
                 report.notes.append(f"the update queue is full: {len(conversations) - n} conversation(s) not queued "

@@ -6,6 +6,7 @@ import hashlib
 import logging
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..compression import compress_messages
@@ -16,7 +17,6 @@ from ..usage import metering
 from ..validation import check_memory_text
 
 if TYPE_CHECKING:
-    from ..memory import Memory
     from ..plans import Plan
 
 log = logging.getLogger(__name__)
@@ -144,12 +144,11 @@ class ContextSession:
 
     def context_sources(self) -> dict[str, dict[str, Any]]:
         """The typed sources of the system context, each with the epoch at which it last changed."""
-        memory_text = self._manager.memory.format_for_injection(user_id=self.scope.user_id,
-                                                                agent_name=self.scope.agent_name)
+        memory_text = self._manager.parts.injection(self.scope)
         from ..plans import plan_text
 
         if self.plan is not None:
-            self.plan = self._manager.memory.plans.get(self.plan.id)
+            self.plan = self._manager.parts.plan(self.plan.id)
         texts = {"memory": memory_text,
                  "plan": plan_text(self.plan) if self.plan and self.plan.status == "active" else "",
                  "summary": f"Earlier in this session:\n{self.summary}" if self.summary else ""}
@@ -168,9 +167,20 @@ class ContextSession:
         return self._epoch_counter
 
 
+@dataclass(frozen=True)
+class ContextParts:
+    """What the context tier needs of the rest, as callables (it knows nothing of Memory)."""
+
+    summarize: Callable[[list[dict[str, Any]]], str]  # messages -> a summary
+    append_daily: Callable[[str, str, Scope], object]  # (summary, title, scope): into the day's log
+    today: Callable[[], Any]  # the daily tier's today (a date), to name the file a flush goes to
+    injection: Callable[[Scope], str]  # the scope's memory as injected into a system prompt
+    plan: Callable[[str], "Plan | None"]  # a plan by id, as it is now
+
+
 class ContextManager:
-    def __init__(self, memory: "Memory", max_sessions: int, budget: int) -> None:
-        self.memory = memory
+    def __init__(self, parts: ContextParts, max_sessions: int, budget: int) -> None:
+        self.parts = parts
         self.max_sessions = max_sessions
         self.budget = budget
         self.hashes = FlushedHashes()
@@ -215,16 +225,15 @@ class ContextManager:
             return None
         from .daily import daily_path
 
-        path = daily_path(self.memory.daily.today())
+        path = daily_path(self.parts.today())
 
         def run() -> None:
             try:
                 with metering(session.scope, "summarize"):
-                    summary = self.memory.summarizer.summarize(part)
+                    summary = self.parts.summarize(part)
                 if not summary.strip():
                     return
-                self.memory.daily.append(summary, title=title, user_id=session.scope.user_id,
-                                         agent_name=session.scope.agent_name)
+                self.parts.append_daily(summary, title, session.scope)
                 session._set_summary(summary)
                 if session.on_flush is not None:
                     session.on_flush(summary)

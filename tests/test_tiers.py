@@ -295,6 +295,8 @@ CHILD = textwrap.dedent("""
     from memory_core import Memory, Settings
     from memory_core.search.embedders import HashingEmbedder
     m = Memory(Settings(home=sys.argv[1], timezone="UTC"), embedder=HashingEmbedder())
+    from memory_core.credentials import mask_secrets
+    mask_secrets("warm up: the secret rules load once, before the kills' clock starts")
     print("ready", flush=True)
     i = 0
     while True:

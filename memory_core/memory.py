@@ -567,8 +567,8 @@ class Memory:
     def doctor(self, *, user_id: str = "default", agent_name: str = "default") -> list[Finding]:
         """Where the copies of what the scope knows disagree (see memory_core.doctor)."""
         scope = make_scope(user_id, agent_name)
-        summaries = {name: v["summary"] for group in self._store.summaries(scope).values() for name, v in group.items()}
-        return check(summaries, self.core.read(scope), self._store.list(scope, include_invalid=True))
+        return check(self._store.summary_texts(scope), self.core.read(scope),
+                     self._store.list(scope, include_invalid=True))
 
     def search_info(self, *, user_id: str = "default", agent_name: str = "default") -> str:
         """One line on how the scope's search vectors are made (model, token-frequency snapshot)."""

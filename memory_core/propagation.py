@@ -80,10 +80,8 @@ class Propagation:
 
     def _summaries(self, scope: "Scope", retired: list[Retired]) -> None:
         valid = self.valid_of(scope)
-        with self.store.transaction(scope) as tx:
-            current = tx.summary_texts()
         updates = {}
-        for section, text in current.items():
+        for section, text in self.store.summary_texts(scope).items():  # read, then rewritten outside any lock
             new, dropped = scrub_prose(text, retired, valid, self.rewrite)
             if dropped:
                 updates[section] = (text, new)

@@ -226,11 +226,6 @@ def _names_in(sentence: str, names: frozenset[str]) -> bool:
     return any(f" {name} " in padded for name in names)
 
 
-def erase_words(content: str) -> list[str]:
-    """The distinctive words of `content` as written (what a scan for leftovers looks for)."""
-    return [w for w in words(content) if w not in STOPWORDS and w not in GENERIC and len(w) > 1]
-
-
 def contradictions(texts: Iterable[tuple[str, str]], invalid: Sequence[Retired],
                    valid: Sequence[str]) -> list[tuple[str, str, str]]:
     """(place, sentence, fact id) for every sentence of the given (place, text) pairs that states an invalid

@@ -123,8 +123,7 @@ class MeteredEmbedder:
 
     def embed(self, texts: list[str], *args: Any, **kwargs: Any):
         vectors = self.embedder.embed(texts, *args, **kwargs)
-        reported = getattr(self.embedder, "last_usage", None)
-        tokens = reported if isinstance(reported, int) and reported > 0 else sum(count_tokens(t) for t in texts)
+        tokens = sum(count_tokens(t) for t in texts)  # the embedders report no usage: counted here
         try:
             self.ledger.record(getattr(self.embedder, "model_name", "embedder"), tokens, 0, operation="embed")
         except Exception:  # noqa: BLE001

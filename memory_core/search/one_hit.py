@@ -50,14 +50,16 @@ def one_hit_per_statement(hits: Sequence[SearchHit], k: int) -> list[SearchHit]:
                 placed.add(hit.ref)
                 out.append(hit)
             continue
-        parts = _parts(hit)
-        own = [p for p in parts if p.strip() and not p.lstrip().startswith("#") and _said_by(p, facts) is None]
-        for part in parts:
-            fact = _said_by(part, facts) if part.strip() and not part.lstrip().startswith("#") else None
-            if fact is not None and fact.ref not in placed:  # the fact stands for it, as high as it ranked
+        statements = [p for p in _parts(hit) if p.strip() and not p.lstrip().startswith("#")]
+        own: list[str] = []
+        for part in statements:
+            fact = _said_by(part, facts)
+            if fact is None:
+                own.append(part)
+            elif fact.ref not in placed:  # the fact stands for it, as high as it ranked
                 placed.add(fact.ref)
                 out.append(replace(fact, score=max(fact.score, hit.score)))
-        if len(own) == len([p for p in parts if p.strip() and not p.lstrip().startswith("#")]):
+        if len(own) == len(statements):
             out.append(hit)
         elif own:
             out.append(replace(hit, text=" ".join(own)))

@@ -397,6 +397,13 @@ class FactStore:
                                      "updatedAt": iso_utc(row.updated_at) if row else ""}
         return data
 
+    def summary_texts(self, scope: Scope) -> dict[str, str]:
+        """{section: summary} of the scope's non-empty summaries."""
+        with self.db.read() as s:
+            rows = s.execute(select(SummaryRow).where(SummaryRow.user_id == scope.user_id,
+                                                   SummaryRow.agent_name == scope.agent_name)).scalars().all()
+        return {r.section: r.summary for r in rows if r.summary}
+
     def set_summaries(self, scope: Scope, updates: dict[str, str]) -> None:
         """Replace the named sections' summaries in one transaction (serialised per scope)."""
         if updates:

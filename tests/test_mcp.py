@@ -93,6 +93,33 @@ async def http_client(url: str, secret: str, mode: str = "auto"):
             yield client
 
 
+@contextmanager
+def http_server_process(env: dict[str, str], log_path: Path, port: int, *args: str) -> Iterator[subprocess.Popen]:
+    """`memory-core mcp --transport http` on `port` in a subprocess (stderr to `log_path`), yielded once /mcp answers
+    401; stopped with SIGTERM after, which it must survive cleanly (exit status 0)."""
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "memory_core", "mcp", "--transport", "http", "--port", str(port),
+                                 *args], env=env, cwd=ROOT, stderr=log)
+
+    def up() -> bool:
+        try:
+            return httpx.get(f"http://127.0.0.1:{port}/mcp", timeout=2).status_code == 401
+        except httpx.TransportError:
+            assert proc.poll() is None, log_path.read_text()
+            return False
+
+    assert wait_for(up, timeout=60), "the HTTP server did not come up"
+    try:
+        yield proc
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            assert proc.wait(timeout=30) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -327,26 +354,12 @@ def http_server(tmp_path_factory):
     secrets = {name: secret for name, (_token, secret) in tokens.items()}
     port = free_port()
     log_path = home / "server.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "memory_core", "mcp", "--transport", "http", "--port", str(port),
-                                 "--log-level", "DEBUG"], env=env, cwd=ROOT, stderr=log)
     url = f"http://127.0.0.1:{port}/mcp"
-
-    def up() -> bool:
-        try:
-            return httpx.get(url, timeout=2).status_code == 401
-        except httpx.TransportError:
-            assert proc.poll() is None, log_path.read_text()
-            return False
-
-    assert wait_for(up, timeout=60), "the HTTP server did not come up"
-    yield {"url": url, "secrets": secrets, "tokens": tokens, "memory": memory, "env": env, "log": log_path, "proc": proc}
-    proc.send_signal(signal.SIGTERM)
     try:
-        assert proc.wait(timeout=30) == 0
+        with http_server_process(env, log_path, port, "--log-level", "DEBUG") as proc:
+            yield {"url": url, "secrets": secrets, "tokens": tokens, "memory": memory, "env": env, "log": log_path,
+                   "proc": proc}
     finally:
-        if proc.poll() is None:
-            proc.kill()
         memory.close(flush=False)
     text = log_path.read_text()
     for secret in secrets.values():  # at DEBUG, after every request of the module

@@ -5,18 +5,14 @@ gets at most `mcp_sessions_per_token` sessions, idle ones expiring, while anothe
 from __future__ import annotations
 
 import json
-import signal
 import socket
-import subprocess
-import sys
 import threading
-import time
 
 import httpx
 import pytest
 
 from memory_core import Memory, Settings
-from tests.test_mcp import INITIALIZE, ROOT, free_port, server_env, wait_for
+from tests.test_mcp import INITIALIZE, free_port, http_server_process, server_env, wait_for
 
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 HEADER_TIMEOUT, BODY_TIMEOUT, PER_TOKEN, IDLE = 1, 2, 3, 3
@@ -33,26 +29,10 @@ def server(tmp_path_factory):
                for name in ("greedy", "other", "idle", "slow")}
     port = free_port()
     log_path = home / "server.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "memory_core", "mcp", "--transport", "http", "--port", str(port),
-                                 "--log-level", "INFO"], env=env, cwd=ROOT, stderr=log)
-    url = f"http://127.0.0.1:{port}/mcp"
-
-    def up() -> bool:
-        try:
-            return httpx.get(url, timeout=2).status_code == 401
-        except httpx.TransportError:
-            assert proc.poll() is None, log_path.read_text()
-            return False
-
-    assert wait_for(up, timeout=60), "the HTTP server did not come up"
-    yield {"url": url, "port": port, "secrets": secrets, "log": log_path}
-    proc.send_signal(signal.SIGTERM)
     try:
-        assert proc.wait(timeout=30) == 0
+        with http_server_process(env, log_path, port, "--log-level", "INFO"):
+            yield {"url": f"http://127.0.0.1:{port}/mcp", "port": port, "secrets": secrets, "log": log_path}
     finally:
-        if proc.poll() is None:
-            proc.kill()
         memory.close(flush=False)
 
 

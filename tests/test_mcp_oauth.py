@@ -8,9 +8,6 @@ import base64
 import hashlib
 import json
 import secrets
-import signal
-import subprocess
-import sys
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
@@ -21,7 +18,7 @@ from mcp import MCPError
 from memory_core import Memory, Settings
 from memory_core.cli import main as cli_main
 from tests.oidc_support import QUIET_PROVIDER_WARNINGS, register_client, serve_oidc_provider, set_user_claims
-from tests.test_mcp import ROOT, error_text, free_port, http_client, server_env, structured, wait_for
+from tests.test_mcp import error_text, free_port, http_client, http_server_process, server_env, structured
 from tests.test_mcp_roles import READING, TOOLS
 
 pytestmark = [QUIET_PROVIDER_WARNINGS]
@@ -47,26 +44,11 @@ def oauth_server(tmp_path_factory):
                   "unverified": memory.access.grant("unverified@acme.com", "editor", "*/*")}
         api_token, api_secret = memory.access.create_token("ci-bot", user_id="ana", agent_name="coder")
         log_path = home / "server.log"
-        with open(log_path, "wb") as log:
-            proc = subprocess.Popen([sys.executable, "-m", "memory_core", "mcp", "--transport", "http", "--port",
-                                     str(port), "--oauth", "--log-level", "DEBUG"], env=env, cwd=ROOT, stderr=log)
-
-        def up() -> bool:
-            try:
-                return httpx.get(f"{base}/mcp", timeout=2).status_code == 401
-            except httpx.TransportError:
-                assert proc.poll() is None, log_path.read_text()
-                return False
-
-        assert wait_for(up, timeout=60), "the OAuth server did not come up"
-        yield {"base": base, "memory": memory, "grants": grants, "proc": proc, "log": log_path, "issuer": issuer,
-               "api_secret": api_secret, "upstream_secret": client_secret}
-        proc.send_signal(signal.SIGTERM)
         try:
-            assert proc.wait(timeout=30) == 0
+            with http_server_process(env, log_path, port, "--oauth", "--log-level", "DEBUG") as proc:
+                yield {"base": base, "memory": memory, "grants": grants, "proc": proc, "log": log_path,
+                       "issuer": issuer, "api_secret": api_secret, "upstream_secret": client_secret}
         finally:
-            if proc.poll() is None:
-                proc.kill()
             memory.close(flush=False)
         text = log_path.read_text()
         assert client_secret not in text and api_secret not in text

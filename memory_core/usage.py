@@ -13,7 +13,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from .actors import current_actor
+from .clock import utc
 from .errors import BudgetExceeded
+from .scope import make_scope
 from .store.models import UsageRow
 from .tokens import count_tokens
 
@@ -129,3 +131,15 @@ class MeteredEmbedder:
         except Exception:  # noqa: BLE001
             log.exception("could not record the usage of an embedding call")
         return vectors
+
+
+def usage_records(store: "UsageStore", *, user_id: str | None = None, agent_name: str | None = None,
+                  since: datetime | None = None) -> list:
+    """Every recorded LLM and embedding call (of one user, agent or scope when given), newest first."""
+    if user_id is not None:
+        make_scope(user_id, agent_name or "default")  # ValueError for a malformed name
+    if agent_name is not None:
+        make_scope(user_id or "default", agent_name)
+    if since is not None and not isinstance(since, datetime):
+        raise ValueError("since must be a datetime")
+    return store.records(user_id=user_id, agent_name=agent_name, since=utc(since) if since is not None else None)

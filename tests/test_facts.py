@@ -192,7 +192,7 @@ def test_fact_counts_follow_every_write_path(memory):
     memory.facts.add("three", "goal", 0.9, user_id="other")
     assert memory.facts.count() == 2 and memory.facts.count(user_id="other") == 1
     memory.facts.delete(a.id)
-    memory._store.remove_in_scope(DEFAULT_SCOPE, [f.id for f in memory.facts.list()], "test")
+    memory.parts.store.remove_in_scope(DEFAULT_SCOPE, [f.id for f in memory.facts.list()], "test")
     assert memory.facts.count() == 0 and memory.facts.count(user_id="other") == 1
 
 

@@ -203,12 +203,12 @@ CHILD = textwrap.dedent("""
         print("queued", flush=True)
         time.sleep(60)
     else:  # share: process every pending key, logging which ones this process applied
-        real = m.update
-        def update(messages, **kw):
+        real = m.extractor.extract
+        def extract(messages, current):  # "I like item number 7." is thread t7's conversation
             with open(sys.argv[4], "a") as f:
-                f.write(kw["thread_id"] + "\\n")
-            return real(messages, **kw)
-        m.update = update
+                f.write("t" + messages[0]["content"].split()[-1].rstrip(".") + "\\n")
+            return real(messages, current)
+        m.extractor.extract = extract
         m.queue.flush()
         m.close()
 """)

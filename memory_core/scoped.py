@@ -63,10 +63,10 @@ class ScopedMemory:
         self.scope = scope
         self.role = validate_role(role)
         self.actor = actor
-        self.facts = ScopedFacts(self, parts.facts)
-        self.daily = ScopedDaily(self, parts.daily)
-        self.queue = ScopedQueue(self, parts.queue)
-        self.plans = ScopedPlans(self, parts.plans)
+        self.facts = ScopedFacts(scope, self.writing, parts.facts)
+        self.daily = ScopedDaily(scope, self.writing, parts.daily)
+        self.queue = ScopedQueue(scope, self.writing, parts.queue)
+        self.plans = ScopedPlans(scope, self.writing, parts.plans)
 
     def __repr__(self) -> str:
         return f"ScopedMemory({self.scope.key}, role={self.role})"

@@ -6,7 +6,7 @@ does not allow raises `PermissionError` before anything changes."""
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, ContextManager
 
 from .facts import validate_fact_id
 
@@ -14,19 +14,23 @@ if TYPE_CHECKING:
     from .facts import AuditEntry, Fact, Facts
     from .plans import Plan, Plans
     from .queue import QueueItem, UpdateQueue
-    from .scoped import ScopedMemory
+    from .scope import Scope
     from .tiers.daily import DailyTier
+
+# A view's `writing(what)`: PermissionError when its role may not change memory, else records its actor.
+Writing = Callable[[str], ContextManager[None]]
 
 
 class ScopedFacts:
-    def __init__(self, view: "ScopedMemory", facts: "Facts") -> None:
-        self._view = view
+    def __init__(self, scope: "Scope", writing: Writing, facts: "Facts") -> None:
+        self._scope = scope
+        self._writing = writing  # the view's: refuses what its role may not do, records its actor
         self._facts = facts
-        self._kw = {"user_id": view.scope.user_id, "agent_name": view.scope.agent_name}
+        self._kw = {"user_id": scope.user_id, "agent_name": scope.agent_name}
 
     def get(self, fact_id: str) -> "Fact":
         fact = self._facts.get(validate_fact_id(fact_id))
-        if fact.scope != self._view.scope:
+        if fact.scope != self._scope:
             raise KeyError(fact_id)  # another scope's id is as unknown as a made-up one
         return fact
 
@@ -35,7 +39,7 @@ class ScopedFacts:
 
     def add_with_reason(self, content: str, category: str, confidence: float, *,
                         source: str | None = None) -> tuple["Fact | None", str | None]:
-        with self._view.writing("add facts"):
+        with self._writing("add facts"):
             return self._facts.add_with_reason(content, category, confidence, source=source, **self._kw)
 
     def list(self, *, category: str | None = None, include_invalid: bool = False,
@@ -48,34 +52,34 @@ class ScopedFacts:
     def update(self, fact_id: str, *, content: str | None = None, category: str | None = None,
                confidence: float | None = None) -> "Fact":
         self.get(fact_id)
-        with self._view.writing("edit facts"):
+        with self._writing("edit facts"):
             return self._facts.update(fact_id, content=content, category=category, confidence=confidence)
 
     def delete(self, fact_id: str) -> None:
         self.get(fact_id)
-        with self._view.writing("delete facts"):
+        with self._writing("delete facts"):
             self._facts.delete(fact_id)
 
     def supersede(self, fact_id: str, content: str, *, category: str | None = None, confidence: float | None = None,
                   reason: str | None = None) -> "Fact":
         self.get(fact_id)
-        with self._view.writing("supersede facts"):
+        with self._writing("supersede facts"):
             return self._facts.supersede(fact_id, content, category=category, confidence=confidence, reason=reason)
 
     def invalidate(self, fact_id: str, *, reason: str | None = None) -> "Fact":
         self.get(fact_id)
-        with self._view.writing("invalidate facts"):
+        with self._writing("invalidate facts"):
             return self._facts.invalidate(fact_id, reason=reason)
 
     def erase(self, fact_id: str, *, reason: str | None = None) -> dict[str, int]:
         self.get(fact_id)
-        with self._view.writing("erase facts"):
+        with self._writing("erase facts"):
             return self._facts.erase(fact_id, reason=reason)
 
     def merge(self, keep_id: str, drop_id: str) -> "Fact":
         self.get(keep_id)
         self.get(drop_id)
-        with self._view.writing("merge facts"):
+        with self._writing("merge facts"):
             return self._facts.merge(keep_id, drop_id)
 
     def near_duplicates(self, *, threshold: float = 0.9) -> list[tuple["Fact", "Fact", float]]:
@@ -85,18 +89,19 @@ class ScopedFacts:
         if fact_id is not None:
             entries = self._facts.history(validate_fact_id(fact_id), limit=limit)
             # A deleted fact has no row left to check: its audit entries say which scope it was in.
-            return [e for e in entries if (e.user_id, e.agent_name) == tuple(self._view.scope)]
+            return [e for e in entries if (e.user_id, e.agent_name) == tuple(self._scope)]
         return self._facts.history(limit=limit, **self._kw)
 
 
 class ScopedDaily:
-    def __init__(self, view: "ScopedMemory", daily: "DailyTier") -> None:
-        self._view = view
+    def __init__(self, scope: "Scope", writing: Writing, daily: "DailyTier") -> None:
+        self._scope = scope
+        self._writing = writing  # the view's: refuses what its role may not do, records its actor
         self._daily = daily
-        self._kw = {"user_id": view.scope.user_id, "agent_name": view.scope.agent_name}
+        self._kw = {"user_id": scope.user_id, "agent_name": scope.agent_name}
 
     def append(self, text: str, *, title: str = "Trimmed Context", when: datetime | None = None) -> str:
-        with self._view.writing("write daily logs"):
+        with self._writing("write daily logs"):
             return self._daily.append(text, title=title, when=when, **self._kw)
 
     def read(self, day: date) -> str | None:
@@ -107,19 +112,20 @@ class ScopedDaily:
 
 
 class ScopedQueue:
-    def __init__(self, view: "ScopedMemory", queue: "UpdateQueue") -> None:
-        self._view = view
+    def __init__(self, scope: "Scope", writing: Writing, queue: "UpdateQueue") -> None:
+        self._scope = scope
+        self._writing = writing  # the view's: refuses what its role may not do, records its actor
         self._queue = queue
-        self._kw = {"user_id": view.scope.user_id, "agent_name": view.scope.agent_name}
+        self._kw = {"user_id": scope.user_id, "agent_name": scope.agent_name}
 
     def add(self, messages: list[dict[str, str]], *, thread_id: str, options: dict[str, Any] | None = None,
             also: Callable[[Any], object] | None = None) -> None:
         """`also(session)` writes more rows in the queued row's transaction (see UpdateQueue.add)."""
-        with self._view.writing("queue updates"):
+        with self._writing("queue updates"):
             self._queue.add(messages, thread_id=thread_id, options=options, also=also, **self._kw)
 
     def add_nowait(self, messages: list[dict[str, str]], *, thread_id: str) -> None:
-        with self._view.writing("queue updates"):
+        with self._writing("queue updates"):
             self._queue.add_nowait(messages, thread_id=thread_id, **self._kw)
 
     def pending(self) -> int:
@@ -132,26 +138,27 @@ class ScopedQueue:
         return self._queue.failed(**self._kw)
 
     def retry(self, thread_id: str | None = None) -> int:
-        with self._view.writing("retry updates"):
+        with self._writing("retry updates"):
             return self._queue.retry(thread_id, **self._kw)
 
 
 class ScopedPlans:
-    def __init__(self, view: "ScopedMemory", plans: "Plans") -> None:
-        self._view = view
+    def __init__(self, scope: "Scope", writing: Writing, plans: "Plans") -> None:
+        self._scope = scope
+        self._writing = writing  # the view's: refuses what its role may not do, records its actor
         self._plans = plans
-        self._kw = {"user_id": view.scope.user_id, "agent_name": view.scope.agent_name}
+        self._kw = {"user_id": scope.user_id, "agent_name": scope.agent_name}
 
     def get(self, plan_id: str) -> "Plan":
         if not isinstance(plan_id, str):
             raise KeyError(plan_id)
         plan = self._plans.get(plan_id)
-        if (plan.user_id, plan.agent_name) != tuple(self._view.scope):
+        if (plan.user_id, plan.agent_name) != tuple(self._scope):
             raise KeyError(plan_id)
         return plan
 
     def start(self, name: str, steps: list[str], *, session_id: str) -> "Plan":
-        with self._view.writing("start plans"):
+        with self._writing("start plans"):
             return self._plans.start(name, steps, session_id=session_id, **self._kw)
 
     def active(self) -> "Plan | None":
@@ -162,10 +169,10 @@ class ScopedPlans:
 
     def check(self, plan_id: str, step_index: int) -> "Plan":
         self.get(plan_id)
-        with self._view.writing("check plan steps"):
+        with self._writing("check plan steps"):
             return self._plans.check(plan_id, step_index)
 
     def finish(self, plan_id: str) -> "Plan":
         self.get(plan_id)
-        with self._view.writing("finish plans"):
+        with self._writing("finish plans"):
             return self._plans.finish(plan_id)

@@ -158,6 +158,47 @@ def test_a_timestamp_with_another_offset_is_stored_as_the_same_moment(tmp_path, 
         assert dst.facts.get(fact_id).created_at.isoformat() == "2026-01-01T12:00:00+00:00"
 
 
+KEY = "sk-proj-abcDEF1234567890abcdefGHIJKLMNOPqrstuv"
+RLO = "\u202e"  # right-to-left override: "User likes tea" would read other than it is
+
+
+def test_a_crafted_bundle_brings_in_no_credential_and_no_bidirectional_control(tmp_path, good, database_url, clock):
+    """Every other way in masks credentials and strips bidirectional controls; a bundle is no way around it:
+    facts, their audit, summaries, MEMORY.md versions, plans and documents are stored as memory would store them."""
+    def smuggle(rows: dict[str, Any]) -> None:
+        rows["facts"][0]["content"] = f"User's key is {KEY} and likes {RLO}aet"
+        rows["facts"][0]["source_error"] = f"failed with {KEY}"
+        rows["audit"][0]["new"] = {"content": f"key {KEY}"}
+        rows["summaries"][0]["summary"] = f"Deploys with {KEY}{RLO}"
+        rows["core_versions"][-1]["content"] = f"- key {KEY}\n- {RLO}tea\n"
+        rows["plans"][0]["name"] = f"Rotate {KEY}"
+        rows["plans"][0]["steps"][0]["text"] = f"{RLO}revoke {KEY}"
+
+    crafted = craft(good, tmp_path / "smuggled.zip", smuggle)
+    with zipfile.ZipFile(crafted) as zf:  # a document too, with its manifest entry made to match
+        members = {i.filename: zf.read(i) for i in zf.infolist()}
+    doc = next(name for name in members if name.startswith("scopes/ana/bot/documents/memory/"))
+    members[doc] = f"- the key is {KEY} {RLO}\n".encode()
+    manifest = json.loads(members["manifest.json"])
+    manifest["files"][doc] = {"sha256": hashlib.sha256(members[doc]).hexdigest(), "size": len(members[doc])}
+    members["manifest.json"] = json.dumps(manifest).encode()
+    with zipfile.ZipFile(crafted, "w") as zf:
+        for name, blob in members.items():
+            zf.writestr(name, blob)
+
+    with make_memory(tmp_path / "dst", database_url, clock=clock) as dst:
+        dst.import_bundle(crafted)
+        stored = json.dumps(snapshot(dst), ensure_ascii=False)
+        assert KEY not in stored and RLO not in stored
+        assert "[secret]" in stored
+        fact = dst.facts.get(json.loads(members[DATA])["facts"][0]["id"])
+        assert fact.content == "User's key is [secret] and likes aet"
+        assert dst.read_document(doc.split("/documents/", 1)[1], user_id="ana", agent_name="bot") == \
+            "- the key is [secret] \n"
+        dst.import_bundle(crafted)  # the same bundle again changes nothing
+        assert json.dumps(snapshot(dst), ensure_ascii=False) == stored
+
+
 def test_the_command_line_refuses_a_crafted_bundle_in_one_line(tmp_path, good):
     crafted = craft(good, tmp_path / "plan.zip", drop("plans", 0, "version"))
     line = refused(cli_env(tmp_path / "home"), "import", crafted)

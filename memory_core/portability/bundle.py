@@ -29,7 +29,7 @@ from ..store.bundle_store import bundle_scopes, dump_scope, load_scope
 from ..store.restore_store import journal_documents, journal_done, journal_entries
 from ..text import sha256_text
 from ..validation import check_text
-from .bundle_check import check_manifest, check_rows
+from .bundle_check import as_stored, check_manifest, check_rows, stored_text
 from .safety import ZipLimits, read_member, safe_members
 
 
@@ -165,13 +165,13 @@ def read_bundle(path: str | Path) -> tuple[dict[str, Any], dict[Scope, dict[str,
             raise ValueError(f"damaged bundle: {name!r:.120} names no valid scope") from None
         rest = "/".join(parts[3:])
         if rest == "data.json":
-            rows[scope] = check_rows(_load_json(blob, name), name)
+            rows[scope] = as_stored(check_rows(_load_json(blob, name), name))
         elif rest.startswith("documents/") and is_document_path(rest[len("documents/"):]):
             try:
                 text = blob.decode("utf-8")
             except UnicodeDecodeError:
                 raise ValueError(f"damaged bundle: {name!r:.120} is not UTF-8 text") from None
-            documents.setdefault(scope, {})[rest[len("documents/"):]] = check_text(text, name)
+            documents.setdefault(scope, {})[rest[len("documents/"):]] = stored_text(check_text(text, name))
         else:
             raise ValueError(f"damaged bundle: unexpected file {name!r:.120}")
     for scope in documents:

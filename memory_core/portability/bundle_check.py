@@ -4,6 +4,8 @@ and size, so that the loader only ever meets what the database can store.
 Each record kind is a table of its fields (a check per field, and whether it is required); a field the table
 does not know is refused too, since the loader would drop it without a word. A refusal is a ValueError that
 names the file, the record kind, its index and the field: `scopes/ana/bot/data.json plans[3].version: ...`.
+What passes is then made what memory_core itself would have stored (`as_stored`): bidirectional controls out,
+credentials masked, as on every other way in.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any, Callable
 
 from ..facts import CATEGORIES
 from ..store.fact_store import SUMMARY_SECTIONS
-from ..validation import check_text
+from ..validation import check_memory_text, check_text
 
 MAX_INT = 2 ** 31 - 1  # an INTEGER column on PostgreSQL; SQLite's limit is higher
 FACT_CHARS = 100_000
@@ -250,4 +252,32 @@ def check_rows(data: Any, name: str) -> dict[str, Any]:
     state = data.get("dream_state")
     if state is not None and (why := shaped(DREAM_STATE)(state)) is not None:
         refuse("dream_state", why)
+    return data
+
+
+# The memory text of each record kind: what a person or an agent wrote, which every way into memory masks.
+MEMORY_TEXT = {"facts": ("content", "source_error", "invalid_reason"), "audit": ("reason",),
+               "summaries": ("summary",), "core_versions": ("content",), "plans": ("name",)}
+
+
+def stored_text(value: Any) -> Any:
+    """Text as memory stores it (bidirectional controls removed, credentials masked); anything else as it is."""
+    return check_memory_text(value, "text") if isinstance(value, str) else value
+
+
+def as_stored(data: dict[str, Any]) -> dict[str, Any]:
+    """A checked data.json with its memory text as memory_core would have stored it: a crafted bundle can
+    carry no bidirectional control or credential past the checks that every other way in applies."""
+    for kind, fields in MEMORY_TEXT.items():
+        for record in data.get(kind) or []:
+            for field in fields:
+                if field in record:
+                    record[field] = stored_text(record[field])
+    for entry in data["audit"]:  # an entry's before and after hold the fact's content too
+        for side in ("old", "new"):
+            if isinstance(entry.get(side), dict) and "content" in entry[side]:
+                entry[side]["content"] = stored_text(entry[side]["content"])
+    for plan in data["plans"]:
+        for step in plan["steps"]:
+            step["text"] = stored_text(step["text"])
     return data

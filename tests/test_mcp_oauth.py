@@ -33,7 +33,7 @@ def oauth_server(tmp_path_factory):
     with serve_oidc_provider() as issuer:
         client_id, client_secret = register_client(issuer, [f"{base}/oauth/callback"])
         for email, verified in (("ana@acme.com", True), ("vic@acme.com", True), ("eve@acme.com", True),
-                                ("unverified@acme.com", False)):
+                                ("sam@acme.com", True), ("unverified@acme.com", False)):
             set_user_claims(issuer, email, {"email": email, "email_verified": verified})
         env = server_env(home / "home", oidc_client_id=client_id, oidc_client_secret=client_secret,
                          oidc_server_metadata_url=f"{issuer}/.well-known/openid-configuration")
@@ -41,7 +41,8 @@ def oauth_server(tmp_path_factory):
         grants = {"ana": memory.access.grant("ana@acme.com", "editor", "ana/*"),
                   "ana-bob": memory.access.grant("ana@acme.com", "viewer", "bob/coder"),
                   "vic": memory.access.grant("vic@acme.com", "viewer", "ana/coder"),
-                  "unverified": memory.access.grant("unverified@acme.com", "editor", "*/*")}
+                  "unverified": memory.access.grant("unverified@acme.com", "editor", "*/*"),
+                  "sam": memory.access.grant("sam@acme.com", "viewer", "sam/*")}
         api_token, api_secret = memory.access.create_token("ci-bot", user_id="ana", agent_name="coder")
         log_path = home / "server.log"
         try:
@@ -238,6 +239,29 @@ def test_static_api_tokens_keep_working_at_mcp(oauth_server):
     denied = httpx.post(f"{oauth_server['base']}/mcp/ana/coder", json={},
                         headers={"Authorization": f"Bearer {oauth_server['api_secret']}"})
     assert denied.status_code == 401
+
+
+def test_one_person_cannot_hold_every_session(oauth_server):
+    """mcp_sessions_per_token (20) holds for a signed-in person across scopes and clients, as for an API token."""
+    from tests.test_mcp_limits import open_session
+
+    base = oauth_server["base"]
+    _, sam = signed_in(base, "sam@acme.com", None)
+    _, sam_again = signed_in(base, "sam@acme.com", None)  # another client of the same person
+    _, ana = signed_in(base, "ana@acme.com", None)
+    with httpx.Client(timeout=30) as http:
+        opened = [open_session(http, f"{base}/mcp/sam/{'bot' if i % 2 else 'coder'}", sam["access_token"])
+                  for i in range(20)]
+        assert [r.status_code for r in opened] == [200] * 20
+        refused = open_session(http, f"{base}/mcp/sam/bot", sam_again["access_token"])
+        assert refused.status_code == 429 and "Too many open sessions" in refused.text
+        assert "mcp-session-id" not in refused.headers
+        assert open_session(http, f"{base}/mcp/ana/coder", ana["access_token"]).status_code == 200  # others still can
+        ended = http.delete(f"{base}/mcp/sam/coder", headers={
+            "Authorization": f"Bearer {sam['access_token']}", "mcp-session-id": opened[0].headers["mcp-session-id"],
+            "mcp-protocol-version": "2025-06-18"})
+        assert ended.status_code == 200
+        assert open_session(http, f"{base}/mcp/sam/bot", sam_again["access_token"]).status_code == 200
 
 
 def test_cli_refuses_oauth_without_its_settings(tmp_path, monkeypatch, capsys):

@@ -120,7 +120,8 @@ def max_body_bytes(memory: "Memory") -> int:
     return max(16 * 1024 * 1024, 4 * memory.settings.max_conversation_chars + 1024 * 1024)
 
 
-def _token_id() -> str | None:
+def token_owner() -> str | None:
+    """The API token of the request in hand (its id), or None: what SessionCap counts sessions by."""
     token = _request_token.get()
     return None if token is None else token.id
 
@@ -133,7 +134,7 @@ def http_app(memory: "Memory", *, host: str = "127.0.0.1") -> "ASGIApp":
     server = build_server(request_view(memory), settings)
     app = server.streamable_http_app(streamable_http_path=PATH, host=host, max_request_body_size=max_body_bytes(memory),
                                      session_idle_timeout=settings.mcp_session_idle_seconds)
-    capped = SessionCap(app, settings.mcp_sessions_per_token, settings.mcp_session_idle_seconds, owner=_token_id)
+    capped = SessionCap(app, settings.mcp_sessions_per_token, settings.mcp_session_idle_seconds, owner=token_owner)
     return WellKnown(BearerAuth(capped, memory.access.verify_token))
 
 

@@ -37,10 +37,11 @@ from starlette.routing import Route
 from ..access import Principal
 from ..scope import Scope
 from .discovery import PREFIX, WellKnown, challenge
-from .http import PATH, BearerAuth, bearer_secret, max_body_bytes, request_view
+from .http import PATH, BearerAuth, bearer_secret, max_body_bytes, request_view, token_owner
 from .oauth import CALLBACK_PATH, SCOPE, Lifetimes, MemoryOAuthProvider, scope_of_resource
 from .oidc import OidcConfig, Upstream, redact_in_logs
 from .server import build_server
+from .sessions import SessionCap
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Send
@@ -72,6 +73,13 @@ def person_view(memory: "Memory", otherwise: Callable[[], "ScopedMemory"]) -> Ca
         return memory.scoped(user_id=scope.user_id, agent_name=scope.agent_name, role=role, actor=f"mcp:{email}")
 
     return view
+
+
+def session_owner() -> str | None:
+    """Whom the request in hand opens sessions for: the signed-in person (whatever the scope or client), or the
+    API token at /mcp."""
+    signed = _person.get()
+    return f"person:{signed[0]}" if signed is not None else token_owner()
 
 
 class PersonGate:
@@ -188,6 +196,9 @@ def oauth_http_app(memory: "Memory", config: OidcConfig, *, issuer: str, host: s
     routes += [Route(CALLBACK_PATH, endpoint=provider.callback, methods=["GET"]),
                Route(RESOURCE_METADATA + "{rest:path}", methods=["GET", "OPTIONS"],
                      endpoint=cors_middleware(_resource_metadata(issuer), ["GET", "OPTIONS"]))]
-    api = BearerAuth(mcp_app, memory.access.verify_token, challenge=challenge(issuer + RESOURCE_METADATA + PATH))
-    return OAuthRouter(api, PersonGate(mcp_app, provider, memory), Starlette(routes=routes))
+    # One cap for both ways in: at most mcp_sessions_per_token sessions per API token and per signed-in person.
+    capped = SessionCap(mcp_app, memory.settings.mcp_sessions_per_token, memory.settings.mcp_session_idle_seconds,
+                        owner=session_owner)
+    api = BearerAuth(capped, memory.access.verify_token, challenge=challenge(issuer + RESOURCE_METADATA + PATH))
+    return OAuthRouter(api, PersonGate(capped, provider, memory), Starlette(routes=routes))
 

@@ -1,5 +1,6 @@
-"""At most `mcp_sessions_per_token` open MCP sessions per token, so that one token cannot take every session
-the server has room for (the SDK's own limit counts all tokens together, and then refuses everyone).
+"""At most `mcp_sessions_per_token` open MCP sessions per token (with OAuth, per signed-in person too), so that
+one token or person cannot take every session the server has room for (the SDK's own limit counts all
+together, and then refuses everyone).
 
 ASGI middleware behind `BearerAuth`: it follows each session from the response that opened it (its
 `mcp-session-id` header) to its end, as the SDK's session manager ends it: a DELETE, a 404 for its id, or

@@ -17,7 +17,8 @@ log = logging.getLogger(__name__)
 class Closable(Protocol):
     """What the hooks need of a memory: whether it is closed, its timeout, and a close with a deadline."""
 
-    _closed: bool
+    @property
+    def closed(self) -> bool: ...
 
     @property
     def settings(self) -> Any: ...
@@ -33,7 +34,7 @@ _hooks_installed = False
 def _close_all() -> None:
     """Close every live memory within the longest of their shutdown_timeout_seconds, all together: what is
     not processed by then stays queued in the database, so that a process told to stop goes in seconds."""
-    memories = [m for m in list(_live) if not m._closed]
+    memories = [m for m in list(_live) if not m.closed]
     if not memories:
         return
     deadline = time.monotonic() + max(m.settings.shutdown_timeout_seconds for m in memories)

@@ -137,6 +137,10 @@ class Memory:
             self.queue.close(timeout=left(None))
             self.db.dispose()
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def __enter__(self) -> "Memory":
         return self
 

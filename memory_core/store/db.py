@@ -61,7 +61,7 @@ class Database:
         # SQLite has one writer at a time. Threads of this process take turns on a lock instead of
         # meeting in SQLite's busy handler, which sleeps in steps of up to 100 ms; other processes
         # still wait through busy_timeout.
-        self._sqlite_writer = threading.RLock()
+        self.sqlite_writer = threading.RLock()
         self._ready = False
         self._ready_lock = threading.Lock()
         self.on_ready: list[Callable[[], object]] = []  # run once the schema is current (unfinished work)
@@ -98,7 +98,7 @@ class Database:
         """
         self.ensure_ready()
         if self.is_sqlite:
-            with self._sqlite_writer, self.engine.connect() as conn:
+            with self.sqlite_writer, self.engine.connect() as conn:
                 conn = conn.execution_options(immediate=True)
                 with Session(bind=conn, expire_on_commit=False) as session:
                     try:
@@ -123,7 +123,7 @@ class Database:
         everything it did is rolled back (a dry run that counts exactly what a real run would write)."""
         self.ensure_ready()
         if self.is_sqlite:
-            with self._sqlite_writer, self.engine.connect() as conn:
+            with self.sqlite_writer, self.engine.connect() as conn:
                 conn = conn.execution_options(immediate=True)
                 with Session(bind=conn, expire_on_commit=False) as session:
                     return self._run(session, fn, [], commit)

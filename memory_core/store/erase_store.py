@@ -141,7 +141,7 @@ class EraseStore:
                         s.execute(text(f"INSERT INTO {index}({index}) VALUES ('optimize')"))
             with self.db.engine.connect() as conn:
                 raw = conn.connection.driver_connection
-                with self.db._sqlite_writer:
+                with self.db.sqlite_writer:
                     raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                     raw.execute("VACUUM")
                     raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")

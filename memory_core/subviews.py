@@ -21,12 +21,20 @@ if TYPE_CHECKING:
 Writing = Callable[[str], ContextManager[None]]
 
 
-class ScopedFacts:
-    def __init__(self, scope: "Scope", writing: Writing, facts: "Facts") -> None:
+class _Bound:
+    """A part bound to a view: its scope, and its `writing` that refuses what the view's role may not do and
+    records its actor."""
+
+    def __init__(self, scope: "Scope", writing: Writing) -> None:
         self._scope = scope
-        self._writing = writing  # the view's: refuses what its role may not do, records its actor
-        self._facts = facts
+        self._writing = writing
         self._kw = {"user_id": scope.user_id, "agent_name": scope.agent_name}
+
+
+class ScopedFacts(_Bound):
+    def __init__(self, scope: "Scope", writing: Writing, facts: "Facts") -> None:
+        super().__init__(scope, writing)
+        self._facts = facts
 
     def get(self, fact_id: str) -> "Fact":
         fact = self._facts.get(validate_fact_id(fact_id))
@@ -93,12 +101,10 @@ class ScopedFacts:
         return self._facts.history(limit=limit, **self._kw)
 
 
-class ScopedDaily:
+class ScopedDaily(_Bound):
     def __init__(self, scope: "Scope", writing: Writing, daily: "DailyTier") -> None:
-        self._scope = scope
-        self._writing = writing  # the view's: refuses what its role may not do, records its actor
+        super().__init__(scope, writing)
         self._daily = daily
-        self._kw = {"user_id": scope.user_id, "agent_name": scope.agent_name}
 
     def append(self, text: str, *, title: str = "Trimmed Context", when: datetime | None = None) -> str:
         with self._writing("write daily logs"):
@@ -111,12 +117,10 @@ class ScopedDaily:
         return self._daily.days(**self._kw)
 
 
-class ScopedQueue:
+class ScopedQueue(_Bound):
     def __init__(self, scope: "Scope", writing: Writing, queue: "UpdateQueue") -> None:
-        self._scope = scope
-        self._writing = writing  # the view's: refuses what its role may not do, records its actor
+        super().__init__(scope, writing)
         self._queue = queue
-        self._kw = {"user_id": scope.user_id, "agent_name": scope.agent_name}
 
     def add(self, messages: list[dict[str, str]], *, thread_id: str, options: dict[str, Any] | None = None,
             also: Callable[[Any], object] | None = None) -> None:
@@ -142,12 +146,10 @@ class ScopedQueue:
             return self._queue.retry(thread_id, **self._kw)
 
 
-class ScopedPlans:
+class ScopedPlans(_Bound):
     def __init__(self, scope: "Scope", writing: Writing, plans: "Plans") -> None:
-        self._scope = scope
-        self._writing = writing  # the view's: refuses what its role may not do, records its actor
+        super().__init__(scope, writing)
         self._plans = plans
-        self._kw = {"user_id": scope.user_id, "agent_name": scope.agent_name}
 
     def get(self, plan_id: str) -> "Plan":
         if not isinstance(plan_id, str):

@@ -33,16 +33,20 @@ def good(tmp_path_factory) -> Path:
     return folder / "good.zip"
 
 
-def craft(good: Path, target: Path, change: Callable[[dict[str, Any]], Any]) -> Path:
-    """A copy of `good` whose ana/bot data.json `change` edited (or replaced, by returning a value), with the
-    manifest's sizes and checksums made to match: only the record checks can catch it."""
+def craft(good: Path, target: Path, change: Callable[[dict[str, Any]], Any],
+          documents: dict[str, bytes] | None = None) -> Path:
+    """A copy of `good` whose ana/bot data.json `change` edited (or replaced, by returning a value), and whose
+    `documents` (member name: bytes) are replaced, with the manifest's sizes and checksums made to match: only
+    the record checks can catch it."""
     with zipfile.ZipFile(good) as zf:
         members = {i.filename: zf.read(i) for i in zf.infolist()}
     rows = json.loads(members[DATA])
     replaced = change(rows)
     members[DATA] = json.dumps(rows if replaced is None else replaced).encode()
+    members.update(documents or {})
     manifest = json.loads(members["manifest.json"])
-    manifest["files"][DATA] = {"sha256": hashlib.sha256(members[DATA]).hexdigest(), "size": len(members[DATA])}
+    for name in [DATA, *(documents or {})]:
+        manifest["files"][name] = {"sha256": hashlib.sha256(members[name]).hexdigest(), "size": len(members[name])}
     members["manifest.json"] = json.dumps(manifest).encode()
     with zipfile.ZipFile(target, "w") as zf:
         for name, blob in members.items():
@@ -174,24 +178,15 @@ def test_a_crafted_bundle_brings_in_no_credential_and_no_bidirectional_control(t
         rows["plans"][0]["name"] = f"Rotate {KEY}"
         rows["plans"][0]["steps"][0]["text"] = f"{RLO}revoke {KEY}"
 
-    crafted = craft(good, tmp_path / "smuggled.zip", smuggle)
-    with zipfile.ZipFile(crafted) as zf:  # a document too, with its manifest entry made to match
-        members = {i.filename: zf.read(i) for i in zf.infolist()}
-    doc = next(name for name in members if name.startswith("scopes/ana/bot/documents/memory/"))
-    members[doc] = f"- the key is {KEY} {RLO}\n".encode()
-    manifest = json.loads(members["manifest.json"])
-    manifest["files"][doc] = {"sha256": hashlib.sha256(members[doc]).hexdigest(), "size": len(members[doc])}
-    members["manifest.json"] = json.dumps(manifest).encode()
-    with zipfile.ZipFile(crafted, "w") as zf:
-        for name, blob in members.items():
-            zf.writestr(name, blob)
-
+    doc = next(name for name in zipfile.ZipFile(good).namelist()
+               if name.startswith("scopes/ana/bot/documents/memory/"))
+    crafted = craft(good, tmp_path / "smuggled.zip", smuggle, {doc: f"- the key is {KEY} {RLO}\n".encode()})
     with make_memory(tmp_path / "dst", database_url, clock=clock) as dst:
         dst.import_bundle(crafted)
         stored = json.dumps(snapshot(dst), ensure_ascii=False)
         assert KEY not in stored and RLO not in stored
         assert "[secret]" in stored
-        fact = dst.facts.get(json.loads(members[DATA])["facts"][0]["id"])
+        fact = dst.facts.get(json.loads(zipfile.ZipFile(good).read(DATA))["facts"][0]["id"])
         assert fact.content == "User's key is [secret] and likes aet"
         assert dst.read_document(doc.split("/documents/", 1)[1], user_id="ana", agent_name="bot") == \
             "- the key is [secret] \n"

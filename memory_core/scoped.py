@@ -20,7 +20,7 @@ from .facts import validate_fact_id
 from .store.import_store import ImportLedger
 
 if TYPE_CHECKING:
-    from .facts import AuditEntry, Fact
+    from .facts import AuditEntry, Fact, Revision
     from .injection import InjectionReport
     from .updating import UpdateResult
     from .plans import Plan
@@ -306,6 +306,15 @@ class ScopedFacts:
         self.get(fact_id)
         with self._view.writing("edit facts"):
             return self._facts.update(fact_id, content=content, category=category, confidence=confidence)
+
+    def revise(self, fact_id: str, *, content: str | None = None, category: str | None = None,
+               confidence: float | None = None, reason: str | None = None) -> "Revision":
+        """Edit a fact by the one rule of `Facts.revise` (a new statement supersedes; category or confidence
+        alone change it in place)."""
+        self.get(fact_id)
+        with self._view.writing("edit facts"):
+            return self._facts.revise(fact_id, content=content, category=category, confidence=confidence,
+                                      reason=reason)
 
     def delete(self, fact_id: str) -> None:
         self.get(fact_id)

@@ -574,6 +574,19 @@ class Memory:
         """One line on how the scope's search vectors are made (model, token-frequency snapshot)."""
         return self.index.describe(make_scope(user_id, agent_name))
 
+    def set_dreams_enabled(self, enabled: bool, *, principal: Principal) -> None:
+        """Switch the nightly dream on or off for every scope. It acts on everyone, so it is the right of an admin
+        of all scopes (`access.is_global_admin`: an admin on `*/*`, or the single local operator); anyone else
+        gets PermissionError. The switch is recorded in the access log with the principal as actor."""
+        if not isinstance(enabled, bool):
+            raise ValueError(f"enabled must be True or False; got {enabled!r:.40}")
+        if not self.access.is_global_admin(principal):
+            raise PermissionError("switching the nightly dream (all scopes) needs the admin role on */*")
+        if enabled != self.worker.dream_enabled:
+            self.worker.dream_enabled = enabled
+            with self.acting_as(principal.actor):
+                self.access.record("worker_switch", job="nightly dream", enabled=enabled)
+
 
 def _finish_restores(memory: Memory) -> None:
     from .portability.bundle import finish_restores_on_open

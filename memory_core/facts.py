@@ -68,6 +68,16 @@ class Fact:
 
 
 @dataclass(frozen=True)
+class Revision:
+    """What `Facts.revise` did: the fact as it is now (after a content change, the new fact), the id of the fact
+    it replaced (None when changed in place or not at all), and the names of the fields that changed."""
+
+    fact: Fact
+    superseded: str | None
+    changed: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class AuditEntry:
     fact_id: str
     action: str
@@ -239,6 +249,8 @@ class Facts:
     def update(
         self, fact_id: str, *, content: str | None = None, category: str | None = None, confidence: float | None = None
     ) -> Fact:
+        """Change the given fields of a fact in place (the library's raw edit; `created_at` never changes). To
+        edit a fact as the dashboard and MCP do (a new statement supersedes the old one), use `revise`."""
         changes: dict[str, Any] = {}
         if content is not None:
             changes["content"] = validate_content(content, self._settings.max_fact_chars)
@@ -247,6 +259,37 @@ class Facts:
         if confidence is not None:
             changes["confidence"] = validate_confidence(confidence)
         return self._store.update(validate_fact_id(fact_id), changes)
+
+    def revise(self, fact_id: str, *, content: str | None = None, category: str | None = None,
+               confidence: float | None = None, reason: str | None = None) -> Revision:
+        """Edit a fact the way a person or an agent means it, the one rule for every client (dashboard, MCP):
+        a new statement supersedes the fact (the old one stays in history, invalid, pointing at the new one,
+        which takes the new category and confidence if given); the same statement (same `content_key`) is no
+        change; a new category or confidence alone changes the fact in place. A fact that is no longer valid is
+        refused (ValueError): edit the current one. KeyError for an unknown id."""
+        fact_id = validate_fact_id(fact_id)
+        if content is not None:
+            content = validate_content(content, self._settings.max_fact_chars)
+        if category is not None:
+            validate_category(category)
+        if confidence is not None:
+            confidence = validate_confidence(confidence)
+        reason = validate_reason(reason)
+        old = self._store.get(fact_id)
+        if not old.valid:
+            raise ValueError(f"{fact_id} is no longer valid (replaced by {old.superseded_by or 'nothing'}); "
+                             "change the current fact instead")
+        if content is not None and content_key(content) == content_key(old.content):
+            content = None  # the same statement: nothing to supersede
+        changed = tuple(name for name, value, was in (("category", category, old.category),
+                                                      ("confidence", confidence, old.confidence))
+                        if value is not None and value != was)
+        if content is not None:
+            new = self.supersede(fact_id, content, category=category, confidence=confidence, reason=reason)
+            return Revision(new, fact_id, ("content", *changed))
+        if not changed:
+            return Revision(old, None, ())
+        return Revision(self.update(fact_id, category=category, confidence=confidence), None, changed)
 
     def delete(self, fact_id: str) -> None:
         """Remove a fact for good (audited). To record that it stopped being true, `invalidate` it instead."""

@@ -356,6 +356,19 @@ class Memory:
 
     # -- what spans scopes -----------------------------------------------------------------------
 
+    def set_dreams_enabled(self, enabled: bool, *, principal: Principal) -> None:
+        """Switch the nightly dream on or off for every scope. It acts on everyone, so it is the right of an admin
+        of all scopes (`access.is_global_admin`: an admin on `*/*`, or the single local operator); anyone else
+        gets PermissionError. The switch is recorded in the access log with the principal as actor."""
+        if not isinstance(enabled, bool):
+            raise ValueError(f"enabled must be True or False; got {enabled!r:.40}")
+        if not self.access.is_global_admin(principal):
+            raise PermissionError("switching the nightly dream (all scopes) needs the admin role on */*")
+        if enabled != self.worker.dream_enabled:
+            self.worker.dream_enabled = enabled
+            with self.acting_as(principal.actor):
+                self.access.record("worker_switch", job="nightly dream", enabled=enabled)
+
     def apply_retention(self) -> list[str]:
         """Remove daily logs older than daily_retention_days that a dream has read as they are, and invalid facts
         older than invalid_fact_retention_days (0 keeps them forever)."""

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, ContextManager
 from .facts import validate_fact_id
 
 if TYPE_CHECKING:
-    from .facts import AuditEntry, Fact, Facts
+    from .facts import AuditEntry, Fact, Facts, Revision
     from .plans import Plan, Plans
     from .queue import QueueItem, UpdateQueue
     from .scope import Scope
@@ -62,6 +62,15 @@ class ScopedFacts(_Bound):
         self.get(fact_id)
         with self._writing("edit facts"):
             return self._facts.update(fact_id, content=content, category=category, confidence=confidence)
+
+    def revise(self, fact_id: str, *, content: str | None = None, category: str | None = None,
+               confidence: float | None = None, reason: str | None = None) -> "Revision":
+        """Edit a fact by the one rule of `Facts.revise` (a new statement supersedes; category or confidence
+        alone change it in place)."""
+        self.get(fact_id)
+        with self._writing("edit facts"):
+            return self._facts.revise(fact_id, content=content, category=category, confidence=confidence,
+                                      reason=reason)
 
     def delete(self, fact_id: str) -> None:
         self.get(fact_id)

@@ -35,13 +35,14 @@ with right:
                 st.rerun()
     st.subheader("Schedule")
     shared = get_memory()
-    access = shared.access
-    if access.is_global_admin(who()):
-        enabled = st.toggle("Nightly dream (all scopes)", value=shared.worker.dream_enabled, key="dream_sched")
-        if enabled != shared.worker.dream_enabled:
-            shared.worker.dream_enabled = enabled
-            with shared.acting_as(who().actor):
-                access.record("worker_switch", job="nightly dream", enabled=enabled)
+    may_switch = shared.access.is_global_admin(who())
+    if may_switch or memory.can_write:  # a viewer gets no writing widget, not even a disabled one
+        enabled = st.toggle("Nightly dream (all scopes)", value=shared.worker.dream_enabled, key="dream_sched",
+                            disabled=not may_switch)
+        if not may_switch:
+            st.caption("The nightly dream runs for every scope: only an admin of all scopes (`*/*`) may switch it.")
+        elif enabled != shared.worker.dream_enabled:
+            shared.set_dreams_enabled(enabled, principal=who())
     nxt = shared.worker.next_dream()
     st.caption(f"Next run: {nxt:%Y-%m-%d %H:%M %Z}" if nxt else "Scheduled dreams are off.")
     state = memory.dream_state()

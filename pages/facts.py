@@ -1,4 +1,4 @@
-"""Facts: filter, edit in place, add, supersede, review near-duplicates, see history (who did what), export."""
+"""Facts: filter, edit (a new statement supersedes the old one), add, supersede, review near-duplicates, see history (who did what), export."""
 
 import json
 from datetime import datetime, time, timezone
@@ -91,6 +91,9 @@ columns = {
 if not facts:  # the empty state above says what to do; an empty grid would say nothing
     edited = frame
 elif editable:
+    st.caption("Editing a fact's content replaces it by a new fact: the old statement stays in the history, no "
+               "longer valid, pointing at the new one (as an agent's `update_memory` does). A new category or "
+               "confidence alone changes the fact in place.")
     edited = st.data_editor(frame, key="facts_editor", hide_index=True, width="stretch",
                             disabled=["id", "status", "avoid", "injected", "created", "source"], column_config=columns)
 else:
@@ -116,17 +119,23 @@ to_delete = [row["id"] for _, row in edited.iterrows() if row["delete"]]
 
 b1, b2 = st.columns(2)
 if changes and b1.button(f"Save {len(changes)} change(s)", type="primary", key="facts_save"):
-    errors = []
+    errors, replaced = [], []
     for fact_id, diff in changes:
         try:
-            memory.facts.update(fact_id, content=diff.get("content"), category=diff.get("category"),
-                                confidence=None if "confidence" not in diff else float(diff["confidence"]))
+            revision = memory.facts.revise(
+                fact_id, content=diff.get("content"), category=diff.get("category"),
+                confidence=None if "confidence" not in diff else float(diff["confidence"]),
+                reason="edited on the dashboard")
         except (KeyError, ValueError, PermissionError) as exc:
             errors.append(f"{fact_id}: {exc}")
+        else:
+            if revision.superseded:
+                replaced.append(f"{revision.superseded} → {revision.fact.id}")
     for e in errors:
         st.error(escape_markdown(e))
     if not errors:
-        st.session_state["facts_flash"] = f"Saved {len(changes)} change(s)."
+        st.session_state["facts_flash"] = (f"Saved {len(changes)} change(s)."
+                                           + (f" Superseded: {', '.join(replaced)}." if replaced else ""))
         st.rerun()
 if to_delete:
     confirm = b2.checkbox(f"Yes, delete {len(to_delete)} fact(s)", key="facts_confirm")

@@ -186,3 +186,24 @@ def test_tokens_hashed_verified_revoked_and_expiring(tmp_path, database_url, clo
         assert {t.id: t.revoked for t in m.access.tokens()} == {token.id: False, other.id: True}
         with pytest.raises(KeyError):
             m.access.revoke_token("tok_00000000")
+
+
+def test_only_an_admin_of_every_scope_switches_the_nightly_dream(policy):
+    assert policy.worker.dream_enabled
+    for who in (Principal.person("ana@acme.com"), Principal.person("eve@example.org"), NOBODY,
+                Principal("sandbox", sandbox=Scope("sbx", "default"))):
+        with pytest.raises(PermissionError, match=r"\*/\*"):
+            policy.set_dreams_enabled(False, principal=who)
+    assert policy.worker.dream_enabled and not [e for e in policy.access.log() if e.action == "worker_switch"]
+    policy.access.grant("carol@acme.com", "admin", "ana/*")  # an admin of some scopes only
+    with pytest.raises(PermissionError):
+        policy.set_dreams_enabled(False, principal=Principal.person("carol@acme.com"))
+    with pytest.raises(ValueError):
+        policy.set_dreams_enabled("off", principal=OPERATOR)
+    policy.set_dreams_enabled(False, principal=Principal.person("lead@acme.com"))
+    assert not policy.worker.dream_enabled and policy.worker.next_dream() is None
+    switch = [e for e in policy.access.log() if e.action == "worker_switch"]
+    assert len(switch) == 1 and switch[0].actor == "dashboard:lead@acme.com"
+    assert switch[0].detail == {"job": "nightly dream", "enabled": "False"}
+    policy.set_dreams_enabled(True, principal=OPERATOR)
+    assert policy.worker.dream_enabled

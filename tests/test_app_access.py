@@ -227,3 +227,31 @@ def test_a_crafted_deep_link_to_the_access_page_goes_through_the_entrypoint(app_
     shown = everything_shown(at)
     assert "E-mail or @domain" not in shown and "API tokens" not in shown and "Create token" not in shown
     assert "Signed in as" in " ".join(t.value for t in at.sidebar.text)
+
+
+def dream_page(email: str) -> AppTest:
+    at = signed_in(email)
+    at.switch_page("pages/dream.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_the_nightly_dream_switch_is_a_global_admins_and_disabled_for_others(no_cold_start):
+    memory = get_memory()
+    memory.facts.add("Ana keeps bees", "context", 0.9, user_id="ana", agent_name="bot")
+    memory.access.grant("ed@acme.com", "admin", "ana/*")  # admin of some scopes: not of all
+    memory.access.grant("vera@acme.com", "viewer", "ana/*")
+    at = dream_page("ed@acme.com")
+    switch = at.toggle(key="dream_sched")
+    assert switch.disabled and switch.value is True
+    assert any("only an admin of all scopes" in c.value for c in at.caption)
+    assert not dream_page("vera@acme.com").get("toggle")  # a viewer gets no writing widget at all
+    assert memory.worker.dream_enabled
+
+    at = dream_page(ADMIN)
+    assert not at.toggle(key="dream_sched").disabled
+    at.toggle(key="dream_sched").set_value(False).run()
+    assert not at.exception and not memory.worker.dream_enabled
+    assert any("Scheduled dreams are off" in c.value for c in at.caption)
+    switch = [e for e in memory.access.log() if e.action == "worker_switch"]
+    assert len(switch) == 1 and switch[0].actor == f"dashboard:{ADMIN}"

@@ -1,5 +1,5 @@
 """The dashboard as a product, through Streamlit's AppTest: scope switching, the Overview, Context Preview's
-budget presets and struck-through dropped facts, Facts' status badges and empty states, Search's filler.
+budget presets and struck-through dropped facts, Facts' status badges, empty states and Consistency tab, Search's filler.
 
 (AppTest keeps the sidebar's widgets of the first run only and replays their first values, so the sidebar's
 new-scope flow is tested in chromium: tests/test_browser_dashboard.py.)"""
@@ -134,3 +134,12 @@ def test_facts_one_fact_history_and_forget(app_env):  # noqa: F811
     assert not forgotten.valid and forgotten.invalid_reason == "told us it stopped"
     at.toggle(key="facts_invalid").set_value(True).run()
     assert any(":gray-badge[forgotten]" in m.value and "~~User collects stamps~~" in m.value for m in at.markdown)
+
+
+def test_consistency_tab_lists_what_disagrees(app_env):  # noqa: F811
+    memory = get_memory()
+    memory.facts.add("User lives in Lisbon", "context", 0.9)
+    memory.facts.add("User lives in Porto", "context", 0.8)
+    at = page("facts")
+    frames = [d.value for d in at.dataframe]
+    assert any("Lisbon" in " ".join(map(str, df["text"])) for df in frames if "text" in df)

@@ -1,4 +1,5 @@
-"""Near-duplicate facts: the vetoes, the score on the hand-labelled pairs, and the finder against brute force."""
+"""Duplicate facts: exact twins (Unicode variants of one statement, and the migration that merged stored ones), and
+near-duplicates: the vetoes, the score on the hand-labelled pairs, and the finder against brute force."""
 
 from __future__ import annotations
 
@@ -6,14 +7,18 @@ import itertools
 import json
 import random
 import time
+import unicodedata
 from pathlib import Path
 
 import numpy as np
 import pytest
+from sqlalchemy import text
 
 from bench.near_duplicates_bench import synthetic_facts
 from memory_core.duplicates import DEFAULT_THRESHOLD, find_near_duplicates, pair_score, veto_reason
 from memory_core.search.embedders import HashingEmbedder, WordLlamaEmbedder
+from memory_core.store.migrations import MIGRATIONS, migrate
+from tests.conftest import make_memory
 
 PAIRS = json.loads((Path(__file__).parent / "data" / "near_duplicates.json").read_text())
 DUPLICATE_KINDS = {"exact", "reworded", "paraphrase"}
@@ -239,3 +244,55 @@ def test_find_on_nothing_and_on_one_text():
 def test_find_rejects_bad_input(texts, shape, kwargs, message):
     with pytest.raises(ValueError, match=message):
         find_near_duplicates(texts, np.zeros(shape, np.float32), **kwargs)
+
+
+TWINS = [
+    ("User likes café", unicodedata.normalize("NFD", "User likes café")),
+    ("User likes tea", "User likes\u200b tea"),
+    ("User likes tea", "\ufeffUser likes tea"),
+    ("User likes teapots", "User likes tea\u00adpots"),
+    ("User likes tea", "Ｕｓｅｒ ｌｉｋｅｓ ｔｅａ"),
+    ("User likes tea", "User\u00a0likes\u2003tea"),
+    ("User likes TEA", "user likes tea"),
+    ("Straße", "STRASSE"),
+]
+
+
+@pytest.mark.parametrize("stored,twin", TWINS)
+def test_unicode_twins_are_duplicates(memory, stored, twin):
+    assert memory.facts.add(stored, "preference", 0.9) is not None
+    assert memory.facts.add(twin, "preference", 0.9) is None
+    assert len(memory.facts.list()) == 1
+
+
+def test_the_dedup_key_migration_merges_stored_twins(tmp_path, database_url, monkeypatch):
+    """A database from before validity and Unicode keys: the migration keeps the older twin, supersedes
+    the newer by it, and leaves other scopes alone."""
+    m = make_memory(tmp_path, database_url)
+    monkeypatch.setattr("memory_core.store.migrations.MIGRATIONS", MIGRATIONS[:6])
+    m.db.ensure_ready()
+    monkeypatch.undo()
+    with m.db.engine.begin() as conn:
+        for column in ("valid_from", "invalid_at", "superseded_by", "invalid_reason"):
+            conn.exec_driver_sql(f"ALTER TABLE facts DROP COLUMN {column}")  # the schema as it was
+        conn.exec_driver_sql("ALTER TABLE fact_audit DROP COLUMN actor")
+        rows = [("fact_00000001", "default", "User likes café", "2026-01-01 10:00:00"),
+                ("fact_00000002", "default", unicodedata.normalize("NFD", "User likes café"), "2026-01-02 10:00:00"),
+                ("fact_00000003", "default", "User likes\u200b tea", "2026-01-03 10:00:00"),
+                ("fact_00000004", "bob", "User likes café", "2026-01-04 10:00:00")]
+        for i, (fid, user, content, at) in enumerate(rows):
+            old_key = f"old-key-{i}"  # distinct, as the old casefold-only keys of these twins were
+            conn.execute(text("INSERT INTO facts (id, user_id, agent_name, content, content_key, category, confidence, "
+                              "created_at, updated_at) VALUES (:i, :u, 'default', :c, :k, 'preference', 0.9, "
+                              f"{'CAST(:t AS TIMESTAMP)' if m.db.dialect == 'postgresql' else ':t'}, "
+                              f"{'CAST(:t AS TIMESTAMP)' if m.db.dialect == 'postgresql' else ':t'})"),
+                         {"i": fid, "u": user, "c": content, "k": old_key, "t": at})
+    assert migrate(m.db) == [f.__name__ for f in MIGRATIONS[6:]]
+    assert [f.id for f in m.facts.list()] == ["fact_00000001", "fact_00000003"]
+    twin = m.facts.get("fact_00000002")
+    assert twin.superseded_by == "fact_00000001" and twin.valid_from == twin.created_at
+    assert m.facts.history("fact_00000002")[0].action == "merged"
+    assert [f.id for f in m.facts.list(user_id="bob")] == ["fact_00000004"]
+    assert m.facts.count() == 2 and m.facts.count(user_id="bob") == 1
+    assert m.facts.add("User likes tea", "preference", 0.9) is None  # keys are the new ones now
+    m.close()

@@ -5,6 +5,7 @@ nothing, roles."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import zipfile
 from datetime import date
@@ -15,6 +16,7 @@ from sqlmodel import select
 
 from memory_core.store.models import ImportedItemRow
 from tests.conftest import make_memory
+from tests.test_summaries import _sentences_only
 
 DATA = Path(__file__).parent / "data" / "imports"
 
@@ -264,3 +266,34 @@ def test_an_import_never_evicts_and_brings_the_rest_later(tmp_path, database_url
         assert everything.facts_added > 2 and again.facts_added == everything.facts_added - 2
         assert view.facts.count() == 3 + again.facts_added
         assert view.import_file(DATA / "deerflow" / "memory.json").facts_added == 0
+
+
+# What the user said in the fixtures' current branches, as the offline extractor writes it.
+STATED = {
+    "chatgpt": {"User lives in Lisbon", "User works at Tidewater Analytics", "User prefers walking to work",
+                "User prefers quiet temples to crowded ones", "User prefers tea over coffee in the mornings",
+                "User usually cycles to the office"},
+    "claude": {"User prefers tokio over async-std", "User is a nurse", "User wants to move into health informatics",
+               "User grows tomatoes and peppers on their allotment in Leeds"},
+}
+# Said by the assistant, by nobody, or not a fact: never a fact.
+NOT_STATED = re.compile(r"Thai basil|Sanzen|Tokio is|regenerated|Kyoto for 5|data analysis|PIN|Leeds summers|"
+                        r"Welcome|commute|keeps it", re.I)
+
+
+@pytest.mark.parametrize("fmt,path", [("chatgpt", DATA / "chatgpt" / "conversations.json"),
+                                      ("claude", DATA / "claude" / "export")])
+def test_imported_conversations_yield_the_facts_the_user_stated(tmp_path, database_url, fmt, path):
+    with make_memory(tmp_path, database_url) as m:
+        report = m.import_file(path, user_id="ana", agent_name="bot")
+        assert report.format == fmt and report.conversations >= 3
+        m.queue.flush()
+        facts = {f.content for f in m.facts.list(user_id="ana", agent_name="bot")}
+        assert STATED[fmt] <= facts, STATED[fmt] - facts
+        assert not [f for f in facts if NOT_STATED.search(f)]
+        user = m.memory_data(user_id="ana", agent_name="bot")["user"]
+        if fmt == "claude":  # the summary Claude kept is not thrown away by the offline summary
+            assert user["topOfMind"]["summary"] == ("Shipping the checkout redesign before the holiday sale. "
+                                                    "User wants to move into health informatics.")
+        assert all(_sentences_only(part["summary"]) for part in user.values() if part["summary"])
+

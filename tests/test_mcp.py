@@ -619,3 +619,39 @@ def test_console_script_is_installed():
     assert script, "memory-core is not installed next to this interpreter (bin/test installs the checkout)"
     shown = subprocess.run([script, "mcp", "--help"], capture_output=True, text=True, timeout=60)
     assert shown.returncode == 0 and "--transport {stdio,http}" in shown.stdout
+
+
+# -- the server says which memory it serves --------------------------------------------------------
+
+DB_PASSWORD = "q-p@ss/w0rd-7731"
+ENCODED = "q-p%40ss%2Fw0rd-7731"
+
+
+def _mcp_start_message(env: dict[str, str], cwd) -> tuple[str, bytes]:
+    """Start `memory-core mcp` (stdio), close its stdin at once (it exits), return its stderr and stdout."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "memory_core", "mcp"], input=b"", capture_output=True, cwd=cwd,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stderr.decode(), done.stdout
+
+
+def test_mcp_says_on_stderr_which_home_and_database_it_uses(tmp_path, pg_url):
+    import os
+    from pathlib import Path
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_CORE_", "OPENAI_"))}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+    stderr, stdout = _mcp_start_message(env, tmp_path)
+    assert stdout == b""  # stdout is the protocol's
+    assert f"home {tmp_path / 'memory_data'}" in stderr and "MEMORY_CORE_HOME is not set" in stderr
+    assert f"sqlite:///{tmp_path / 'memory_data'}" in stderr or "sqlite:///memory_data" in stderr
+
+    # A password in the URL's query is masked (the local server trusts 127.0.0.1, so any password works).
+    env.update(MEMORY_CORE_HOME=str(tmp_path / "home"), MEMORY_CORE_DATABASE_URL=f"{pg_url}&password={ENCODED}")
+    stderr, stdout = _mcp_start_message(env, tmp_path)
+    assert stdout == b"" and f"home {tmp_path / 'home'}, database postgresql+psycopg://" in stderr
+    assert "password=***" in stderr and ENCODED not in stderr and DB_PASSWORD not in stderr
+    assert "MEMORY_CORE_HOME is not set" not in stderr

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from memory_core.search.embedders import HashingEmbedder, WordLlamaEmbedder, cosine_top
-from memory_core.search.fusion import decay, rrf, weighted
-from memory_core.search.index import drifted, idf, query_terms
+from memory_core.search.fusion import best, decay, fuse, rrf, weighted
+from memory_core.search.embedding_upkeep import drifted, idf
+from memory_core.search.index import query_terms
 from memory_core.scope import DEFAULT_SCOPE, make_scope
 from tests.conftest import make_memory
 
@@ -142,7 +143,7 @@ def test_idf_weighting_silences_what_every_item_shares(tmp_path, database_url):
         for topic in topics:
             m.facts.add(f"Caroline said during our long weekly conversation that she {topic}", "context", 0.9)
         scope = make_scope("default", "default")
-        version, weights = m.index._weighting(scope, None)
+        version, weights = m.index.weighting(scope)
         shared = m.embedder.token_ids(["Caroline said during our long weekly conversation"])[0]
         assert version and float(weights[shared].max()) < float(np.median(weights))
         # A plain mean answers "cooks" to the last: in a short item the shared opening is nearly everything.
@@ -157,12 +158,12 @@ def test_idf_snapshot_is_renewed_as_the_scope_grows(tmp_path, database_url):
         for n in range(3):
             m.facts.add(f"User fact number {n} about gardening", "context", 0.9)
         assert m.index.ensure_embeddings(DEFAULT_SCOPE) == 3
-        first, _ = m.index._weighting(DEFAULT_SCOPE, None)
+        first, _ = m.index.weighting(DEFAULT_SCOPE)
         assert m.index.ensure_embeddings(DEFAULT_SCOPE, force=True) == 0  # no drift: nothing to redo
         for n in range(3, 12):
             m.facts.add(f"User fact number {n} about cooking", "context", 0.9)
         assert m.index.ensure_embeddings(DEFAULT_SCOPE, force=True) == 12  # the scope quadrupled: all re-pooled
-        second, _ = m.index._weighting(DEFAULT_SCOPE, None)
+        second, _ = m.index.weighting(DEFAULT_SCOPE)
         assert second != first
         with m.db.read() as s:
             row = s.get(TokenStatsRow, ("default", "default", m.embedder.model_name))
@@ -171,7 +172,7 @@ def test_idf_snapshot_is_renewed_as_the_scope_grows(tmp_path, database_url):
         hit = m.search("User fact number 7 about cooking", k=1, mode="vector")[0]
         assert hit.text == "User fact number 7 about cooking" and hit.score > 0.99  # query pooled like the items
     with make_memory(tmp_path, database_url, embedder=WordLlamaEmbedder()) as m:  # another process: same snapshot
-        assert m.index._weighting(DEFAULT_SCOPE, None)[0] == second
+        assert m.index.weighting(DEFAULT_SCOPE)[0] == second
         assert m.index.ensure_embeddings(DEFAULT_SCOPE) == 0
 
 
@@ -200,6 +201,27 @@ def test_fusion_and_maths():
     assert decay(0, 7) == 1.0 and abs(decay(7, 7) - 0.5) < 1e-9
     idx, scores = cosine_top(np.eye(3, dtype=np.float32), np.array([0, 1, 0], dtype=np.float32), 2)
     assert idx[0] == 1 and scores[0] == 1.0
+
+
+KW, VEC = [("a", 4.0), ("b", 2.0), ("c", 1.0)], [("c", 0.9), ("d", 0.5)]
+
+
+@pytest.mark.parametrize("options,expected", [
+    ({"mode": "keyword"}, {"a": 4.0, "b": 2.0, "c": 1.0}),
+    ({"mode": "vector"}, {"c": 0.9, "d": 0.5}),
+    ({}, {"a": 1.0, "b": 1 / 3, "c": 1.0, "d": 0.0}),  # min-max normalised, summed with weights 1 and 1
+    ({"vector_weight": 2.0}, {"a": 1.0, "b": 1 / 3, "c": 2.0, "d": 0.0}),
+    ({"keyword_weight": 0.0}, {"a": 0.0, "b": 0.0, "c": 1.0, "d": 0.0}),
+    ({"fusion": "rrf"}, {"a": 1 / 61, "b": 1 / 62, "c": 1 / 63 + 1 / 61, "d": 1 / 62}),
+])
+def test_fuse_keyword_and_vector_scores(options, expected):
+    fused = fuse(KW, VEC, **options)
+    assert fused.keys() == expected.keys() and all(abs(fused[o] - expected[o]) < 1e-9 for o in expected)
+
+
+def test_best_keeps_the_n_best_in_order():
+    assert list(best({"a": 0.1, "b": 0.9, "c": 0.5}, 2).items()) == [("b", 0.9), ("c", 0.5)]
+    assert best({}, 3) == {} and best({"a": 1.0}, 0) == {}
 
 
 def test_optional_e5_embedder_is_semantic_and_asymmetric(tmp_path):

@@ -27,8 +27,8 @@ from memory_core.scope import DEFAULT_SCOPE
 from memory_core.search import embedders as embedders_module
 from memory_core.search.embedders import (GROUP_CHARS, PIECE_CHARS, HashingEmbedder, OpenAIEmbedder, WordLlamaEmbedder,
                                           batches, parse_embeddings, piece_groups, split_text)
-from memory_core.search.index import (CHUNK_CHARS, EMBED_BATCH_CHARS, EMBED_BATCH_ITEMS, MAX_EMBED_ATTEMPTS, chunk_document,
-                                      split_chunk)
+from memory_core.search.chunking import CHUNK_CHARS, chunk_document, split_chunk
+from memory_core.search.embedding_upkeep import EMBED_BATCH_CHARS, EMBED_BATCH_ITEMS, MAX_EMBED_ATTEMPTS
 from memory_core.store.models import ChunkRow, EmbeddingRow, IndexedDocRow
 from tests.conftest import make_memory
 
@@ -228,7 +228,7 @@ def test_a_bad_item_is_marked_and_never_blocks_its_batch(tmp_path, database_url,
 
 
 def test_failures_are_retried_a_few_times_then_skipped_across_restarts(tmp_path, database_url, caplog):
-    caplog.set_level(logging.WARNING, logger="memory_core.search.index")
+    caplog.set_level(logging.WARNING, logger="memory_core.search.embedding_upkeep")
     embedder = FlakyEmbedder()
     with make_memory(tmp_path, database_url, embedder=embedder) as m:
         good = m.facts.add("User likes oak trees", "preference", 0.9)
@@ -244,7 +244,7 @@ def test_failures_are_retried_a_few_times_then_skipped_across_restarts(tmp_path,
         m.index.backfill()
         m.search("oak", k=3)
         assert embedder.saw("POISON") == seen  # given up: no more calls
-    records = [r for r in caplog.records if r.name == "memory_core.search.index"]
+    records = [r for r in caplog.records if r.name == "memory_core.search.embedding_upkeep"]
     assert len(records) == 2 * MAX_EMBED_ATTEMPTS  # one line per failure
     assert all(KEY not in r.getMessage() and "abcdef1234567890" not in r.getMessage() for r in records)
     assert "keeps no vector until its text changes" in records[-1].getMessage()
@@ -455,7 +455,7 @@ def test_index_skips_what_a_real_server_cannot_embed(tmp_path, httpserver, caplo
         return Response(json.dumps(reply(*vectors)), 200, content_type="application/json")  # NaN: not JSON proper
 
     httpserver.expect_request("/v1/embeddings").respond_with_handler(handler)
-    caplog.set_level(logging.WARNING, logger="memory_core.search.index")
+    caplog.set_level(logging.WARNING, logger="memory_core.search.embedding_upkeep")
     with make_memory(tmp_path, embedder=openai_embedder(httpserver)) as m:
         for n in range(6):
             m.facts.add(f"User fact number {n}", "context", 0.9)
@@ -466,7 +466,7 @@ def test_index_skips_what_a_real_server_cannot_embed(tmp_path, httpserver, caplo
         with pytest.raises(EmbeddingError, match="not finite"):  # a query that cannot be embedded: said so
             m.search("POISON", k=1)
         assert len(m.search("fact number", k=10, mode="vector")) == 6
-    records = [r.getMessage() for r in caplog.records if r.name == "memory_core.search.index"]
+    records = [r.getMessage() for r in caplog.records if r.name == "memory_core.search.embedding_upkeep"]
     attempts = [re.search(r"attempt \d", r).group() for r in records]  # the first search re-ran the check
     assert attempts == [f"attempt {n}" for n in range(1, len(attempts) + 1)] and len(attempts) <= MAX_EMBED_ATTEMPTS
     assert all(KEY not in r for r in records)

@@ -11,7 +11,7 @@ import json
 from memory_core import Memory, Settings
 from tests.conftest import make_memory
 from tests.test_mcp import local_memory, server_env, stdio_client, structured
-from tests.test_one_truth import _db_texts
+from tests.test_erase import _db_texts
 
 KEYS = {"openai": "sk-proj-Zq8Xv3LmN0pQ4rS7tU1wY5aB9cD2eF6gH0jK3m",
         "aws": "AKIAQ4EXAMPLE7ZK2RTW",

@@ -17,6 +17,7 @@ import pytest
 from memory_core import LLMError, ScriptedChatModel
 from memory_core.documents import DatabaseDocumentStore, LocalDocumentStore
 from memory_core.scope import Scope
+from memory_core.tiers.context import ContextManager, ContextParts
 from memory_core.tiers.dream import FabricationGuard, parse_dream_reply
 from tests.conftest import make_memory
 
@@ -405,3 +406,20 @@ def test_retention_keeps_logs_no_dream_read_and_logs_changed_since(tmp_path, dat
         assert m.daily.read((WHEN - timedelta(days=400)).date())
         m.deep_dream(500, force=True)
         assert m.apply_retention() == [f"memory/{(WHEN - timedelta(days=400)).date()}.md"]
+
+
+def test_context_manager_flushes_through_the_callables_it_is_given():
+    appended: list[tuple[str, str, Scope]] = []
+    manager = ContextManager(ContextParts(
+        summarize=lambda part: "summary of " + " / ".join(m["content"] for m in part),
+        append_daily=lambda text, title, scope: appended.append((text, title, scope)),
+        today=lambda: datetime(2026, 1, 1).date(), injection=lambda scope: f"memory of {scope.key}",
+        plan=lambda plan_id: None), max_sessions=4, budget=10_000)
+    session, new = manager.session("s1", Scope("ana", "bot"))
+    assert new and session.system_context() == "memory of ana/bot"
+    session.add("user", "hello")
+    session.add("assistant", "hi there")
+    assert session.end() == "memory/2026-01-01.md"
+    manager.wait()
+    assert appended == [("summary of hello / hi there", "Session End", Scope("ana", "bot"))]
+    assert manager.errors == []

@@ -314,24 +314,9 @@ def _fact_tools(server: MCPServer, view: ViewProvider, limits: Limits) -> None:
                       ) -> Changed:
         """Change a fact. New content replaces the fact by a new one (the old one is kept, invalid, in the
         history); a new category or confidence alone changes the fact in place."""
-        memory = view()
-        old = memory.facts.get(fact_id)
-        if not old.valid:
-            raise ValueError(f"{fact_id} is no longer valid (replaced by {old.superseded_by or 'nothing'}); "
-                             "change the current fact instead")
-        if content is not None and content_key(content) == content_key(old.content):
-            content = None  # the same statement: nothing to supersede
-        changed = [name for name, value, was in (("category", category, old.category),
-                                                 ("confidence", confidence, old.confidence))
-                   if value is not None and value != was]
-        if content is not None:
-            new = memory.facts.supersede(fact_id, content, category=category, confidence=confidence,
-                                         reason="updated by the agent")
-            return Changed(fact=FactOut.of(new), superseded=fact_id, changed=["content", *changed])
-        if not changed:
-            return Changed(fact=FactOut.of(old), changed=[])
-        fact = memory.facts.update(fact_id, category=category, confidence=confidence)
-        return Changed(fact=FactOut.of(fact), changed=changed)
+        revision = view().facts.revise(fact_id, content=content, category=category, confidence=confidence,
+                                       reason="updated by the agent")
+        return Changed(fact=FactOut.of(revision.fact), superseded=revision.superseded, changed=list(revision.changed))
 
     def correct_memory(fact_id: FactId, content: Content, reason: Reason = None) -> Changed:
         """The user corrected a remembered fact: replace it by the right statement. The wrong one is kept,

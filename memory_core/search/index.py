@@ -1,13 +1,13 @@
 """The search index: keyword (SQLite FTS5 trigram, or PostgreSQL full-text) and vectors, fused.
 
 Facts are indexed by triggers in the database itself; daily blocks and MEMORY.md bullets are chunked
-into `chunks` (with their line ranges) whenever a document changes. Dream diaries are never indexed.
-Embeddings are float32 BLOBs keyed by owner and model; a different model re-embeds everything.
+(`search.chunking`) into `chunks` (with their line ranges) whenever a document changes. Dream diaries are never
+indexed. Vectors are kept up to date by `search.embedding_upkeep`; keyword and vector scores are combined by
+`search.fusion`; the SQL is `store.index_store`'s. This module ranks.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 import threading
@@ -17,16 +17,16 @@ from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
 
-from ..errors import EmbeddingError
-from ..redact import scrub
 from ..scope import Scope
 from ..store.index_store import IndexStore
 from ..store.turn_store import facts_with_sources
 from ..text import STOPWORDS
 from ..tiers.core import CORE_PATH
 from .chunking import CHUNK_CHARS, CHUNKING, chunk_document, split_chunk  # noqa: F401 (named here before)
-from .embedders import Embedder, batches, cosine_top
-from .fusion import decay, mmr, rrf, weighted
+from .embedders import Embedder, cosine_top
+from .embedding_upkeep import (EMBED_BATCH_CHARS, EMBED_BATCH_ITEMS, EMBED_TEXT_CHARS,  # noqa: F401 (named here before)
+                               MAX_EMBED_ATTEMPTS, REFRESH_ON_REQUEST, EmbeddingUpkeep, drifted, idf, sha)
+from .fusion import VECTOR_WEIGHT, best, decay, fuse, mmr, weighted
 from .neighbours import with_neighbours
 
 if TYPE_CHECKING:
@@ -38,39 +38,6 @@ log = logging.getLogger(__name__)
 _DAILY = re.compile(r"memory/(\d{4}-\d{2}-\d{2})\.md")
 _TOKEN = re.compile(r"[\w']+", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-# Hybrid fusion: min-max normalised keyword and cosine scores, weighted. Chosen by measurement on LoCoMo
-# (bench/search_locomo.py): it beat reciprocal-rank fusion at every weight tried, because RRF lets weak
-# vector neighbours displace strong keyword matches. Equal weights since neighbouring turns lend to each
-# other (search.neighbours): with them, vector weights 1.0 and 1.5 gave 0.75 on both dev conversations,
-# 0.5 and 0.7 gave 0.735 (without them the plateau was 0.3-0.7, at 0.66).
-VECTOR_WEIGHT = 1.0
-# Token-weighted embedders pool with the scope's inverse document frequencies, from a snapshot that is
-# taken again once the scope has doubled or halved; a new snapshot re-embeds the scope. Above this many
-# items (re-pooled in under a second here), a search leaves that to the worker's back-fill rather than
-# wait. An older snapshot still weighs well: on LoCoMo, one taken at a tenth of a conversation lost nothing.
-REFRESH_ON_REQUEST = 5_000
-# Embedding calls are bounded: at most EMBED_BATCH_ITEMS texts and EMBED_BATCH_CHARS characters, each text
-# cut to EMBED_TEXT_CHARS (chunks and facts are shorter; this only guards against rows from older versions).
-EMBED_BATCH_ITEMS = 512
-EMBED_BATCH_CHARS = 32_000
-EMBED_TEXT_CHARS = 4_000
-# An item whose embedding fails (EmbeddingError, or a reply that is not one finite vector per text) while
-# the embedder itself works keeps a row in `embeddings` with no vector: `dim` is minus its failed attempts
-# and `text_hash` the hash of its text. It is tried again by later runs (the worker's back-fill every 10 s,
-# across restarts) until MAX_EMBED_ATTEMPTS, then left to keyword search until its text changes.
-MAX_EMBED_ATTEMPTS = 3
-_PROBE = "memory"  # embedded when a batch fails, to tell a failing embedder from failing items
-
-
-@dataclass(frozen=True)
-class _Pending:
-    """An item to embed: its owner ("f:<id>" or "c:<pk>"), text, vector hash, text hash and failed attempts."""
-
-    owner: str
-    text: str
-    digest: str
-    text_hash: str
-    attempts: int
 
 
 @dataclass(frozen=True)
@@ -80,10 +47,6 @@ class SearchHit:
     text: str
     score: float
     source: str | None = None  # a fact's source (thread/turn), or the document path
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def query_terms(query: str) -> tuple[list[str], list[str]]:
@@ -104,36 +67,24 @@ def query_terms(query: str) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(long_terms))[:32], list(dict.fromkeys(short_terms))[:8]
 
 
-def idf(df: np.ndarray, items: int) -> np.ndarray:
-    """BM25's inverse document frequency, always positive: tokens no item holds weigh the most."""
-    return np.log1p((items - df + 0.5) / (df + 0.5)).astype(np.float32)
-
-
-def drifted(snapshot_items: int, items: int) -> bool:
-    return items >= 2 * snapshot_items + 4 or 2 * items + 4 <= snapshot_items
-
-
 class SearchIndex:
     def __init__(self, db: "Database", documents: "DocumentStore", embedder: Embedder, clock: "Clock",
                  store: IndexStore | None = None) -> None:
         self.db = db
-        self.store = store or IndexStore(db)  # the SQL; this module keeps ranking and upkeep
+        self.store = store or IndexStore(db)  # the SQL; this module keeps the ranking
         self.documents = documents
         self.embedder = embedder
         self.clock = clock
+        self.upkeep = EmbeddingUpkeep(self.store, embedder, changed=self.touch)
         self._lock = threading.RLock()
         self._cache: dict[tuple[Scope, str], tuple[int, np.ndarray, list[str]]] = {}
         self._generation = 0
-        self._embedded: dict[Scope, int] = {}  # scopes known fully embedded, with their item count then
-        self._weights: dict[tuple[Scope, str], tuple[str, np.ndarray]] = {}  # IDF snapshots by version
 
     def touch(self, scope: Scope | None = None) -> None:
+        """Something changed in `scope` (every scope when None): cached vectors and checks are stale."""
         with self._lock:
             self._generation += 1
-            if scope is None:
-                self._embedded.clear()
-            else:
-                self._embedded.pop(scope, None)
+            self.upkeep.forget(scope)
 
     # -- documents -------------------------------------------------------------------------------
 
@@ -148,7 +99,7 @@ class SearchIndex:
         known = self.store.indexed_docs(scope)
         for path in wanted:
             content = self.documents.read(scope, path) or ""
-            digest = _sha(f"{CHUNKING}\0{content}")
+            digest = sha(f"{CHUNKING}\0{content}")
             if known.get(path) == digest:
                 continue
             self._reindex(scope, path, content, digest)
@@ -167,172 +118,24 @@ class SearchIndex:
         self.store.replace_chunks(scope, path, kind, match.group(1) if match else None,
                                   chunk_document(path, content), digest)
 
-    # -- embeddings ------------------------------------------------------------------------------
+    # -- embeddings (kept up to date by search.embedding_upkeep) ---------------------------------
 
     def ensure_embeddings(self, scope: Scope, batch: int = EMBED_BATCH_ITEMS, force: bool = False) -> int:
-        """Embed what has no vector for the current model (or whose text changed); drop orphans; return
-        how many vectors were written.
+        """Embed what has no vector for the current model (or whose text changed), drop orphans; how many
+        vectors were written (see EmbeddingUpkeep.ensure)."""
+        return self.upkeep.ensure(scope, batch, force)
 
-        Skipped when this process has changed nothing in the scope and its item count is what it was
-        at the last full check; `force` (the worker's periodic back-fill) always checks every item,
-        which also catches edits made by other processes, and may take a new IDF snapshot at any size.
-        An item that fails is marked and skipped (see MAX_EMBED_ATTEMPTS); EmbeddingError only when the
-        embedder itself fails, with nothing marked.
-        """
-        model = self.embedder.model_name
-        count = self.store.item_count(scope)
-        if not force and self._embedded.get(scope) == count:
-            return 0
-        items = self.store.items(scope)
-        version, weights = self._weighting(scope, count if force or count <= REFRESH_ON_REQUEST else None, items)
-        rows = self.store.embedding_rows(scope, model)
-        have = {owner: digest for owner, digest, dim in rows if dim > 0}
-        marks = {owner: (digest, -dim) for owner, digest, dim in rows if dim <= 0}
-        dim = next((d for _, _, d in rows if d > 0), None)
-        todo: list[_Pending] = []
-        for owner, t in items:
-            digest = _sha(f"{version}\0{t}" if version else t)
-            if have.get(owner) == digest:
-                continue
-            text_hash = _sha(t)
-            marked_hash, attempts = marks.get(owner, ("", 0))
-            attempts = attempts if marked_hash == text_hash else 0  # a changed text starts afresh
-            if attempts < MAX_EMBED_ATTEMPTS:
-                todo.append(_Pending(owner, t, digest, text_hash, attempts))
-        orphans = {o for o, _, _ in rows} - {owner for owner, _ in items}
-        written = 0
-        for lo, hi in batches([p.text for p in todo], batch, EMBED_BATCH_CHARS):
-            part = todo[lo:hi]
-            results, dim = self._embed_part([p.text for p in part], weights, dim)
-            rows_out = []
-            for pending, result in zip(part, results):
-                if isinstance(result, EmbeddingError):  # the mark: no vector, minus the attempts
-                    self._log_failure(scope, pending.owner, pending.attempts + 1, result)
-                    rows_out.append((pending.owner, -(pending.attempts + 1), pending.text_hash, b""))
-                else:
-                    written += 1
-                    rows_out.append((pending.owner, int(result.shape[0]), pending.digest, result.tobytes()))
-            self.store.write_embeddings(scope, model, rows_out)
-        if orphans:
-            self.store.drop_embeddings(scope, model, orphans)
-        if todo or orphans:
-            self.touch(scope)
-        with self._lock:
-            self._embedded[scope] = count
-        return written
+    def backfill(self) -> int:
+        """Embed what is missing in every scope that has facts or chunks (the worker runs this)."""
+        return self.upkeep.backfill()
 
-    def _embed_part(self, texts: list[str], weights: np.ndarray | None,
-                    dim: int | None) -> tuple[list[np.ndarray | EmbeddingError], int | None]:
-        """Each text's vector, or the error that its embedding alone raised; and the vectors' dimension.
-
-        A failing batch is first told apart from a failing embedder (a probe text must embed, or this
-        raises EmbeddingError and nothing is marked), then halved until the texts that fail are alone."""
-        try:
-            vectors = self._checked(texts, weights, dim)
-            return list(vectors), vectors.shape[1]
-        except EmbeddingError as exc:
-            error = exc
-        try:
-            dim = self._checked([_PROBE], weights, dim).shape[1]
-        except EmbeddingError as exc:
-            raise EmbeddingError(f"the embedder {self.embedder.model_name} is failing: {exc}") from error
-        if len(texts) == 1:
-            return [error], dim
-        half = len(texts) // 2
-        return self._each(texts[:half], weights, dim) + self._each(texts[half:], weights, dim), dim
-
-    def _each(self, texts: list[str], weights: np.ndarray | None, dim: int) -> list[np.ndarray | EmbeddingError]:
-        """Each text's vector or error: the texts together, else each half on its own, down to one."""
-        try:
-            return list(self._checked(texts, weights, dim))
-        except EmbeddingError as exc:
-            if len(texts) == 1:
-                return [exc]
-        half = len(texts) // 2
-        return self._each(texts[:half], weights, dim) + self._each(texts[half:], weights, dim)
-
-    def _checked(self, texts: list[str], weights: np.ndarray | None, dim: int | None) -> np.ndarray:
-        """The embedder's float32 vectors of `texts` (each cut to EMBED_TEXT_CHARS); EmbeddingError unless
-        they are one finite row per text, of dimension `dim` when known."""
-        try:
-            vectors = np.asarray(self._embed([t[:EMBED_TEXT_CHARS] for t in texts], weights), dtype=np.float32)
-        except (TypeError, ValueError) as exc:  # a reply that is not even a matrix of numbers
-            raise EmbeddingError(f"the embedder returned something that is not vectors "
-                                 f"({type(exc).__name__})") from None
-        if vectors.ndim != 2 or vectors.shape[0] != len(texts) or vectors.shape[1] == 0:
-            raise EmbeddingError(f"the embedder returned an array of shape {vectors.shape} for {len(texts)} texts")
-        if dim is not None and vectors.shape[1] != dim:
-            raise EmbeddingError(f"the embedder returned {vectors.shape[1]}-dimensional vectors; this scope's "
-                                 f"vectors of that model have {dim}")
-        if not np.isfinite(vectors).all():
-            raise EmbeddingError("the embedder returned values that are not finite")
-        return vectors
-
-    def _log_failure(self, scope: Scope, owner: str, attempt: int, error: EmbeddingError) -> None:
-        last = " (the last: it keeps no vector until its text changes)" if attempt >= MAX_EMBED_ATTEMPTS else ""
-        log.warning("embedding %s of scope %s failed, attempt %d of %d%s: %s", owner, scope.key, attempt,
-                    MAX_EMBED_ATTEMPTS, last, scrub(str(error))[:300])
-
-    def _embed(self, texts: list[str], weights: np.ndarray | None) -> np.ndarray:
-        return self.embedder.embed(texts) if weights is None else self.embedder.embed(texts, weights=weights)
-
-    def _embed_all(self, texts: list[str], weights: np.ndarray | None) -> np.ndarray:
-        """Vectors of any number of texts, in bounded batches (for re-ranking; failures raise)."""
-        parts = [self._embed(texts[lo:hi], weights) for lo, hi in batches(texts, EMBED_BATCH_ITEMS, EMBED_BATCH_CHARS)]
-        return np.concatenate(parts) if parts else np.zeros((0, self.embedder.dim), dtype=np.float32)
-
-    def _weighting(self, scope: Scope, count: int | None,
-                   items: list[tuple[str, str]] | None = None) -> tuple[str, np.ndarray | None]:
-        """The scope's IDF snapshot for a token-weighted embedder: (version, weights), or ("", None).
-
-        A snapshot is taken when there is none, or, given the scope's item `count`, when the scope has
-        doubled or halved since the last one (from `items` when the caller has read them already). Its
-        version goes into every vector's text hash, so a new snapshot re-embeds the scope and a query is
-        always pooled like the items it is compared with.
-        """
-        if not hasattr(self.embedder, "token_ids"):
-            return "", None
-        model = self.embedder.model_name
-        row = self.store.token_stats(scope, model)
-        if row is None or (count is not None and drifted(row[1], count)):
-            return self._snapshot(scope, items if items is not None else self.store.items(scope))
-        version, snapshot_items = row
-        with self._lock:
-            cached = self._weights.get((scope, model))
-        if cached is None or cached[0] != version:
-            blob = self.store.token_df(scope, model, version)
-            if blob is None:  # replaced by another process in between
-                return self._weighting(scope, None)
-            cached = (version, idf(np.frombuffer(blob, dtype=np.int32), snapshot_items))
-            with self._lock:
-                self._weights[(scope, model)] = cached
-        return cached
+    def weighting(self, scope: Scope) -> tuple[str, np.ndarray | None]:
+        """The scope's IDF snapshot for a token-weighted embedder: (version, weights), or ("", None)."""
+        return self.upkeep.weighting(scope)
 
     def describe(self, scope: Scope) -> str:
         """One line on how the scope's vectors are made, for people (the Search page shows it)."""
-        model = self.embedder.model_name
-        if not hasattr(self.embedder, "token_ids"):
-            return f"Vectors: {model}."
-        stats = self.store.token_stats(scope, model)
-        items = None if stats is None else stats[1]
-        if items is None:
-            return f"Vectors: {model}, weighted by this scope's token frequencies once it is first searched."
-        return (f"Vectors: {model}, weighted by this scope's token frequencies "
-                f"(snapshot of {items:,} item{'s' if items != 1 else ''}).")
-
-    def _snapshot(self, scope: Scope, items: list[tuple[str, str]]) -> tuple[str, np.ndarray]:
-        model = self.embedder.model_name
-        texts = [t for _, t in items]
-        df = np.zeros(self.embedder.vocab_size, dtype=np.int32)
-        for lo, hi in batches(texts, EMBED_BATCH_ITEMS, EMBED_BATCH_CHARS):  # token ids of a few texts at a time
-            ids = [np.unique(np.asarray(t, dtype=np.int64)) for t in self.embedder.token_ids(texts[lo:hi])]
-            df += np.bincount(np.concatenate(ids), minlength=df.shape[0])[:df.shape[0]].astype(np.int32)
-        version = f"idf{len(texts)}-{hashlib.sha256(df.tobytes()).hexdigest()[:12]}"
-        self.store.save_token_stats(scope, model, len(texts), version, df.tobytes())
-        weights = idf(df, len(texts))
-        with self._lock:
-            self._weights[(scope, model)] = (version, weights)
-        return version, weights
+        return self.upkeep.describe(scope)
 
     def _matrix(self, scope: Scope) -> tuple[np.ndarray, list[str]]:
         model = self.embedder.model_name
@@ -349,11 +152,6 @@ class SearchIndex:
         with self._lock:
             self._cache[(scope, model)] = (stamp, matrix, owners)
         return matrix, owners
-
-    def backfill(self) -> int:
-        """Embed what is missing in every scope that has facts or chunks (the worker runs this)."""
-        scopes = self.store.scopes()
-        return sum(self.ensure_embeddings(scope, force=True) for scope in sorted(scopes))
 
     # -- retrieval -------------------------------------------------------------------------------
 
@@ -394,8 +192,7 @@ class SearchIndex:
         matrix, owners = self._matrix(scope)
         if not owners:
             return []
-        embed_query = getattr(self.embedder, "embed_query", None)  # asymmetric models (e5) prefix queries
-        q = embed_query(query) if embed_query else self._checked([query], self._weighting(scope, None)[1], None)[0]
+        q = self.upkeep.embed_query(scope, query)
         if q.shape[0] != matrix.shape[1]:
             return []
         idx, scores = cosine_top(matrix, q, limit)
@@ -420,16 +217,9 @@ class SearchIndex:
         if mode != "keyword":
             self.ensure_embeddings(scope)
             vec = self.vector(scope, query, depth)
-        if mode == "keyword":
-            fused = {o: s for o, s in kw}
-        elif mode == "vector":
-            fused = {o: s for o, s in vec}
-        elif fusion == "rrf":
-            fused = rrf([[o for o, _ in kw], [o for o, _ in vec]], [keyword_weight, vector_weight])
-        else:
-            fused = weighted([dict(kw), dict(vec)], [keyword_weight, vector_weight])
+        fused = fuse(kw, vec, mode=mode, fusion=fusion, keyword_weight=keyword_weight, vector_weight=vector_weight)
         if not half_life_days:  # what ranks below `depth` cannot reach the top k (MMR picks from 4k)
-            fused = dict(sorted(fused.items(), key=lambda kv: kv[1], reverse=True)[:depth])
+            fused = best(fused, depth)
         hits = self._hits(scope, fused)
         if neighbours:
             hits = self._lend_to_neighbours(scope, hits)
@@ -441,7 +231,7 @@ class SearchIndex:
         ranked = sorted(hits, key=lambda o: hits[o][1], reverse=True)
         if mmr_lambda is not None and ranked:
             pool = ranked[: k * 4]
-            vectors = self._embed_all([hits[o][0].text for o in pool], self._weighting(scope, None)[1])
+            vectors = self.upkeep.embed_all([hits[o][0].text for o in pool], self.upkeep.weighting(scope)[1])
             position = {o: i for i, o in enumerate(pool)}
             top = max(hits[o][1] for o in pool) or 1.0
             relevance = {o: hits[o][1] / top for o in pool}

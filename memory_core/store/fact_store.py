@@ -11,7 +11,7 @@ import logging
 import secrets
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterator
 
 from sqlalchemy import or_, select, text
 from sqlalchemy.exc import IntegrityError
@@ -416,15 +416,3 @@ class FactStore:
             rows = s.execute(select(FactRow.user_id, FactRow.agent_name).distinct()).all()
             rows += s.execute(select(SummaryRow.user_id, SummaryRow.agent_name).distinct()).all()
         return sorted({Scope(u, a) for u, a in rows})
-
-    def remove_in_scope(self, scope: Scope, fact_ids: Iterable[str], reason: str) -> list[str]:
-        """Invalidate those of `fact_ids` that are valid facts of `scope`; return the ids invalidated."""
-        ids = [i for i in fact_ids if isinstance(i, str)]
-        removed: list[str] = []
-        if ids:
-            with self.transaction(scope) as tx:
-                for row in tx.s.execute(select(FactRow).where(FactRow.id.in_(ids), *_in_scope(scope),
-                                                              FactRow.invalid_at.is_(None))).scalars().all():
-                    tx._end(row, "invalidated", reason)
-                    removed.append(row.id)
-        return removed

@@ -1,8 +1,9 @@
 """The SQL of the search index: chunks, indexed documents, embeddings, token statistics and keyword queries.
 
-Ranking, chunking and embedding upkeep live in `memory_core.search.index`; this module only reads and
-writes rows. An item is named by its owner: "f:<fact id>" or "c:<chunk pk>". Keyword search runs FTS5 BM25
-on SQLite (when the build has FTS5), ts_rank on PostgreSQL, and a substring scan for what neither indexes.
+Ranking, chunking, embedding upkeep and fusion live in `memory_core.search` (index, chunking, embedding_upkeep,
+fusion); this module only reads and writes rows. An item is named by its owner: "f:<fact id>" or "c:<chunk pk>".
+Keyword search runs FTS5 BM25 on SQLite (when the build has FTS5), ts_rank on PostgreSQL, and a substring scan
+for what neither indexes.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""Issue 22: facts from imported conversations, offline, and summaries that read as sentences."""
+"""Summaries that read as sentences: after updates, offline (extractive) and as the LLM prompts ask for them.
+(Facts from imported conversations: tests/test_import.py.)"""
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -11,36 +11,6 @@ from memory_core.extraction import EXTRACTION_PROMPT
 from memory_core.fact_summaries import as_sentence, fact_summaries, join_sentences, split_sentences
 from memory_core.tiers.summarizer import SUMMARY_PROMPT, ExtractiveSummarizer
 from tests.conftest import make_memory
-
-IMPORTS = Path(__file__).parent / "data" / "imports"
-# What the user said in the fixtures' current branches, as the offline extractor writes it.
-STATED = {
-    "chatgpt": {"User lives in Lisbon", "User works at Tidewater Analytics", "User prefers walking to work",
-                "User prefers quiet temples to crowded ones", "User prefers tea over coffee in the mornings",
-                "User usually cycles to the office"},
-    "claude": {"User prefers tokio over async-std", "User is a nurse", "User wants to move into health informatics",
-               "User grows tomatoes and peppers on their allotment in Leeds"},
-}
-# Said by the assistant, by nobody, or not a fact: never a fact.
-NOT_STATED = re.compile(r"Thai basil|Sanzen|Tokio is|regenerated|Kyoto for 5|data analysis|PIN|Leeds summers|"
-                        r"Welcome|commute|keeps it", re.I)
-
-
-@pytest.mark.parametrize("fmt,path", [("chatgpt", IMPORTS / "chatgpt" / "conversations.json"),
-                                      ("claude", IMPORTS / "claude" / "export")])
-def test_imported_conversations_yield_the_facts_the_user_stated(tmp_path, database_url, fmt, path):
-    with make_memory(tmp_path, database_url) as m:
-        report = m.import_file(path, user_id="ana", agent_name="bot")
-        assert report.format == fmt and report.conversations >= 3
-        m.queue.flush()
-        facts = {f.content for f in m.facts.list(user_id="ana", agent_name="bot")}
-        assert STATED[fmt] <= facts, STATED[fmt] - facts
-        assert not [f for f in facts if NOT_STATED.search(f)]
-        user = m.memory_data(user_id="ana", agent_name="bot")["user"]
-        if fmt == "claude":  # the summary Claude kept is not thrown away by the offline summary
-            assert user["topOfMind"]["summary"] == ("Shipping the checkout redesign before the holiday sale. "
-                                                    "User wants to move into health informatics.")
-        assert all(_sentences_only(part["summary"]) for part in user.values() if part["summary"])
 
 
 def _sentences_only(text: str) -> bool:

@@ -1,4 +1,4 @@
-"""Memory you can trust, in the real app in chromium: the Usage page (the ledger, the budget, the injections
+"""The Usage page and dream review in the real app in chromium: the Usage page (the ledger, the budget, the injections
 recorded) and reviewing a dream (Settings.dream_review: Approve on the Dream page writes MEMORY.md)."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
-    home = tmp_path_factory.mktemp("trust") / "home"
+    home = tmp_path_factory.mktemp("usage_and_review") / "home"
     with start_streamlit(ROOT / "streamlit_app.py", port=free_port(), cwd=ROOT,
                          env=app_env(home, dream_review="true"),
                          log_path=home.parent / "streamlit.log") as server:

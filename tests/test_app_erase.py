@@ -1,4 +1,4 @@
-"""The Facts page's Erase (with its confirmation) and Consistency tab, through AppTest on a real SQLite file."""
+"""The Facts page's Erase, with its confirmation, through AppTest on a real SQLite file."""
 
 from __future__ import annotations
 
@@ -23,12 +23,3 @@ def test_erase_needs_the_confirmation_then_erases_everywhere(app_env):  # noqa: 
     assert memory.facts.get(fact.id).content == "[erased]"
     assert "Globex" not in "".join(v.content for v in memory.core_versions())
     assert memory.facts.history(fact.id)[0].reason == "asked by the user"
-
-
-def test_consistency_tab_lists_what_disagrees(app_env):  # noqa: F811
-    memory = get_memory()
-    memory.facts.add("User lives in Lisbon", "context", 0.9)
-    memory.facts.add("User lives in Porto", "context", 0.8)
-    at = page("facts")
-    frames = [d.value for d in at.dataframe]
-    assert any("Lisbon" in " ".join(map(str, df["text"])) for df in frames if "text" in df)

@@ -1,4 +1,4 @@
-"""Memory text is shown as text, in a real browser (issue 11, item 9).
+"""Memory text is shown as text, in a real browser.
 
 Every place a page shows memory is filled with hostile text: Markdown and HTML images and links that point
 at a "tracking pixel" server on 127.0.0.1, data: and javascript: links, bare URLs, e-mail addresses,
@@ -174,7 +174,7 @@ def test_the_pixel_server_sees_what_the_browser_fetches(pixel, page):
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory, pixel):
-    base = tmp_path_factory.mktemp("browser_safety")
+    base = tmp_path_factory.mktemp("memory_as_text")
     home = base / "home"
     filled = fill(home, pixel.port)
     log_path = base / "server.log"

@@ -1,4 +1,5 @@
-"""Parts that are given callables work without a Memory: the nightly dream's schedule and the context tier."""
+"""The nightly dream's schedule (dream_schedule.DreamSchedule), given callables and no Memory: each scope once per
+slot, within its caps; switched off, nothing is due."""
 
 from datetime import datetime, timezone
 from types import SimpleNamespace
@@ -6,7 +7,6 @@ from types import SimpleNamespace
 from memory_core.dream_schedule import DreamParts, DreamSchedule
 from memory_core.scope import Scope
 from memory_core.settings import Settings
-from memory_core.tiers.context import ContextManager, ContextParts
 
 
 def test_dream_schedule_runs_each_scope_once_per_slot_within_its_caps(tmp_path):
@@ -35,20 +35,3 @@ def test_dream_schedule_runs_each_scope_once_per_slot_within_its_caps(tmp_path):
     assert dreamt == [ana]
     schedule.enabled = False
     assert schedule.due() == "disabled" and schedule.next_dream() is None
-
-
-def test_context_manager_flushes_through_the_callables_it_is_given():
-    appended: list[tuple[str, str, Scope]] = []
-    manager = ContextManager(ContextParts(
-        summarize=lambda part: "summary of " + " / ".join(m["content"] for m in part),
-        append_daily=lambda text, title, scope: appended.append((text, title, scope)),
-        today=lambda: datetime(2026, 1, 1).date(), injection=lambda scope: f"memory of {scope.key}",
-        plan=lambda plan_id: None), max_sessions=4, budget=10_000)
-    session, new = manager.session("s1", Scope("ana", "bot"))
-    assert new and session.system_context() == "memory of ana/bot"
-    session.add("user", "hello")
-    session.add("assistant", "hi there")
-    assert session.end() == "memory/2026-01-01.md"
-    manager.wait()
-    assert appended == [("summary of hello / hi there", "Session End", Scope("ana", "bot"))]
-    assert manager.errors == []

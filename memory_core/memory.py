@@ -568,7 +568,7 @@ class Memory:
         """Where the copies of what the scope knows disagree (see memory_core.doctor)."""
         scope = make_scope(user_id, agent_name)
         return check(self._store.summary_texts(scope), self.core.read(scope),
-                     self._store.list(scope, include_invalid=True))
+                     self._store.list(scope, include_invalid=True), self._store.provenance.of(scope))
 
     def search_info(self, *, user_id: str = "default", agent_name: str = "default") -> str:
         """One line on how the scope's search vectors are made (model, token-frequency snapshot)."""

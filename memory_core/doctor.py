@@ -36,22 +36,20 @@ Places = Mapping[str, Mapping[str, Provenance]]  # place ("summary:<section>", "
 def stale_copies(summaries: dict[str, str], core: str | None, facts: Sequence["Fact"],
                  provenance: Places | None = None) -> list[Finding]:
     """Sentences of the summaries and MEMORY.md that state an invalid fact no valid fact states again: by their
-    provenance where memory_core wrote them from facts (the facts it names that are gone count for nothing), else
-    by their words."""
+    provenance where memory_core wrote them from facts, else (or when none of those facts is valid any more) by
+    their words."""
     invalid = [Retired(f.id, f.content, next((g.content for g in facts if g.id == f.superseded_by), None))
                for f in facts if not f.valid and f.content != "[erased]"]
     valid = [f.content for f in facts if f.valid]
     places = [(f"summary:{name}", text) for name, text in summaries.items() if text]
     if core:
         places.append(("MEMORY.md", core))
-    known = {f.id for f in facts}
-    sources = {("MEMORY.md" if place == "core" else place):
-               {key: Provenance(p.fact_ids & known, p.logs) for key, p in found.items()}
-               for place, found in (provenance or {}).items()}
+    sources = {("MEMORY.md" if place == "core" else place): found for place, found in (provenance or {}).items()}
     return [Finding("stale", place, sentence, (fact_id,),
                     f"{'written from' if how == 'provenance' else 'states'} {fact_id}, which is no longer true: "
                     f"edit the {place.split(':')[0]} or run a dream", how)
-            for place, sentence, fact_id, how in contradictions(places, invalid, valid, sources)]
+            for place, sentence, fact_id, how in contradictions(places, invalid, valid, sources,
+                                                                 {f.id for f in facts if f.valid})]
 
 
 def conflicting_facts(facts: Sequence["Fact"]) -> list[Finding]:

@@ -63,21 +63,23 @@ class Propagation:
     """Registered on the fact store by the composition root; nothing else calls it."""
 
     def __init__(self, store: "FactStore", core: "CoreTier", rewrite: Rewrite | None = None,
-                 valid_of: Callable[["Scope"], list[str]] | None = None) -> None:
+                 valid_of: Callable[["Scope"], dict[str, str]] | None = None) -> None:
         self.store = store
         self.core = core
         self.rewrite = rewrite
-        self.valid_of = valid_of or (lambda scope: [f.content for f in store.list(scope)])
+        # {id: text} of the scope's valid facts: what a sentence may still say, and which provenance still holds
+        self.valid_of = valid_of or (lambda scope: {f.id: f.content for f in store.list(scope)})
         store.before_retire = self.in_transaction
         store.retire_listeners.append(self.after_commit)
 
     def in_transaction(self, tx: "FactTransaction", retired: list[Retired]) -> None:
         if self.rewrite is not None:
             return  # rewritten after the commit, outside the write lock
-        valid = tx.valid_contents()
+        valid = tx.valid_texts()
         updates = {}
         for section, text in tx.summary_texts().items():
-            new, dropped = scrub_prose(text, retired, valid, sources=tx.provenance(section))
+            new, dropped = scrub_prose(text, retired, list(valid.values()), sources=tx.provenance(section),
+                                       valid_ids=valid)
             if dropped:
                 updates[section] = new
         if updates:
@@ -94,7 +96,8 @@ class Propagation:
         known = self.store.provenance.of(scope)
         updates = {}
         for section, text in self.store.summary_texts(scope).items():  # read, then rewritten outside any lock
-            new, dropped = scrub_prose(text, retired, valid, self.rewrite, known.get(summary_place(section)))
+            new, dropped = scrub_prose(text, retired, list(valid.values()), self.rewrite,
+                                       known.get(summary_place(section)), valid)
             if dropped:
                 updates[section] = (text, new)
         if not updates:
@@ -106,16 +109,17 @@ class Propagation:
                 if now.get(section) == before:
                     changed[section] = new
                 else:  # written meanwhile: the deterministic scrub of what is there now
-                    changed[section] = scrub_prose(now.get(section, ""), retired, tx.valid_contents(),
-                                                   sources=tx.provenance(section))[0]
+                    still = tx.valid_texts()
+                    changed[section] = scrub_prose(now.get(section, ""), retired, list(still.values()),
+                                                   sources=tx.provenance(section), valid_ids=still)[0]
             tx.set_summaries(changed, {k: ties(v, replacements(retired)) for k, v in changed.items()})
 
     def _core(self, scope: "Scope", retired: list[Retired]) -> None:
         text = self.core.read(scope)
         if not text:
             return
-        known = self.store.provenance.place(scope, CORE)
-        new, dropped = scrub_markdown(text, retired, self.valid_of(scope), self.rewrite, known)
+        known, valid = self.store.provenance.place(scope, CORE), self.valid_of(scope)
+        new, dropped = scrub_markdown(text, retired, list(valid.values()), self.rewrite, known, valid)
         if not dropped:
             return
         if not new.endswith("\n"):

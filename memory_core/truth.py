@@ -118,18 +118,20 @@ def stale(sentence: str, retired: Sequence[Retired], valid: Sequence[str]) -> Re
     return None
 
 
-def judge(sentence: str, retired: Sequence[Retired], valid: Sequence[str],
-          sources: Sources | None = None) -> tuple[Retired | None, str | None]:
+def judge(sentence: str, retired: Sequence[Retired], valid: Sequence[str], sources: Sources | None = None,
+          valid_ids: Iterable[str] | None = None) -> tuple[Retired | None, str | None]:
     """The retired fact `sentence` states, and how that was found. Its stored provenance first: a sentence written
     from a retired fact states it ("provenance"), unless a valid fact says the same; one written from facts alone,
-    none of them retired, states nothing retired. Without provenance (or with daily-log sources, which may hold
-    anything), the distinctive words decide ("words")."""
+    one of them still valid (by `valid_ids`, when given) and none retired, states nothing retired. Otherwise
+    (no provenance, daily-log sources, which may hold anything, or only facts gone since) the distinctive words
+    decide ("words")."""
     known = sources.get(sentence_key(sentence)) if sources else None
     if known is not None and known.fact_ids:
         for old in retired:
             if old.fact_id in known.fact_ids and not any(says_same(v, old.content) for v in valid):
                 return old, "provenance"
-        if not known.logs:
+        current = known.fact_ids if valid_ids is None else known.fact_ids.intersection(valid_ids)
+        if current and not known.logs:
             return None, None
     old = stale(sentence, retired, valid)
     return old, ("words" if old is not None else None)
@@ -159,14 +161,14 @@ def _replace(sentence: str, old: Retired, retired: Sequence[Retired], rewrite: R
     return None
 
 
-def scrub_prose(text: str, retired: Sequence[Retired], valid: Sequence[str],
-                rewrite: Rewrite | None = None, sources: Sources | None = None) -> tuple[str, list[str]]:
+def scrub_prose(text: str, retired: Sequence[Retired], valid: Sequence[str], rewrite: Rewrite | None = None,
+                sources: Sources | None = None, valid_ids: Iterable[str] | None = None) -> tuple[str, list[str]]:
     """`text` (a summary) without the sentences that state a retired fact (by their `sources` first, see
     `judge`); returns (new text, dropped)."""
     out: list[str] = []
     dropped: list[str] = []
     for sentence in split_sentences(text):
-        old, _how = judge(sentence, retired, valid, sources)
+        old, _how = judge(sentence, retired, valid, sources, valid_ids)
         if old is None:
             out.append(sentence)
             continue
@@ -177,8 +179,8 @@ def scrub_prose(text: str, retired: Sequence[Retired], valid: Sequence[str],
     return " ".join(out), dropped
 
 
-def scrub_markdown(markdown: str, retired: Sequence[Retired], valid: Sequence[str],
-                   rewrite: Rewrite | None = None, sources: Sources | None = None) -> tuple[str, list[str]]:
+def scrub_markdown(markdown: str, retired: Sequence[Retired], valid: Sequence[str], rewrite: Rewrite | None = None,
+                   sources: Sources | None = None, valid_ids: Iterable[str] | None = None) -> tuple[str, list[str]]:
     """MEMORY.md without the bullets (and the sentences of other lines) that state a retired fact; a superseded
     fact's bullet becomes its replacement's. Returns (new text, what was dropped)."""
     lines: list[str] = []
@@ -189,7 +191,7 @@ def scrub_markdown(markdown: str, retired: Sequence[Retired], valid: Sequence[st
             continue
         bullet = _BULLET.match(line)
         lead, body = (bullet.group(1), bullet.group(2)) if bullet else ("", line)
-        old, _how = judge(body, retired, valid, sources)
+        old, _how = judge(body, retired, valid, sources, valid_ids)
         if old is None:
             lines.append(line)
             continue
@@ -199,7 +201,7 @@ def scrub_markdown(markdown: str, retired: Sequence[Retired], valid: Sequence[st
             if new and not any(says_same(existing, new) for existing in lines):
                 lines.append(lead + new)
             continue
-        kept, gone = scrub_prose(line, retired, valid, rewrite, sources)
+        kept, gone = scrub_prose(line, retired, valid, rewrite, sources, valid_ids)
         dropped += gone
         if kept:
             lines.append(kept)
@@ -303,7 +305,8 @@ def merge_sources(*parts: Sources | None) -> dict[str, Provenance]:
 
 
 def contradictions(texts: Iterable[tuple[str, str]], invalid: Sequence[Retired], valid: Sequence[str],
-                   sources: Mapping[str, Sources] | None = None) -> list[tuple[str, str, str, str]]:
+                   sources: Mapping[str, Sources] | None = None,
+                   valid_ids: Iterable[str] | None = None) -> list[tuple[str, str, str, str]]:
     """(place, sentence, fact id, how it was found) for every sentence of the given (place, text) pairs that states
     an invalid fact no valid fact states again (`sources`: each place's provenance, read first; see `judge`): what
     `memory-core doctor` reports."""
@@ -312,7 +315,7 @@ def contradictions(texts: Iterable[tuple[str, str]], invalid: Sequence[Retired],
         for line in text.split("\n"):
             bullet = _BULLET.match(line)
             for sentence in ([bullet.group(2)] if bullet else split_sentences(line)):
-                old, how = judge(sentence, invalid, valid, (sources or {}).get(place))
+                old, how = judge(sentence, invalid, valid, (sources or {}).get(place), valid_ids)
                 if old is not None:
                     found.append((place, sentence, old.fact_id, how or "words"))
     return found

@@ -52,6 +52,9 @@ def test_provenance_is_read_first_and_the_words_are_the_fallback():
     # A bullet a dream also read in a daily log may say more than its facts: the words still look at it.
     logged = {key("User drinks green tea"): Provenance(frozenset({"fact_g"}), frozenset({"log:2026-01-01"}))}
     assert judge("User drinks green tea", [tea], [], logged) == (tea, "words")
+    # Provenance whose facts are all gone (none valid, none retired now) tells nothing: the words decide.
+    assert judge("User drinks green tea.", [tea], [], {key("User drinks green tea"): Provenance(frozenset({"fact_g"}))},
+                 valid_ids={"fact_other"})[1] == "words"
     # A valid fact that says the same keeps the sentence, as with the words.
     assert judge(sentence, [old], [MOVED, "User lives in Berlin"], {key(sentence): Provenance(frozenset({"fact_a"}))}) \
         == (None, None)

@@ -330,8 +330,9 @@ class DeepDream:
         previous_sources = self.provenance.place(scope, CORE)
         sources = self._sources(memory, facts, review.sources if review else {}, previous_sources)
         retired, valid = no_longer_true(facts), [f["content"] for f in valid_facts(facts)]
+        valid_ids = {f.get("id") for f in valid_facts(facts)}
         if retired:  # never resurrect: what an invalid fact said stays out, even where the logs still say it
-            memory, left_out = scrub_markdown(memory, retired, valid, sources=sources)
+            memory, left_out = scrub_markdown(memory, retired, valid, sources=sources, valid_ids=valid_ids)
             result.left_out = left_out
             new_bullets = bullets(memory)
         if not new_bullets:
@@ -349,7 +350,8 @@ class DeepDream:
         if review is not None:  # an LLM dream keeps the whole guard
             counted = [b for b in previous if b not in review.retired]
         if retired:  # a previous bullet of a fact no longer true is retired on purpose, not lost
-            counted = [b for b in counted if not scrub_markdown(f"- {b}", retired, valid, sources=previous_sources)[1]]
+            counted = [b for b in counted
+                       if not scrub_markdown(f"- {b}", retired, valid, sources=previous_sources, valid_ids=valid_ids)[1]]
         kept = kept_fraction(counted, new_bullets)
         if kept < 0.5 and not force:
             result.reason = (f"mass loss: the rewrite keeps {kept:.0%} of {len(counted)} previous bullets "

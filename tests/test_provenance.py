@@ -220,8 +220,10 @@ def test_erase_and_purge_take_the_rows_along(tmp_path, database_url):
     with make_memory(tmp_path, database_url) as m:
         berlin = m.update(BERLIN, thread_id="t1").added[0]
         assert set(provenance(m)["summary:personalContext"].values()) == {Provenance(frozenset({berlin.id}))}
-        m.facts.erase(berlin.id, reason="asked")
-        assert provenance(m) == {}
+        m.facts.add("User lives in Berlin with two cats", "context", 0.9)  # says it too: the sentence stays
+        counts = m.facts.erase(berlin.id, reason="asked")
+        assert counts["provenance"] == 1 and provenance(m) == {}
+        assert m.memory_data()["user"]["personalContext"]["summary"] == "[erased]"
         m.update([{"role": "user", "content": "I live in Lisbon."}], thread_id="t2")
         assert provenance(m) != {}
         removed = m.purge_scope(user_id="default", agent_name="default")

@@ -1,15 +1,16 @@
 """The consistency check (`memory-core doctor`, and a panel on the dashboard): where the copies of what memory
 knows disagree. Two kinds of finding: a sentence of a summary or MEMORY.md that states a fact no longer true (and
 no valid fact says again), and two valid facts that give one single-valued slot (where the user lives, works,
-their name, ...) different values."""
+their name, ...) different values. A sentence memory_core wrote from facts is judged by its stored provenance (found
+by "provenance"); other text by its words ("words")."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from .statements import describe, single_valued
-from .truth import Retired, contradictions
+from .truth import Provenance, Retired, contradictions
 
 if TYPE_CHECKING:
     from .facts import Fact
@@ -22,23 +23,33 @@ class Finding:
     text: str  # the sentence, or the two facts
     fact_ids: tuple[str, ...]
     advice: str
+    found_by: str = "words"  # "provenance" (the sentence was written from the fact), "words", or "facts"
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "place": self.place, "text": self.text, "factIds": list(self.fact_ids),
-                "advice": self.advice}
+                "advice": self.advice, "foundBy": self.found_by}
 
 
-def stale_copies(summaries: dict[str, str], core: str | None, facts: Sequence["Fact"]) -> list[Finding]:
-    """Sentences of the summaries and MEMORY.md that state an invalid fact no valid fact states again."""
+Places = Mapping[str, Mapping[str, Provenance]]  # place ("summary:<section>", "core") -> sentence key -> provenance
+
+
+def stale_copies(summaries: dict[str, str], core: str | None, facts: Sequence["Fact"],
+                 provenance: Places | None = None) -> list[Finding]:
+    """Sentences of the summaries and MEMORY.md that state an invalid fact no valid fact states again: by their
+    provenance where memory_core wrote them from facts, else (or when none of those facts is valid any more) by
+    their words."""
     invalid = [Retired(f.id, f.content, next((g.content for g in facts if g.id == f.superseded_by), None))
                for f in facts if not f.valid and f.content != "[erased]"]
     valid = [f.content for f in facts if f.valid]
     places = [(f"summary:{name}", text) for name, text in summaries.items() if text]
     if core:
         places.append(("MEMORY.md", core))
+    sources = {("MEMORY.md" if place == "core" else place): found for place, found in (provenance or {}).items()}
     return [Finding("stale", place, sentence, (fact_id,),
-                    f"states {fact_id}, which is no longer true: edit the {place.split(':')[0]} or run a dream")
-            for place, sentence, fact_id in contradictions(places, invalid, valid)]
+                    f"{'written from' if how == 'provenance' else 'states'} {fact_id}, which is no longer true: "
+                    f"edit the {place.split(':')[0]} or run a dream", how)
+            for place, sentence, fact_id, how in contradictions(places, invalid, valid, sources,
+                                                                 {f.id for f in facts if f.valid})]
 
 
 def conflicting_facts(facts: Sequence["Fact"]) -> list[Finding]:
@@ -62,10 +73,11 @@ def conflicting_facts(facts: Sequence["Fact"]) -> list[Finding]:
         pair = list(first.values())[:2]
         found.append(Finding("conflict", "facts", f"{pair[0].content} / {pair[1].content}",
                              (pair[0].id, pair[1].id), f"both say the user's {key.rstrip(':')}: supersede the one "
-                             "that is no longer true"))
+                             "that is no longer true", "facts"))
     return found
 
 
-def check(summaries: dict[str, str], core: str | None, facts: Sequence["Fact"]) -> list[Finding]:
-    """Every finding of one scope (facts with `include_invalid=True`)."""
-    return stale_copies(summaries, core, facts) + conflicting_facts(facts)
+def check(summaries: dict[str, str], core: str | None, facts: Sequence["Fact"],
+          provenance: Places | None = None) -> list[Finding]:
+    """Every finding of one scope (facts with `include_invalid=True`; `provenance`: the scope's, by place)."""
+    return stale_copies(summaries, core, facts, provenance) + conflicting_facts(facts)

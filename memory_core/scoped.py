@@ -245,7 +245,7 @@ class ScopedMemory:
         """Where the copies of what this scope knows disagree (see memory_core.doctor)."""
         parts = self._parts
         return check(parts.store.summary_texts(self.scope), parts.core.read(self.scope),
-                     parts.store.list(self.scope, include_invalid=True))
+                     parts.store.list(self.scope, include_invalid=True), parts.store.provenance.of(self.scope))
 
     def search_info(self) -> str:
         """One line on how the scope's search vectors are made (model, token-frequency snapshot)."""

@@ -5,14 +5,17 @@ When a fact is retired (invalidated, superseded, deleted, merged away), the copi
 stop stating it. A sentence (or a MEMORY.md bullet) states a fact when it holds the fact's distinctive words:
 its content words less the verbs every statement about the user shares ("works", "lives", "likes", ...) and less
 the words its replacement also says ("User works at Acme" -> "User works at Globex": only "acme" is distinctive).
-Pure functions; `memory_core.propagation` applies them to the stored copies."""
+Where memory_core wrote a sentence itself from facts, it stored the sentence's provenance (`Provenance`, keyed by
+`sentence_key`): that is read first and is exact; the distinctive words are the fallback for text without it (written
+by hand, LLM prose). Pure functions; `memory_core.propagation` applies them to the stored copies."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from .text import STOPWORDS, stem, words
 
@@ -35,6 +38,29 @@ class Retired:
     fact_id: str
     content: str
     replacement: str | None = None
+    replacement_id: str | None = None  # the fact whose text `replacement` is (the same fact for an edit)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What memory_core wrote a sentence (or a MEMORY.md bullet) from: stored facts, and for a dream's bullets the
+    daily logs it read them in ("log:YYYY-MM-DD"). Many facts may stand behind one sentence."""
+
+    fact_ids: frozenset[str] = frozenset()
+    logs: frozenset[str] = frozenset()
+
+    def __or__(self, other: "Provenance") -> "Provenance":
+        return Provenance(self.fact_ids | other.fact_ids, self.logs | other.logs)
+
+
+Sources = Mapping[str, Provenance]  # sentence_key(sentence) -> what it was written from
+
+
+def sentence_key(text: str) -> str:
+    """A sentence's identity in the provenance: the sha256 of its text casefolded, white space folded and its end
+    punctuation left out ("User works at Acme." in a summary and "User works at Acme" as a bullet are one)."""
+    folded = " ".join(text.casefold().split()).rstrip(".!?…").rstrip()
+    return hashlib.sha256(folded.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @lru_cache(maxsize=4096)
@@ -92,6 +118,25 @@ def stale(sentence: str, retired: Sequence[Retired], valid: Sequence[str]) -> Re
     return None
 
 
+def judge(sentence: str, retired: Sequence[Retired], valid: Sequence[str], sources: Sources | None = None,
+          valid_ids: Iterable[str] | None = None) -> tuple[Retired | None, str | None]:
+    """The retired fact `sentence` states, and how that was found. Its stored provenance first: a sentence written
+    from a retired fact states it ("provenance"), unless a valid fact says the same; one written from facts alone,
+    one of them still valid (by `valid_ids`, when given) and none retired, states nothing retired. Otherwise
+    (no provenance, daily-log sources, which may hold anything, or only facts gone since) the distinctive words
+    decide ("words")."""
+    known = sources.get(sentence_key(sentence)) if sources else None
+    if known is not None and known.fact_ids:
+        for old in retired:
+            if old.fact_id in known.fact_ids and not any(says_same(v, old.content) for v in valid):
+                return old, "provenance"
+        current = known.fact_ids if valid_ids is None else known.fact_ids.intersection(valid_ids)
+        if current and not known.logs:
+            return None, None
+    old = stale(sentence, retired, valid)
+    return old, ("words" if old is not None else None)
+
+
 def split_sentences(text: str) -> list[str]:
     return [m.group(0).strip() for m in _SENTENCE.finditer(text) if m.group(0).strip()]
 
@@ -116,13 +161,14 @@ def _replace(sentence: str, old: Retired, retired: Sequence[Retired], rewrite: R
     return None
 
 
-def scrub_prose(text: str, retired: Sequence[Retired], valid: Sequence[str],
-                rewrite: Rewrite | None = None) -> tuple[str, list[str]]:
-    """`text` (a summary) without the sentences that state a retired fact; returns (new text, dropped)."""
+def scrub_prose(text: str, retired: Sequence[Retired], valid: Sequence[str], rewrite: Rewrite | None = None,
+                sources: Sources | None = None, valid_ids: Iterable[str] | None = None) -> tuple[str, list[str]]:
+    """`text` (a summary) without the sentences that state a retired fact (by their `sources` first, see
+    `judge`); returns (new text, dropped)."""
     out: list[str] = []
     dropped: list[str] = []
     for sentence in split_sentences(text):
-        old = stale(sentence, retired, valid)
+        old, _how = judge(sentence, retired, valid, sources, valid_ids)
         if old is None:
             out.append(sentence)
             continue
@@ -133,8 +179,8 @@ def scrub_prose(text: str, retired: Sequence[Retired], valid: Sequence[str],
     return " ".join(out), dropped
 
 
-def scrub_markdown(markdown: str, retired: Sequence[Retired], valid: Sequence[str],
-                   rewrite: Rewrite | None = None) -> tuple[str, list[str]]:
+def scrub_markdown(markdown: str, retired: Sequence[Retired], valid: Sequence[str], rewrite: Rewrite | None = None,
+                   sources: Sources | None = None, valid_ids: Iterable[str] | None = None) -> tuple[str, list[str]]:
     """MEMORY.md without the bullets (and the sentences of other lines) that state a retired fact; a superseded
     fact's bullet becomes its replacement's. Returns (new text, what was dropped)."""
     lines: list[str] = []
@@ -145,7 +191,7 @@ def scrub_markdown(markdown: str, retired: Sequence[Retired], valid: Sequence[st
             continue
         bullet = _BULLET.match(line)
         lead, body = (bullet.group(1), bullet.group(2)) if bullet else ("", line)
-        old = stale(body, retired, valid)
+        old, _how = judge(body, retired, valid, sources, valid_ids)
         if old is None:
             lines.append(line)
             continue
@@ -155,7 +201,7 @@ def scrub_markdown(markdown: str, retired: Sequence[Retired], valid: Sequence[st
             if new and not any(says_same(existing, new) for existing in lines):
                 lines.append(lead + new)
             continue
-        kept, gone = scrub_prose(line, retired, valid, rewrite)
+        kept, gone = scrub_prose(line, retired, valid, rewrite, sources, valid_ids)
         dropped += gone
         if kept:
             lines.append(kept)
@@ -226,16 +272,50 @@ def _names_in(sentence: str, names: frozenset[str]) -> bool:
     return any(f" {name} " in padded for name in names)
 
 
-def contradictions(texts: Iterable[tuple[str, str]], invalid: Sequence[Retired],
-                   valid: Sequence[str]) -> list[tuple[str, str, str]]:
-    """(place, sentence, fact id) for every sentence of the given (place, text) pairs that states an invalid
-    fact no valid fact states again: what `memory-core doctor` reports."""
-    found: list[tuple[str, str, str]] = []
+def sentences_of(text: str) -> list[str]:
+    """The units a text's provenance is kept for: each bullet's text whole, each sentence of other lines (headings
+    left out)."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        if line.lstrip().startswith("#"):
+            continue
+        bullet = _BULLET.match(line)
+        out += [bullet.group(2).strip()] if bullet else split_sentences(line)
+    return [s for s in out if s]
+
+
+def ties(text: str, facts: Mapping[str, str]) -> dict[str, Provenance]:
+    """The provenance that can be told exactly for `text`: each of its sentences (bullets) that is a fact's text
+    (or a sentence of it), with the facts ({id: content}) it is. Anything else stays without provenance."""
+    by_key: dict[str, set[str]] = {}
+    for fact_id, content in facts.items():
+        for piece in {content, *split_sentences(content)}:
+            by_key.setdefault(sentence_key(piece), set()).add(fact_id)
+    found = (sentence_key(sentence) for sentence in sentences_of(text))
+    return {key: Provenance(frozenset(by_key[key])) for key in found if key in by_key}
+
+
+def merge_sources(*parts: Sources | None) -> dict[str, Provenance]:
+    """One provenance mapping from several (a sentence's sources are the union of what each says)."""
+    out: dict[str, Provenance] = {}
+    for part in parts:
+        for key, known in (part or {}).items():
+            out[key] = out[key] | known if key in out else known
+    return out
+
+
+def contradictions(texts: Iterable[tuple[str, str]], invalid: Sequence[Retired], valid: Sequence[str],
+                   sources: Mapping[str, Sources] | None = None,
+                   valid_ids: Iterable[str] | None = None) -> list[tuple[str, str, str, str]]:
+    """(place, sentence, fact id, how it was found) for every sentence of the given (place, text) pairs that states
+    an invalid fact no valid fact states again (`sources`: each place's provenance, read first; see `judge`): what
+    `memory-core doctor` reports."""
+    found: list[tuple[str, str, str, str]] = []
     for place, text in texts:
         for line in text.split("\n"):
             bullet = _BULLET.match(line)
             for sentence in ([bullet.group(2)] if bullet else split_sentences(line)):
-                old = stale(sentence, invalid, valid)
+                old, how = judge(sentence, invalid, valid, (sources or {}).get(place), valid_ids)
                 if old is not None:
-                    found.append((place, sentence, old.fact_id))
+                    found.append((place, sentence, old.fact_id, how or "words"))
     return found

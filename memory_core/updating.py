@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from .candidates import ExtractionReply
 from .facts import Fact, content_key, validate_category, validate_confidence, validate_content
+from .truth import ties
 from .validation import check_memory_text
 
 if TYPE_CHECKING:
@@ -92,8 +93,15 @@ def apply_reply(tx: "FactTransaction", reply: ExtractionReply, thread_id: str, r
         except ValueError as exc:
             log.info("skipped an unusable extracted summary: %s", exc)
     if summaries:
-        tx.set_summaries(summaries)
+        facts = written_from(tx)
+        tx.set_summaries(summaries, {key: ties(text, facts) for key, text in summaries.items()})
         result.summaries_updated = sorted(summaries)
+
+
+def written_from(tx: "FactTransaction") -> dict[str, str]:
+    """{id: content} of the facts a summary of this update may be written from: the scope's valid facts (those it
+    stored among them) and those it ended. A sentence that is such a fact's text states it, exactly."""
+    return {fact_id: content for fact_id, (content, _new) in tx.retired.items()} | tx.valid_texts()
 
 def valid_targets(tx: "FactTransaction", supersedes: Iterable[str], stored: dict[int, str]) -> list[str]:
     """The ids a candidate supersedes that are valid facts of the scope ("#n": the n-th candidate)."""

@@ -2,7 +2,9 @@
 
 Dumped: facts (every one, valid or not, with validity), their audit log, the summaries, every MEMORY.md
 version, the dream state, the days dreams have read, and the plans. Timestamps travel as ISO 8601 UTC with
-microseconds, so that a bundle moved SQLite -> PostgreSQL -> SQLite comes back equal.
+microseconds, so that a bundle moved SQLite -> PostgreSQL -> SQLite comes back equal. Provenance (which fact a
+summary sentence or MEMORY.md bullet came from) is not carried: a loaded summary, MEMORY.md or fact drops the rows
+that spoke of it, and the distinctive words judge that text until memory_core writes it again.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ..facts import content_key
 from ..scope import Scope
 from .fact_store import invalid_key, new_fact_id
 from .models import CoreVersionRow, DreamStateRow, DreamtDayRow, FactAuditRow, FactRow, PlanRow, SummaryRow
+from .provenance_store import CORE, forget_in, summary_place
 
 FACT_FIELDS = ("id", "content", "category", "confidence", "created_at", "updated_at", "source", "thread_id",
                "valid_from", "invalid_at", "superseded_by", "invalid_reason", "source_error")
@@ -124,6 +127,7 @@ def load_scope(session, scope: Scope, data: dict[str, Any], mode: str) -> dict[s
             for key, value in values.items():
                 setattr(existing, key, value)
             session.add(existing)
+            forget_in(session, scope, fact_id=fact_id)  # its text may differ now: no sentence says it came from it
         else:
             session.add(FactRow(user_id=scope.user_id, agent_name=scope.agent_name, **values))
         session.flush()
@@ -138,6 +142,7 @@ def load_scope(session, scope: Scope, data: dict[str, Any], mode: str) -> dict[s
                                 summary="", updated_at=_in("updated_at", item["updated_at"]))
         row.summary, row.version, row.updated_at = item["summary"], item["version"], _in("updated_at", item["updated_at"])
         session.add(row)
+        forget_in(session, scope, place=summary_place(item["section"]))  # bundles carry no provenance: words decide
         counts["summaries"] += 1
     for item in data["core_versions"]:
         row = session.execute(select(CoreVersionRow).where(*_where(CoreVersionRow, scope),
@@ -149,6 +154,7 @@ def load_scope(session, scope: Scope, data: dict[str, Any], mode: str) -> dict[s
         row.content, row.reason, row.actor = item["content"], item["reason"], item.get("actor")
         row.created_at = _in("created_at", item["created_at"])
         session.add(row)
+        forget_in(session, scope, place=CORE)
         counts["core_versions"] += 1
     for item in data["plans"]:
         row = session.get(PlanRow, item["id"])

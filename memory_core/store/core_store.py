@@ -11,8 +11,10 @@ from sqlalchemy import select
 
 from ..clock import Clock, utc
 from ..scope import Scope
+from ..truth import Sources
 from .db import Database
 from .models import CoreVersionRow
+from .provenance_store import CORE, record_in
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,10 @@ class CoreWrite:
         row.actor = actor
         self.session.add(row)
         return CoreVersion(row.version, content, row.reason, utc(row.created_at), row.actor)
+
+    def provenance(self, present: set[str], sources: Sources | None) -> None:
+        """MEMORY.md's provenance follows its new text: rows of bullets gone go, `sources` of new ones come."""
+        record_in(self.session, self.scope, CORE, present, sources, self.clock.now())
 
 
 class CoreStore:

@@ -14,6 +14,7 @@ from ..clock import Clock
 from ..scope import Scope
 from .db import Database
 from .models import FactAuditRow
+from .provenance_store import forget_in
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +127,7 @@ class EraseStore:
                 gone += s.execute(text("DELETE FROM embeddings WHERE owner = :o AND user_id = :u AND agent_name = :a"),
                                   {"o": owner, **where}).rowcount or 0
             counts["embeddings"] = gone
+            counts["provenance"] = forget_in(s, scope, fact_id=fact_id)  # no sentence is said to come from it
             s.add(FactAuditRow(fact_id=fact_id, user_id=scope.user_id, agent_name=scope.agent_name, action="erased",
                                old=None, new=None, reason=reason, at=self.clock.now(), actor=current_actor()))
         return {k: v for k, v in counts.items() if v}

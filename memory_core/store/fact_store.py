@@ -11,7 +11,7 @@ import logging
 import secrets
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 from sqlalchemy import or_, select, text
 from sqlalchemy.exc import IntegrityError
@@ -20,9 +20,10 @@ from ..actors import current_actor
 from ..clock import Clock, iso_utc, utc
 from ..facts import AuditEntry, Fact, content_key
 from ..scope import Scope
-from ..truth import Retired
+from ..truth import Provenance, Retired, Sources, sentences_of, sentence_key
 from .db import Database
 from .models import FactAuditRow, FactRow, SummaryRow
+from .provenance_store import ProvenanceStore, read_in, record_in, summary_place
 
 log = logging.getLogger(__name__)
 
@@ -225,8 +226,12 @@ class FactTransaction:
 
     def valid_contents(self) -> list[str]:
         """The text of every valid fact of the scope, as this transaction sees it."""
-        return list(self.s.execute(select(FactRow.content).where(*_in_scope(self.scope),
-                                                                FactRow.invalid_at.is_(None))).scalars().all())
+        return list(self.valid_texts().values())
+
+    def valid_texts(self) -> dict[str, str]:
+        """{id: text} of every valid fact of the scope, as this transaction sees it."""
+        return dict(self.s.execute(select(FactRow.id, FactRow.content).where(
+            *_in_scope(self.scope), FactRow.invalid_at.is_(None)).order_by(FactRow.pk)).all())
 
     def summary_texts(self) -> dict[str, str]:
         """{section: summary} of the scope, as this transaction sees it."""
@@ -238,17 +243,26 @@ class FactTransaction:
         """The facts this transaction ended or removed, each with the text of its replacement (if any)."""
         out = []
         for fact_id, (content, replacement) in self.retired.items():
+            replacement_id = fact_id if replacement is not None else None  # an edit: the fact says the new text
             if replacement is None:
                 row = self.s.execute(select(FactRow).where(FactRow.id == fact_id)).scalars().first()
                 if row is not None and row.superseded_by:
                     target = self.s.execute(select(FactRow.content).where(
                         FactRow.id == row.superseded_by)).scalars().first()
-                    replacement = target
-            out.append(Retired(fact_id, content, replacement))
+                    replacement, replacement_id = target, row.superseded_by if target is not None else None
+            out.append(Retired(fact_id, content, replacement, replacement_id))
         return out
 
-    def set_summaries(self, updates: dict[str, str]) -> None:
+    def provenance(self, section: str) -> dict[str, Provenance]:
+        """{sentence key: provenance} of a summary section, as this transaction sees it."""
+        return read_in(self.s, self.scope, summary_place(section))
+
+    def set_summaries(self, updates: dict[str, str], sources: Mapping[str, Sources] | None = None) -> None:
+        """Write summary sections; each one's provenance follows (rows of sentences gone go, `sources`
+        ({section: {sentence key: provenance}}) of the sentences written from facts come)."""
         for section, summary in updates.items():
+            record_in(self.s, self.scope, summary_place(section), {sentence_key(x) for x in sentences_of(summary)},
+                      (sources or {}).get(section), self.now)
             row = self.s.get(SummaryRow, (self.scope.user_id, self.scope.agent_name, section))
             if row is None:
                 self.s.add(SummaryRow(user_id=self.scope.user_id, agent_name=self.scope.agent_name, section=section,
@@ -268,6 +282,7 @@ class FactStore:
         # follow in the same commit); `retire_listeners(scope, retired)` run after it (MEMORY.md follows).
         self.before_retire: Callable[[FactTransaction, list[Retired]], None] | None = None
         self.retire_listeners: list[Callable[[Scope, list[Retired]], None]] = []
+        self.provenance = ProvenanceStore(db, clock)  # what summary sentences and MEMORY.md bullets came from
 
     def _changed(self, scope: Scope) -> None:
         for listener in self.listeners:

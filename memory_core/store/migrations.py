@@ -363,6 +363,16 @@ def m014_search_lookups(conn: Connection, db: Database) -> None:
     conn.execute(text("CREATE INDEX IF NOT EXISTS ix_embeddings_scope_model_dim ON embeddings (user_id, agent_name, model, dim)"))
 
 
+def m019_provenance(conn: Connection, db: Database) -> None:
+    """Which fact (or daily log) each summary sentence and MEMORY.md bullet that memory_core wrote came from."""
+    _create(conn, db,
+            "CREATE TABLE IF NOT EXISTS provenance (pk {serial} NOT NULL, user_id VARCHAR(64) NOT NULL, "
+            "agent_name VARCHAR(64) NOT NULL, place VARCHAR(64) NOT NULL, text_key VARCHAR(64) NOT NULL, "
+            "fact_id VARCHAR(16), source VARCHAR(64), created_at {ts} NOT NULL, PRIMARY KEY (pk))",
+            "CREATE INDEX IF NOT EXISTS ix_provenance_place ON provenance (user_id, agent_name, place, text_key)",
+            "CREATE INDEX IF NOT EXISTS ix_provenance_fact ON provenance (fact_id)")
+
+
 MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_keyword_index, m003_word_index,
                                                             m004_fact_counts, m005_pg_trgm, m006_token_stats,
                                                             m007_validity_and_actors, m008_unicode_dedup_keys,
@@ -370,7 +380,8 @@ MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_k
                                                             m012_source_error_and_restore_journal, m013_llm_formats,
                                                             m014_search_lookups,
                                                             m016_agent_items, m016_oauth,
-                                                            m017_dream_proposals, m018_usage_and_injections]
+                                                            m017_dream_proposals, m018_usage_and_injections,
+                                                            m019_provenance]
 
 
 def migrate(db: Database) -> list[str]:

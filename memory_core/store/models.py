@@ -404,3 +404,22 @@ class LLMFormatRow(SQLModel, table=True):
     model: str = Field(max_length=200, primary_key=True)
     mode: str = Field(max_length=16)
     decided_at: datetime = Field(sa_column=_ts())
+
+
+class ProvenanceRow(SQLModel, table=True):
+    """What memory_core wrote one summary sentence or MEMORY.md bullet from: a fact, or a daily log's day (m019).
+    A sentence written from several facts has a row for each; see store/provenance_store.py."""
+
+    __tablename__ = "provenance"
+    __table_args__ = (
+        Index("ix_provenance_place", "user_id", "agent_name", "place", "text_key"),
+        Index("ix_provenance_fact", "fact_id"),
+    )
+    pk: int | None = Field(default=None, primary_key=True)
+    user_id: str = Field(max_length=64)
+    agent_name: str = Field(max_length=64)
+    place: str = Field(max_length=64)  # "summary:<section>", or "core" for MEMORY.md
+    text_key: str = Field(max_length=64)  # truth.sentence_key of the sentence or bullet
+    fact_id: str | None = Field(default=None, max_length=16)
+    source: str | None = Field(default=None, max_length=64)  # "log:YYYY-MM-DD": the daily log a dream read it in
+    created_at: datetime = Field(sa_column=_ts())

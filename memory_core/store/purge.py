@@ -12,7 +12,7 @@ SCOPED_TABLES = ("embeddings", "chunks", "indexed_docs", "token_stats", "facts",
                  "documents", "core_versions", "dream_state", "dream_runs", "pending_updates", "plans",
                  "restore_journal", "sandboxes",
                  "imported_items", "dreamt_days", "agent_items", "dream_proposals", "usage", "injections",
-                 "fact_counts")
+                 "provenance", "fact_counts")
 
 
 def reclaim_space(db: Database) -> None:

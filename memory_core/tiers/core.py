@@ -18,6 +18,7 @@ from ..actors import current_actor
 from ..documents import DatabaseDocumentStore
 from ..scope import Scope
 from ..store.core_store import CoreStore, CoreVersion, CoreWrite
+from ..truth import Sources, sentence_key, sentences_of
 from ..validation import check_memory_text, check_text
 
 if TYPE_CHECKING:
@@ -70,8 +71,10 @@ class CoreTier:
         self._reconcile(scope, text)
         return text
 
-    def write(self, scope: Scope, text: str, reason: str) -> CoreVersion:
+    def write(self, scope: Scope, text: str, reason: str, *, sources: Sources | None = None) -> CoreVersion:
         """Replace MEMORY.md and record the new version (and the one on disk first, if no row records it).
+        `sources`: what memory_core wrote its bullets from ({sentence key: Provenance}); bullets no longer there
+        lose theirs, in the same transaction.
 
         ValueError, with nothing written, for a non-string, NUL characters, lone surrogates or more than
         `max_chars` characters."""
@@ -93,6 +96,7 @@ class CoreTier:
                 # that the next read records.
                 self.store.write(scope, CORE_PATH, text)
             version = tx.add(number + 1, text, reason[:256], current_actor())
+            tx.provenance({sentence_key(s) for s in sentences_of(text)}, sources)
         self._recorded[scope] = _digest(text)
         if self.on_write:
             self.on_write(scope)

@@ -34,8 +34,9 @@ from ..llm.base import ChatModel
 from ..scope import Scope
 from ..store.dream_store import DreamStore
 from ..store.proposal_store import ProposalStore
+from ..store.provenance_store import CORE, ProvenanceStore
 from ..text import STOPWORDS, sha256_text, stem, words
-from ..truth import Retired, scrub_markdown
+from ..truth import Provenance, Retired, merge_sources, scrub_markdown, sentence_key, ties
 from ..tokens import count_tokens, truncate_to_tokens
 from .core import BULLET, bullets
 from .daily import split_blocks
@@ -75,6 +76,7 @@ Answer in exactly this form:
 STATUSES = ("updated", "skipped_unchanged", "skipped_empty", "rejected")
 MAX_LOOKBACK_DAYS = 3650  # ten years: more is a mistake, and would only walk empty days
 PROMPT_FACTS = 200  # the most facts an LLM dream is shown
+CORE_BY_HAND = "MEMORY.md"  # the source of a bullet carried from a previous one that had no provenance
 # A marker is the word in brackets ("[MEMORY]", "## [Memory]", "**[dream]**") or followed by a colon
 # ("MEMORY:"); a bare "# Memory" heading inside the new memory is content, not a marker.
 _MARKER = re.compile(r"^\s*(?:#{1,6}\s*)?(?:\*\*|__)?\s*(?:\[\s*(memory|dream)\s*\]\s*:?|(memory|dream)\s*:)"
@@ -237,6 +239,7 @@ class DeepDream:
         self.facts_of = facts_of  # the scope's valid facts as Fact.to_dict() dicts
         self.proposals = ProposalStore(db, clock)
         self.runs = DreamStore(db)
+        self.provenance = ProvenanceStore(db, clock)
 
     def _facts(self, scope: Scope) -> list[dict]:
         if self.facts_of is None:
@@ -322,9 +325,14 @@ class DeepDream:
             memory = remove_bullets(memory, set(unsupported))
             result.removed = [f"{b} ({'; '.join(p)})" for b, p in unsupported.items()]
             new_bullets = bullets(memory)
+        review = self.consolidator.review(current, bounded, facts) \
+            if isinstance(self.consolidator, DeterministicConsolidator) else None
+        previous_sources = self.provenance.place(scope, CORE)
+        sources = self._sources(memory, facts, review.sources if review else {}, previous_sources)
         retired, valid = no_longer_true(facts), [f["content"] for f in valid_facts(facts)]
+        valid_ids = {f.get("id") for f in valid_facts(facts)}
         if retired:  # never resurrect: what an invalid fact said stays out, even where the logs still say it
-            memory, left_out = scrub_markdown(memory, retired, valid)
+            memory, left_out = scrub_markdown(memory, retired, valid, sources=sources, valid_ids=valid_ids)
             result.left_out = left_out
             new_bullets = bullets(memory)
         if not new_bullets:
@@ -339,11 +347,11 @@ class DeepDream:
             return self._finish(scope, result, None)
         previous = bullets(current)
         counted = previous
-        if isinstance(self.consolidator, DeterministicConsolidator):  # an LLM dream keeps the whole guard
-            retiring = self.consolidator.retired(current, bounded, facts)
-            counted = [b for b in previous if b not in retiring]
+        if review is not None:  # an LLM dream keeps the whole guard
+            counted = [b for b in previous if b not in review.retired]
         if retired:  # a previous bullet of a fact no longer true is retired on purpose, not lost
-            counted = [b for b in counted if not scrub_markdown(f"- {b}", retired, valid)[1]]
+            counted = [b for b in counted
+                       if not scrub_markdown(f"- {b}", retired, valid, sources=previous_sources, valid_ids=valid_ids)[1]]
         kept = kept_fraction(counted, new_bullets)
         if kept < 0.5 and not force:
             result.reason = (f"mass loss: the rewrite keeps {kept:.0%} of {len(counted)} previous bullets "
@@ -357,7 +365,7 @@ class DeepDream:
             result.status, result.memory, result.reason = "proposed", memory, "waiting for review (dream_review)"
             result.proposal_id = self.proposals.add(scope, memory, sha256_text(current), notes)
             return self._finish(scope, result, digest)
-        self.core.write(scope, memory, "deep dream")
+        self.core.write(scope, memory, "deep dream", sources=sources)
         result.status, result.memory = "updated", memory
         result.diary_path = self._diary(scope, narrative, result, len(previous), len(new_bullets))
         return self._finish(scope, result, digest, read)
@@ -377,12 +385,32 @@ class DeepDream:
         result = DreamResult("updated", memory=text, removed=list(notes.get("removed", [])),
                              left_out=list(notes.get("left_out", [])) + late,
                              days=[date.fromisoformat(d) for d in notes.get("days", [])])
-        self.core.write(scope, text, "deep dream (approved)")
+        self.core.write(scope, text, "deep dream (approved)",
+                        sources=ties(text, {f["id"]: f["content"] for f in valid_facts(facts) if f.get("id")}))
         self.proposals.decide(proposal_id, "approved")
         before, _after = notes.get("bullets", [0, 0])
         result.diary_path = self._diary(scope, notes.get("narrative"), result, before, len(bullets(text)))
         self._record_read(scope, notes.get("read") or {})
         return result
+
+    @staticmethod
+    def _sources(memory: str, facts: Sequence[Mapping[str, Any]], written: Mapping[str, frozenset[tuple[str, str]]],
+                 previous: Mapping[str, Provenance]) -> dict[str, Provenance]:
+        """What the new MEMORY.md's bullets were written from: as the offline consolidation read them (`written`:
+        facts, daily logs, previous bullets, whose own provenance carries over), and any bullet that is a valid
+        fact's text. A previous bullet without provenance (written by hand) leaves its heirs to the word rule."""
+        found: dict[str, Provenance] = {}
+        for bullet, refs in written.items():
+            known = Provenance()
+            for kind, value in refs:
+                if kind == "fact":
+                    known |= Provenance(frozenset([value]))
+                elif kind == "log":
+                    known |= Provenance(logs=frozenset([f"log:{value}"]))
+                else:
+                    known |= previous.get(sentence_key(value)) or Provenance(logs=frozenset([CORE_BY_HAND]))
+            found[sentence_key(bullet)] = known
+        return merge_sources(found, ties(memory, {f["id"]: f["content"] for f in valid_facts(facts) if f.get("id")}))
 
     def reject(self, proposal_id: str) -> None:
         self.proposals.decide(proposal_id, "rejected")

@@ -141,6 +141,8 @@ class _Entry:
     origin: str  # "memory", "log" or "fact"
     heading: str | None = None  # the MEMORY.md heading it stands under; None: its category's
     bullet: str | None = None  # the MEMORY.md bullet it comes from
+    # What it was read from: ("fact", id), ("log", YYYY-MM-DD), ("memory", the previous bullet); a twin's are added
+    sources: frozenset[tuple[str, str]] = frozenset()
 
     @property
     def section(self) -> str:
@@ -236,6 +238,7 @@ class OfflineDream:
     invalidated: int = 0
     left_out: list[str] = field(default_factory=list)  # over the cap
     previous: int = 0
+    sources: dict[str, frozenset[tuple[str, str]]] = field(default_factory=dict)  # bullet -> what it came from
 
     def markdown(self) -> str:
         return "\n\n".join(f"## {title}\n" + "\n".join(f"- {b}" for b in items)
@@ -283,14 +286,16 @@ def _timeline(current: str, daily: list[tuple[date, str]], facts: Sequence[Mappi
         if why:
             dream.retired[match.group(1)] = why
         for statement in found:
-            timeline.append(((date.min, 0, len(timeline)), _Entry(statement, "memory", heading, match.group(1))))
+            timeline.append(((date.min, 0, len(timeline)), _Entry(statement, "memory", heading, match.group(1),
+                                                                   frozenset([("memory", match.group(1))]))))
     for n, line in enumerate(lines):
         following = lines[n + 1] if n + 1 < len(lines) else None
         found, why = line_statements(line, following)
         if why:
             dream.ignored[why] += 1
         for statement in found:
-            timeline.append(((line.day, 1, n), _Entry(statement, "log")))
+            source = frozenset([("log", line.day.isoformat())])
+            timeline.append(((line.day, 1, n), _Entry(statement, "log", sources=source)))
     for fact in valid_facts(facts):
         when = str(fact.get("validFrom") or fact.get("createdAt") or "")
         try:
@@ -299,7 +304,8 @@ def _timeline(current: str, daily: list[tuple[date, str]], facts: Sequence[Mappi
             day = date.min
         category = fact.get("category")
         statement = describe(fact["content"], category if isinstance(category, str) else None, fact_confidence(fact))
-        timeline.append(((day, 2, when), _Entry(statement, "fact")))
+        source = frozenset([("fact", fact["id"])]) if isinstance(fact.get("id"), str) else frozenset()
+        timeline.append(((day, 2, when), _Entry(statement, "fact", sources=source)))
     timeline.sort(key=lambda item: item[0])
     return [entry for _key_, entry in timeline]
 
@@ -334,8 +340,9 @@ def offline_dream(current: str, daily: list[tuple[date, str]], max_bullets: int,
             continue
         dream.merged += 1
         older = kept.entries[twin]
+        older.sources |= entry.sources
         if len(statement.content) > len(older.statement.content):  # the fuller wording, in the older one's place
-            kept.add(_Entry(statement, older.origin, older.heading, older.bullet), kept.remove(twin))
+            kept.add(_Entry(statement, older.origin, older.heading, older.bullet, older.sources), kept.remove(twin))
     entries = kept.in_order()
     if len(entries) > max_bullets:  # the least sure go first, the newest of equals before the older
         weight = [1.0 if e.origin == "memory" else e.statement.confidence for e in entries]
@@ -350,6 +357,8 @@ def offline_dream(current: str, daily: list[tuple[date, str]], max_bullets: int,
     order += list(dict.fromkeys(section for section, _ in placed if section not in titles and section != NOTES))
     order += [NOTES] if any(section == NOTES for section, _ in placed) else []
     dream.sections = [(title, [text for section, text in placed if section == title]) for title in order]
+    for e in entries:
+        dream.sources[e.statement.content] = dream.sources.get(e.statement.content, frozenset()) | e.sources
     return dream
 
 
@@ -367,4 +376,9 @@ class DeterministicConsolidator:
     def retired(self, current: str, daily: list[tuple[date, str]],
                 facts: Sequence[Mapping[str, Any]] = ()) -> dict[str, str]:
         """The previous bullets this consolidation retires on purpose, with why (not counted as lost)."""
-        return offline_dream(current, daily, 10**6, facts).retired
+        return self.review(current, daily, facts).retired
+
+    def review(self, current: str, daily: list[tuple[date, str]],
+               facts: Sequence[Mapping[str, Any]] = ()) -> OfflineDream:
+        """The consolidation with no cap: what it retires on purpose, and what each bullet was read from."""
+        return offline_dream(current, daily, 10**6, facts)

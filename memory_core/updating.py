@@ -103,6 +103,7 @@ def written_from(tx: "FactTransaction") -> dict[str, str]:
     stored among them) and those it ended. A sentence that is such a fact's text states it, exactly."""
     return {fact_id: content for fact_id, (content, _new) in tx.retired.items()} | tx.valid_texts()
 
+
 def valid_targets(tx: "FactTransaction", supersedes: Iterable[str], stored: dict[int, str]) -> list[str]:
     """The ids a candidate supersedes that are valid facts of the scope ("#n": the n-th candidate)."""
     targets: list[str] = []

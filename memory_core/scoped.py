@@ -237,6 +237,9 @@ class ScopedMemory:
         log line that says the same)."""
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError("k must be a positive integer")
+        # Twice as many hits as shown, since some may be dropped as saying what a fact says, ranked as the k shown
+        # would be (the depth of k): asking for more must not reorder the best.
+        options.setdefault("depth", max(50, k * 5))
         with metering(self.scope, "embed"):  # an API embedder's calls are this scope's
             hits = self._parts.index.search(self.scope, query, k * 2, **options)
         return one_hit_per_statement(hits, k)

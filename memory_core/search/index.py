@@ -200,9 +200,11 @@ class SearchIndex:
 
     def search(self, scope: Scope, query: str, k: int = 10, *, mode: str = "hybrid", half_life_days: float | None = None,
                mmr_lambda: float | None = None, keyword_weight: float = 1.0, vector_weight: float = VECTOR_WEIGHT,
-               fusion: str = "weighted", neighbours: bool = True) -> list[SearchHit]:
+               fusion: str = "weighted", neighbours: bool = True, depth: int | None = None) -> list[SearchHit]:
         """The k best hits; `neighbours` lets a turn stored as a fact lend to the turns around it (see
-        search.neighbours)."""
+        search.neighbours). `depth`: how many candidates each of keyword and vector search gives the fusion
+        (default max(50, 5k)); the scores, and so the order, depend on it, so that a caller that asks for more
+        hits than it shows (to drop some) keeps the order of the k it shows by giving their depth."""
         if not isinstance(query, str) or not query.strip():
             raise ValueError("query must not be empty")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -211,7 +213,9 @@ class SearchIndex:
             raise ValueError("mode must be hybrid, keyword or vector")
         query = query[:2000]
         self.sync_documents(scope)
-        depth = max(50, k * 5)
+        depth = max(50, k * 5) if depth is None else depth
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+            raise ValueError("depth must be a positive integer")
         kw = self.keyword(scope, query, depth) if mode != "vector" else []
         vec = []
         if mode != "keyword":

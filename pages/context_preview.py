@@ -24,6 +24,15 @@ def memory_data(scope_key: str, storage: str, _view) -> dict:
     return _view.memory_data()
 
 
+@st.cache_data(ttl=3, show_spinner=False)
+def fact_costs(scope_key: str, storage: str, model: str, _view) -> dict[str, int]:
+    # Each fact's line in tokens, counted once per snapshot and model: a budget change only re-sorts.
+    facts = memory_data(scope_key, storage, _view).get("facts", [])
+    return {f["id"]: count_tokens(fact_line(f) + "\n", model) for f in facts}
+
+
+SHOWN_LINES = 300  # facts listed in the struck-through list; the tables below hold them all
+
 # One budget, three ways to set it: the slider's state is the truth; presets and the number follow it.
 st.session_state.setdefault("cp_budget", min(MAX_BUDGET, memory.settings.max_injection_tokens))
 st.session_state["cp_budget_n"] = st.session_state["cp_budget"]
@@ -49,10 +58,19 @@ query = st.text_input("Query (optional): what the agent is about to answer", key
                       help="With a query, the facts most relevant to it are kept first within the budget, then the "
                            "others by confidence, as `format_for_injection(query=...)` and the MCP tool do.")
 model = MODELS[model_label]
-data = memory_data(memory.scope.key, get_memory().storage_description(), memory)
+storage = get_memory().storage_description()
+data = memory_data(memory.scope.key, storage, memory)
+costs = fact_costs(memory.scope.key, storage, model, memory)
 relevant = memory.relevant_fact_ids(query) if query.strip() else []
 report = build_injection(data, budget, model=model, priority=relevant)
 facts = {f["id"]: f for f in data.get("facts", [])}
+
+
+def cost(fact_id: str) -> int:
+    """The fact's line in tokens (counted now if it came after the cached count)."""
+    found = costs.get(fact_id)
+    return found if found is not None else count_tokens(fact_line(facts[fact_id]) + "\n", model)
+
 kept = set(report.kept_fact_ids)
 if query.strip():
     kept_relevant = sum(1 for i in relevant if i in kept)
@@ -76,7 +94,7 @@ st.progress(min(1.0, report.tokens / budget) if budget else 0.0)
 fig = go.Figure()
 for section, tokens in report.section_tokens.items():
     fig.add_trace(go.Bar(name=section, x=[tokens], y=["used"], orientation="h", text=[tokens], textposition="inside"))
-dropped_tokens = sum(count_tokens(fact_line(facts[i]) + "\n", model) for i in report.dropped_fact_ids if i in facts)
+dropped_tokens = sum(cost(i) for i in report.dropped_fact_ids if i in facts)
 if dropped_tokens:
     fig.add_trace(go.Bar(name="Dropped facts", x=[dropped_tokens], y=["would need"], orientation="h",
                          marker_color="lightgray"))
@@ -90,23 +108,24 @@ st.caption("Every fact in the order the budget considered it (the most relevant 
            "confidence), with its cost in tokens; the struck-through ones are not in the prompt.")
 order = ([i for i in relevant if i in facts] + [i for i in report.kept_fact_ids if i not in relevant]
          + [i for i in report.dropped_fact_ids if i not in relevant])
+order = list(dict.fromkeys(order))
 lines = []
-for fact_id in dict.fromkeys(order):
-    cost = count_tokens(fact_line(facts[fact_id]) + "\n", model)
+for fact_id in order[:SHOWN_LINES]:
     # memory text stays text: escaped, then struck through with Markdown's own ~~ ~~
     text = escape_markdown(fact_line(facts[fact_id])[2:])
-    lines.append(f"- `{cost:>3} tok` {text}" if fact_id in kept else f"- `{cost:>3} tok` ~~{text}~~ *(dropped)*")
+    tokens = cost(fact_id)
+    lines.append(f"- `{tokens:>3} tok` {text}" if fact_id in kept else f"- `{tokens:>3} tok` ~~{text}~~ *(dropped)*")
+if len(order) > SHOWN_LINES:
+    rest = order[SHOWN_LINES:]
+    rest_kept = sum(1 for i in rest if i in kept)
+    lines.append(f"- *... and {len(rest):,} more facts ({rest_kept:,} kept, {len(rest) - rest_kept:,} dropped): "
+                 "see the tables below*")
 with st.container(height=360 if len(lines) > 12 else "content", border=True):
     st.markdown("\n".join(lines) if lines else "*No facts in this scope.*")
 with st.expander("Exactly as sent (the text the agent's prompt receives)", expanded=True):
     st.code(report.text or "(empty)", language="markdown", wrap_lines=True)
 
 rank = {fact_id: n for n, fact_id in enumerate(relevant, 1)}
-
-
-def cost(fact_id: str) -> int:
-    return count_tokens(fact_line(facts[fact_id]) + "\n", model)
-
 
 k, d = st.columns(2)
 k.caption("Kept")

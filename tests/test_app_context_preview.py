@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from memory_core import count_tokens
 from memory_core.dashboard import get_memory
 from tests.test_app import app_env, page  # noqa: F401  (app_env is a fixture)
@@ -33,3 +35,21 @@ def test_query_box_keeps_the_relevant_fact_within_the_budget(app_env):  # noqa: 
     assert budget == "300" and int(used) <= 300
     at.text_input(key="cp_query").input("").run()
     assert RELEVANT not in injected(at) and "relevance" not in at.dataframe[0].value.columns
+
+
+def test_a_large_scope_lists_the_first_facts_and_counts_the_rest(app_env):  # noqa: F811
+    """The struck-through list holds the first SHOWN_LINES facts in the order the budget considered them and says
+    how many more there are, kept and dropped; the tables hold every fact, each with its token cost."""
+    memory = get_memory()
+    for i in range(350):
+        memory.facts.add(f"User keeps a note about topic number {i} and why", "knowledge", round(0.9 - i / 1000, 4))
+    at = page("context_preview")
+    at.slider(key="cp_budget").set_value(8000).run()
+    assert not at.exception
+    listed = next(m.value for m in at.markdown if "tok`" in m.value)
+    lines = listed.splitlines()
+    more = re.fullmatch(r"- \*\.\.\. and 50 more facts \((\d+) kept, (\d+) dropped\): see the tables below\*", lines[-1])
+    assert len(lines) == 301 and more and int(more[1]) + int(more[2]) == 50
+    tables = at.dataframe[0].value, at.dataframe[1].value
+    assert len(tables[0]) + len(tables[1]) == 350 and (tables[0]["tokens"] > 0).all()
+    assert int(at.metric[1].value.split(" / ")[0]) == len(tables[0])

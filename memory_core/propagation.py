@@ -83,7 +83,8 @@ class Propagation:
             if dropped:
                 updates[section] = new
         if updates:
-            tx.set_summaries(updates, {k: ties(v, replacements(retired)) for k, v in updates.items()})
+            written = replacements(retired)
+            tx.set_summaries(updates, {k: ties(v, written) for k, v in updates.items()})
 
     def after_commit(self, scope: "Scope", retired: list[Retired]) -> None:
         with metering(scope, "correct"):
@@ -112,7 +113,8 @@ class Propagation:
                     still = tx.valid_texts()
                     changed[section] = scrub_prose(now.get(section, ""), retired, list(still.values()),
                                                    sources=tx.provenance(section), valid_ids=still)[0]
-            tx.set_summaries(changed, {k: ties(v, replacements(retired)) for k, v in changed.items()})
+            written = replacements(retired)
+            tx.set_summaries(changed, {k: ties(v, written) for k, v in changed.items()})
 
     def _core(self, scope: "Scope", retired: list[Retired]) -> None:
         text = self.core.read(scope)

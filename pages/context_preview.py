@@ -24,11 +24,15 @@ def memory_data(scope_key: str, storage: str, _view) -> dict:
     return _view.memory_data()
 
 
+def line_tokens(fact: dict, model: str) -> int:
+    """What the fact's line costs in the injected text."""
+    return count_tokens(fact_line(fact) + "\n", model)
+
+
 @st.cache_data(ttl=3, show_spinner=False)
 def fact_costs(scope_key: str, storage: str, model: str, _view) -> dict[str, int]:
     # Each fact's line in tokens, counted once per snapshot and model: a budget change only re-sorts.
-    facts = memory_data(scope_key, storage, _view).get("facts", [])
-    return {f["id"]: count_tokens(fact_line(f) + "\n", model) for f in facts}
+    return {f["id"]: line_tokens(f, model) for f in memory_data(scope_key, storage, _view).get("facts", [])}
 
 
 SHOWN_LINES = 300  # facts listed in the struck-through list; the tables below hold them all
@@ -69,7 +73,7 @@ facts = {f["id"]: f for f in data.get("facts", [])}
 def cost(fact_id: str) -> int:
     """The fact's line in tokens (counted now if it came after the cached count)."""
     found = costs.get(fact_id)
-    return found if found is not None else count_tokens(fact_line(facts[fact_id]) + "\n", model)
+    return found if found is not None else line_tokens(facts[fact_id], model)
 
 kept = set(report.kept_fact_ids)
 if query.strip():

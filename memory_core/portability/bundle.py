@@ -28,8 +28,8 @@ from ..scope import Scope, make_scope
 from ..store.bundle_store import bundle_scopes, dump_scope, load_scope
 from ..store.restore_store import journal_documents, journal_done, journal_entries
 from ..text import sha256_text
-from ..validation import check_text
-from .bundle_check import as_stored, check_manifest, check_rows, stored_text
+from ..validation import check_memory_text
+from .bundle_check import as_stored, check_manifest, check_rows
 from .safety import ZipLimits, read_member, safe_members
 
 
@@ -171,7 +171,7 @@ def read_bundle(path: str | Path) -> tuple[dict[str, Any], dict[Scope, dict[str,
                 text = blob.decode("utf-8")
             except UnicodeDecodeError:
                 raise ValueError(f"damaged bundle: {name!r:.120} is not UTF-8 text") from None
-            documents.setdefault(scope, {})[rest[len("documents/"):]] = stored_text(check_text(text, name))
+            documents.setdefault(scope, {})[rest[len("documents/"):]] = check_memory_text(text, name)
         else:
             raise ValueError(f"damaged bundle: unexpected file {name!r:.120}")
     for scope in documents:

@@ -224,10 +224,6 @@ class FactTransaction:
         self._end(drop, "merged", f"merged into {keep.id}", superseded_by=keep.id)
         return _to_fact(keep)
 
-    def valid_contents(self) -> list[str]:
-        """The text of every valid fact of the scope, as this transaction sees it."""
-        return list(self.valid_texts().values())
-
     def valid_texts(self) -> dict[str, str]:
         """{id: text} of every valid fact of the scope, as this transaction sees it."""
         return dict(self.s.execute(select(FactRow.id, FactRow.content).where(

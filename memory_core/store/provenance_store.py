@@ -7,7 +7,7 @@ Text written by hand gets no rows: the distinctive-word matching stays its rule.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Iterable
 
 from sqlalchemy import delete, select
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import uuid
+from contextlib import contextmanager
+from typing import Iterator
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -14,10 +16,10 @@ from memory_core.search.embedders import HashingEmbedder
 PG_URL = os.environ.get("MEMORY_CORE_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
 
-@pytest.fixture
-def pg_url():
-    """A fresh schema on the local PostgreSQL server; the tests fail (never skip) if it is unreachable."""
-    schema = f"t_{uuid.uuid4().hex[:10]}"
+@contextmanager
+def fresh_schema(prefix: str = "t") -> Iterator[str]:
+    """The URL of a new, empty schema on the local PostgreSQL server, dropped afterwards; unreachable: an error."""
+    schema = f"{prefix}_{uuid.uuid4().hex[:10]}"
     engine = create_engine(PG_URL)
     with engine.begin() as conn:
         conn.execute(text(f"CREATE SCHEMA {schema}"))
@@ -25,6 +27,13 @@ def pg_url():
     with engine.begin() as conn:
         conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
     engine.dispose()
+
+
+@pytest.fixture
+def pg_url():
+    """A fresh schema on the local PostgreSQL server; the tests fail (never skip) if it is unreachable."""
+    with fresh_schema() as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -19,6 +19,7 @@ from memory_core.duplicates import DEFAULT_THRESHOLD, find_near_duplicates, pair
 from memory_core.search.embedders import HashingEmbedder, WordLlamaEmbedder
 from memory_core.store.migrations import MIGRATIONS, migrate
 from tests.conftest import make_memory
+from tests.test_migrations import schema_before_validity
 
 PAIRS = json.loads((Path(__file__).parent / "data" / "near_duplicates.json").read_text())
 DUPLICATE_KINDS = {"exact", "reworded", "paraphrase"}
@@ -265,17 +266,12 @@ def test_unicode_twins_are_duplicates(memory, stored, twin):
     assert len(memory.facts.list()) == 1
 
 
-def test_the_dedup_key_migration_merges_stored_twins(tmp_path, database_url, monkeypatch):
+def test_the_dedup_key_migration_merges_stored_twins(tmp_path, database_url):
     """A database from before validity and Unicode keys: the migration keeps the older twin, supersedes
     the newer by it, and leaves other scopes alone."""
     m = make_memory(tmp_path, database_url)
-    monkeypatch.setattr("memory_core.store.migrations.MIGRATIONS", MIGRATIONS[:6])
-    m.db.ensure_ready()
-    monkeypatch.undo()
+    schema_before_validity(m)
     with m.db.engine.begin() as conn:
-        for column in ("valid_from", "invalid_at", "superseded_by", "invalid_reason"):
-            conn.exec_driver_sql(f"ALTER TABLE facts DROP COLUMN {column}")  # the schema as it was
-        conn.exec_driver_sql("ALTER TABLE fact_audit DROP COLUMN actor")
         rows = [("fact_00000001", "default", "User likes café", "2026-01-01 10:00:00"),
                 ("fact_00000002", "default", unicodedata.normalize("NFD", "User likes café"), "2026-01-02 10:00:00"),
                 ("fact_00000003", "default", "User likes\u200b tea", "2026-01-03 10:00:00"),

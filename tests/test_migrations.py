@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
-import uuid
 
 import pytest
 from sqlalchemy import create_engine, inspect, text
@@ -13,7 +12,7 @@ from sqlmodel import SQLModel
 from memory_core.store import migrations
 from memory_core.store.db import Database
 from memory_core.store.migrations import MIGRATIONS, migrate
-from tests.conftest import PG_URL, make_memory
+from tests.conftest import fresh_schema, make_memory
 
 # What m008 made of each text when it was written: its normalised form. The key is that form's sha256.
 M008_KEYS = [
@@ -41,16 +40,23 @@ def test_m008_keys_are_pinned(content, normalised):
     assert migrations._m008_invalid_key("fact_00000002") == "invalid:fact_00000002"
 
 
+def schema_before_validity(memory) -> None:
+    """The memory's database as it was before validity and audit actors: migrated up to m006 only, without the
+    columns m007 adds, for a test to fill before the later migrations run."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("memory_core.store.migrations.MIGRATIONS", MIGRATIONS[:6])
+        memory.db.ensure_ready()
+    with memory.db.engine.begin() as conn:
+        for column in ("valid_from", "invalid_at", "superseded_by", "invalid_reason"):
+            conn.exec_driver_sql(f"ALTER TABLE facts DROP COLUMN {column}")
+        conn.exec_driver_sql("ALTER TABLE fact_audit DROP COLUMN actor")
+
+
 def test_m008_does_not_follow_a_change_to_live_normalisation(tmp_path, monkeypatch):
     """Live normalisation changed (here: made to raise) after m008: the migration's effect stays the same."""
     m = make_memory(tmp_path)
-    monkeypatch.setattr("memory_core.store.migrations.MIGRATIONS", MIGRATIONS[:6])
-    m.db.ensure_ready()
-    monkeypatch.undo()
+    schema_before_validity(m)
     with m.db.engine.begin() as conn:
-        for column in ("valid_from", "invalid_at", "superseded_by", "invalid_reason"):
-            conn.exec_driver_sql(f"ALTER TABLE facts DROP COLUMN {column}")  # the schema as it was
-        conn.exec_driver_sql("ALTER TABLE fact_audit DROP COLUMN actor")
         for i, (content, _) in enumerate(M008_KEYS):
             conn.execute(text("INSERT INTO facts (id, user_id, agent_name, content, content_key, category, confidence, "
                               "created_at, updated_at) VALUES (:i, 'default', 'default', :c, :k, 'preference', 0.9, "
@@ -101,14 +107,8 @@ def reference_url(request, tmp_path, database_url):
     if database_url.startswith("sqlite"):
         yield f"sqlite:///{tmp_path / 'reference.db'}"
         return
-    schema = f"r_{uuid.uuid4().hex[:10]}"
-    engine = create_engine(PG_URL)
-    with engine.begin() as conn:
-        conn.execute(text(f"CREATE SCHEMA {schema}"))
-    yield f"{PG_URL}?options=-csearch_path%3D{schema}"
-    with engine.begin() as conn:
-        conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
-    engine.dispose()
+    with fresh_schema("r") as url:
+        yield url
 
 
 def test_spelled_out_migrations_make_the_tables_the_models_describe(database_url, reference_url):

@@ -227,6 +227,11 @@ def no_longer_true(facts: Sequence[Mapping[str, Any]]) -> list[Retired]:
             for f in facts if f.get("invalidAt") and isinstance(f.get("content"), str)]
 
 
+def fact_texts(facts: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """{id: text} of the valid facts among `facts`: a bullet that is one's text was written from it."""
+    return {f["id"]: f["content"] for f in valid_facts(facts) if f.get("id")}
+
+
 class DeepDream:
     def __init__(self, settings: "Settings", db: "Database", clock: "Clock", daily: "DailyTier", core: "CoreTier",
                  consolidator: Consolidator, facts_of: Callable[[Scope], list[dict]] | None = None) -> None:
@@ -386,7 +391,7 @@ class DeepDream:
                              left_out=list(notes.get("left_out", [])) + late,
                              days=[date.fromisoformat(d) for d in notes.get("days", [])])
         self.core.write(scope, text, "deep dream (approved)",
-                        sources=ties(text, {f["id"]: f["content"] for f in valid_facts(facts) if f.get("id")}))
+                        sources=ties(text, fact_texts(facts)))
         self.proposals.decide(proposal_id, "approved")
         before, _after = notes.get("bullets", [0, 0])
         result.diary_path = self._diary(scope, notes.get("narrative"), result, before, len(bullets(text)))
@@ -410,7 +415,7 @@ class DeepDream:
                 else:
                     known |= previous.get(sentence_key(value)) or Provenance(logs=frozenset([CORE_BY_HAND]))
             found[sentence_key(bullet)] = known
-        return merge_sources(found, ties(memory, {f["id"]: f["content"] for f in valid_facts(facts) if f.get("id")}))
+        return merge_sources(found, ties(memory, fact_texts(facts)))
 
     def reject(self, proposal_id: str) -> None:
         self.proposals.decide(proposal_id, "rejected")

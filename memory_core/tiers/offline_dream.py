@@ -373,11 +373,6 @@ class DeterministicConsolidator:
         memory = dream.markdown() if dream.sections else ""
         return f"[MEMORY]\n{memory}\n[DREAM]\n{dream.narrative(len(daily), max_bullets)}\n", 0, 0
 
-    def retired(self, current: str, daily: list[tuple[date, str]],
-                facts: Sequence[Mapping[str, Any]] = ()) -> dict[str, str]:
-        """The previous bullets this consolidation retires on purpose, with why (not counted as lost)."""
-        return self.review(current, daily, facts).retired
-
     def review(self, current: str, daily: list[tuple[date, str]],
                facts: Sequence[Mapping[str, Any]] = ()) -> OfflineDream:
         """The consolidation with no cap: what it retires on purpose, and what each bullet was read from."""

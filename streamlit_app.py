@@ -4,7 +4,7 @@ import logging
 
 import streamlit as st
 
-from memory_core.dashboard import app_icon, gate_pages, get_memory, principal, sidebar
+from memory_core.dashboard.helpers import app_icon, gate_pages, get_memory, principal, sidebar
 
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 st.set_page_config(page_title="memory_core", page_icon=app_icon(), layout="wide")

@@ -230,7 +230,7 @@ def write_chatgpt_export(path: str | Path, conversations: int = 2000, seed: int 
 
 
 def main(conversations: int = 2000) -> None:
-    from memory_core.heuristics import heuristic_facts
+    from memory_core.extraction.offline.heuristics import heuristic_facts
     from memory_core.portability import read_import
 
     from bench.common import row

@@ -15,8 +15,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from memory_core.heuristics import HeuristicExtractor
-from memory_core.text import words
+from memory_core.extraction.offline.heuristics import HeuristicExtractor
+from memory_core.text.words import words
 from bench.common import row, timed
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"

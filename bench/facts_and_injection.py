@@ -8,8 +8,8 @@ import time
 from datetime import datetime, timezone
 
 from memory_core import build_injection, count_tokens, format_memory_for_injection
-from memory_core.facts import content_key
-from memory_core.injection import fact_line
+from memory_core.facts.api import content_key
+from memory_core.context.injection import fact_line
 from memory_core.store.models import FactRow
 from bench.common import fresh_memory, row, timed
 

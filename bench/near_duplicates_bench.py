@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from memory_core import duplicates
-from memory_core.duplicates import DEFAULT_THRESHOLD, find_near_duplicates, pair_score
+from memory_core.facts import duplicates
+from memory_core.facts.duplicates import DEFAULT_THRESHOLD, find_near_duplicates, pair_score
 from memory_core.search.embedders import HashingEmbedder, WordLlamaEmbedder
 from bench.common import row, timed
 

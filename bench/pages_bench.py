@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from memory_core import Memory, Settings
-from memory_core.facts import content_key
+from memory_core.facts.api import content_key
 from memory_core.store.models import FactRow
 from bench.common import row
 from bench.facts_and_injection import WORDS
@@ -76,7 +76,7 @@ def budget_change_server_time(home: Path) -> float:
     from streamlit.testing.v1 import AppTest
 
     os.environ["MEMORY_CORE_HOME"] = str(home)
-    from memory_core import dashboard
+    from memory_core.dashboard import helpers as dashboard
 
     dashboard.get_memory.clear()
     at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=120).run()

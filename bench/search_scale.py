@@ -10,7 +10,7 @@ import sys
 import time
 from datetime import datetime, timezone
 
-from memory_core.facts import content_key
+from memory_core.facts.api import content_key
 from memory_core.scope import DEFAULT_SCOPE
 from memory_core.store.models import FactRow
 from bench.common import fresh_memory, row

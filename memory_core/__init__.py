@@ -6,28 +6,28 @@
         print(memory.format_for_injection())
 """
 
-from .access import ROLES, ApiToken, Grant, Principal
-from .actors import acting_as
-from .clock import ManualClock, SystemClock
-from .compression import CompressionResult, compress_messages
-from .errors import (BudgetExceeded, EmbeddingError, IngestError, LLMError, LLMReplyError, MemoryCoreError,
+from memory_core.policy.access import ROLES, ApiToken, Grant, Principal
+from memory_core.policy.actors import acting_as
+from memory_core.clock import ManualClock, SystemClock
+from memory_core.context.compression import CompressionResult, compress_messages
+from memory_core.errors import (BudgetExceeded, EmbeddingError, IngestError, LLMError, LLMReplyError, MemoryCoreError,
                      QueueFullError)
-from .facts import CATEGORIES, AuditEntry, Fact
-from .injection import InjectionReport, build_injection, format_memory_for_injection
-from .llm import ChatModel, ChatResult, ScriptedChatModel
-from .memory import Memory, UpdateResult
-from .plans import Plan, PlanStep
-from .portability.importer import ImportReport
-from .scoped import ScopedMemory
-from .search.index import SearchHit
-from .store.proposal_store import DreamProposal
-from .store.usage_store import Injection, UsageRecord
-from .settings import Settings
-from .swr import SWRCache
-from .tiers.context import ContextSession
-from .tiers.core import CoreVersion
-from .tiers.dream import DreamResult
-from .tokens import count_tokens
+from memory_core.facts.api import CATEGORIES, AuditEntry, Fact
+from memory_core.context.injection import InjectionReport, build_injection, format_memory_for_injection
+from memory_core.llm import ChatModel, ChatResult, ScriptedChatModel
+from memory_core.memory import Memory, UpdateResult
+from memory_core.context.plans import Plan, PlanStep
+from memory_core.portability.importer import ImportReport
+from memory_core.views.scoped import ScopedMemory
+from memory_core.search.index import SearchHit
+from memory_core.store.proposal_store import DreamProposal
+from memory_core.store.usage_store import Injection, UsageRecord
+from memory_core.settings import Settings
+from memory_core.context.swr import SWRCache
+from memory_core.tiers.context import ContextSession
+from memory_core.tiers.core import CoreVersion
+from memory_core.tiers.dream import DreamResult
+from memory_core.text.tokens import count_tokens
 
 __all__ = [
     "Memory", "Settings", "Fact", "AuditEntry", "CATEGORIES", "UpdateResult", "format_memory_for_injection",

@@ -1,8 +1,8 @@
-"""`python -m memory_core ...`: the `memory-core` command line (memory_core/cli.py)."""
+"""`python -m memory_core ...`: the `memory-core` command line (memory_core/cli/main.py)."""
 
 import sys
 
-from .cli import main
+from memory_core.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

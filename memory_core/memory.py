@@ -1,7 +1,7 @@
 """The facade: `Memory(settings)` holds the parts for its lifetime and hands out views of one scope.
 
 The parts are built once by the composition root (`memory_core.composition.compose`); per-scope behaviour lives
-in the view (`memory_core.scoped.ScopedMemory`). What stays here is the lifecycle (start, close, the worker's
+in the view (`memory_core.views.scoped.ScopedMemory`). What stays here is the lifecycle (start, close, the worker's
 jobs) and what spans scopes: the list of scopes, retention, sandboxes, bundles. Memory's per-scope methods, the
 ones API.md names, are one-line calls into an admin view of the scope they name."""
 
@@ -15,29 +15,29 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
-from .access import Principal
-from .actors import acting_as
-from .clock import Clock, SystemClock, UTCClock
-from .composition import Parts, compose
-from .documents import LocalDocumentStore
-from .doctor import Finding
-from .dream_schedule import DreamParts, DreamSchedule
-from .exit_hooks import register_exit
-from .injection import InjectionReport
-from .llm.base import ChatModel
-from .portability.importer import import_file
-from .scope import DEFAULT_SCOPE, Scope, make_scope
-from .scoped import RELEVANT_FACTS, ScopedMemory
-from .search.embedders import Embedder
-from .search.index import SearchHit
-from .settings import Settings
-from .store.proposal_store import DreamProposal
-from .store.usage_store import Injection, UsageRecord
-from .tiers.context import ContextSession
-from .tiers.dream import DreamResult
-from .updating import UpdateResult
-from .usage import usage_records
-from .worker import Job, Worker, WorkerStatus
+from memory_core.policy.access import Principal
+from memory_core.policy.actors import acting_as
+from memory_core.clock import Clock, SystemClock, UTCClock
+from memory_core.composition import Parts, compose
+from memory_core.tiers.documents import LocalDocumentStore
+from memory_core.consistency.doctor import Finding
+from memory_core.runtime.dream_schedule import DreamParts, DreamSchedule
+from memory_core.runtime.exit_hooks import register_exit
+from memory_core.context.injection import InjectionReport
+from memory_core.llm.base import ChatModel
+from memory_core.portability.importer import import_file
+from memory_core.scope import DEFAULT_SCOPE, Scope, make_scope
+from memory_core.views.scoped import RELEVANT_FACTS, ScopedMemory
+from memory_core.search.embedders import Embedder
+from memory_core.search.index import SearchHit
+from memory_core.settings import Settings
+from memory_core.store.proposal_store import DreamProposal
+from memory_core.store.usage_store import Injection, UsageRecord
+from memory_core.tiers.context import ContextSession
+from memory_core.tiers.dream import DreamResult
+from memory_core.extraction.updating import UpdateResult
+from memory_core.policy.usage import usage_records
+from memory_core.runtime.worker import Job, Worker, WorkerStatus
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +148,7 @@ class Memory:
         self.close()
 
     def status(self) -> WorkerStatus:
-        from .store.restore_store import journal_size
+        from memory_core.store.restore_store import journal_size
 
         status = self.worker.status()
         status.restores_pending = journal_size(self.db)
@@ -290,7 +290,7 @@ class Memory:
         return self._at(user_id, agent_name).search(query, k=k, **options)
 
     def doctor(self, *, user_id: str = "default", agent_name: str = "default") -> list[Finding]:
-        """Where the copies of what the scope knows disagree (see memory_core.doctor)."""
+        """Where the copies of what the scope knows disagree (see memory_core.consistency.doctor)."""
         return self._at(user_id, agent_name).doctor()
 
     def search_info(self, *, user_id: str = "default", agent_name: str = "default") -> str:
@@ -390,7 +390,7 @@ class Memory:
         workspace folder. The default scope's workspace is the home folder, which is never removed."""
         import shutil
 
-        from .store.purge import purge_scope
+        from memory_core.store.purge import purge_scope
 
         scope = make_scope(user_id, agent_name)
         removed = purge_scope(self.db, scope)
@@ -408,7 +408,7 @@ class Memory:
     def remove_expired_sandboxes(self) -> list[str]:
         """What the worker runs: the sandboxes of anonymous visitors whose day is over go, data and all, and
         an SQLite file gives their space back."""
-        from .store.purge import reclaim_space
+        from memory_core.store.purge import reclaim_space
 
         gone = []
         for scope in self.access.expired_sandboxes():
@@ -423,19 +423,19 @@ class Memory:
         """One zip with everything of `scopes` ("user/agent" strings or (user, agent) pairs; all when None):
         facts with validity and audit history, summaries, MEMORY.md and all its versions, daily logs, dream
         diaries, plans. Returns the counts written."""
-        from .portability.bundle import export_bundle
+        from memory_core.portability.bundle import export_bundle
 
         return export_bundle(self, path, scopes)
 
     def import_bundle(self, path: Path | str, *, mode: str = "skip", dry_run: bool = False) -> dict[str, Any]:
         """Import a bundle: `skip` keeps what exists, `replace` lets the bundle win; the same bundle twice
         changes nothing the second time. A damaged or foreign file raises ValueError and changes nothing."""
-        from .portability.bundle import import_bundle
+        from memory_core.portability.bundle import import_bundle
 
         return import_bundle(self, path, mode=mode, dry_run=dry_run)
 
 
 def _finish_restores(memory: Memory) -> None:
-    from .portability.bundle import finish_restores_on_open
+    from memory_core.portability.bundle import finish_restores_on_open
 
     finish_restores_on_open(memory)

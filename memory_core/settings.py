@@ -180,7 +180,7 @@ class Settings:
         `user:password@`, `?password=`), for scrubbing text that might echo them."""
         from sqlalchemy.engine import make_url
 
-        from .redact import SECRET_PARAMS, url_secrets
+        from memory_core.text.redact import SECRET_PARAMS, url_secrets
 
         found = [self.llm_api_key] if self.llm_api_key else []
         found += url_secrets(self.llm_base_url)
@@ -196,7 +196,7 @@ class Settings:
 
     def safe_llm_base_url(self) -> str | None:
         """The LLM base URL with any credentials masked, for display."""
-        from .redact import mask_url
+        from memory_core.text.redact import mask_url
 
         return mask_url(self.llm_base_url)
 
@@ -204,12 +204,12 @@ class Settings:
         """The database URL with any password masked (`user:***@`, `?password=***`), for display."""
         from sqlalchemy.engine import make_url
 
-        from .redact import mask_query
+        from memory_core.text.redact import mask_query
 
         try:
             shown = make_url(self.database_url).render_as_string(hide_password=True)
         except Exception:  # an unparsable URL: shown with every credential-looking part masked
-            from .redact import mask_url
+            from memory_core.text.redact import mask_url
 
             return mask_url(self.database_url) or ""
         return mask_query(shown)

@@ -6,8 +6,8 @@ from datetime import datetime, time, timezone
 import pandas as pd
 import streamlit as st
 
-from memory_core.access import ROLES
-from memory_core.dashboard import ensure_entrypoint, escape_markdown, get_memory, who
+from memory_core.policy.access import ROLES
+from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, get_memory, who
 
 ensure_entrypoint()
 memory = get_memory()

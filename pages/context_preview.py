@@ -6,8 +6,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from memory_core import build_injection, count_tokens
-from memory_core.dashboard import ensure_entrypoint, escape_markdown, get_memory, header, view
-from memory_core.injection import fact_line
+from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, get_memory, header, view
+from memory_core.context.injection import fact_line
 
 ensure_entrypoint()
 memory = view()

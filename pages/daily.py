@@ -4,7 +4,7 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from memory_core.dashboard import ensure_entrypoint, header, view
+from memory_core.dashboard.helpers import ensure_entrypoint, header, view
 from memory_core.tiers.daily import split_blocks
 
 ensure_entrypoint()

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from memory_core.dashboard import ensure_entrypoint, escape_markdown, header, get_memory, view, who
+from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, header, get_memory, view, who
 from memory_core.tiers.core import CoreTier
 
 ensure_entrypoint()

@@ -8,7 +8,7 @@ import plotly.express as px
 import streamlit as st
 
 from memory_core import CATEGORIES
-from memory_core.dashboard import ensure_entrypoint, escape_markdown, header, view
+from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, header, view
 
 ensure_entrypoint()
 memory = view()

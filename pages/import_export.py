@@ -6,7 +6,7 @@ from datetime import datetime
 import pandas as pd
 import streamlit as st
 
-from memory_core.dashboard import (ensure_entrypoint, escape_markdown, get_memory, header, import_slot,
+from memory_core.dashboard.helpers import (ensure_entrypoint, escape_markdown, get_memory, header, import_slot,
                                    readable_scopes, save_uploads, upload_limit_mib, view, who)
 from memory_core.errors import MemoryCoreError
 from memory_core.portability.bundle import bundle_bytes, import_bundle_as, is_bundle

@@ -5,10 +5,10 @@ from datetime import datetime
 import pandas as pd
 import streamlit as st
 
-from memory_core.dashboard import MAX_INGEST_BYTES, MAX_PASTE_CHARS, ensure_entrypoint, escape_markdown, header, view
-from memory_core.demo import load_demo
+from memory_core.dashboard.helpers import MAX_INGEST_BYTES, MAX_PASTE_CHARS, ensure_entrypoint, escape_markdown, header, view
+from memory_core.dashboard.demo import load_demo
 from memory_core.errors import IngestError, MemoryCoreError
-from memory_core.ingest import parse_conversation
+from memory_core.portability.ingest import parse_conversation
 
 ensure_entrypoint()
 memory = view()

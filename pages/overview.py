@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 import pandas as pd
 import streamlit as st
 
-from memory_core.dashboard import ensure_entrypoint, escape_markdown, get_memory, header, readable_scopes, view, who
+from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, get_memory, header, readable_scopes, view, who
 
 ensure_entrypoint()
 memory = view()

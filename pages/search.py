@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from memory_core.dashboard import ensure_entrypoint, header, escape_markdown, view
+from memory_core.dashboard.helpers import ensure_entrypoint, header, escape_markdown, view
 
 ensure_entrypoint()
 memory = view()

@@ -2,7 +2,7 @@
 
 Use: the `oidc_provider` fixture (a provider and a client registered for `app_port`), `write_auth_secrets`
 into a tmp folder, `start_streamlit(..., port=oidc_provider.app_port, secrets_file=...)`, the `chromium`
-fixture, one `browser_page` per identity, `sign_in` / `sign_out`. tests/test_browser_login.py shows it whole.
+fixture, one `browser_page` per identity, `sign_in` / `sign_out`. tests/browser/test_browser_login.py shows it whole.
 
 What was found (Streamlit 1.67 on Starlette, Authlib 1.9, oidc-provider-mock 0.3.4, Debian chromium):
 
@@ -32,7 +32,7 @@ What was found (Streamlit 1.67 on Starlette, Authlib 1.9, oidc-provider-mock 0.3
   Neither secret appears in the page's HTML, the cookies or the debug-level log.
 - Timings on the shared 2-core machine: the provider starts in milliseconds, `streamlit run` is healthy in
   0.6-1 s, chromium launches in 0.2-1.2 s, a sign-in (open app to "Signed in as") takes 1.6-2.6 s, a sign-out
-  0.5-1 s; tests/test_browser_login.py (six tests, three app servers) runs in 23-32 s, 67 s with three
+  0.5-1 s; tests/browser/test_browser_login.py (six tests, three app servers) runs in 23-32 s, 67 s with three
   copies running at once (all passed).
 - Flaky spots and their cures: open the app at exactly the host of redirect_uri (127.0.0.1 here; on
   localhost the sign-in state cookie is not sent to the 127.0.0.1 callback and the user silently stays signed
@@ -65,7 +65,7 @@ from urllib.parse import quote, urlsplit
 import pytest
 
 CHROMIUM = os.environ.get("MEMORY_CORE_CHROMIUM", "/usr/bin/chromium")
-# The flags tests/test_browser.py uses: no sandbox (containers), no GPU, and nothing that reaches the network.
+# The flags tests/browser/test_browser.py uses: no sandbox (containers), no GPU, and nothing that reaches the network.
 CHROMIUM_ARGS = ("--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync")
 # oidc-provider-mock drives Authlib through calls Authlib now deprecates; a module using the provider adds this

@@ -21,13 +21,13 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..clock import ManualClock
-from ..llm.base import ChatModel, ChatResult
-from ..settings import Settings
-from ..text import STOPWORDS, stem, words
-from .judge import answer_and_judge
-from .locomo import ANSWERABLE, CATEGORIES, UNDATED, Question, Sample, load_samples, parse_samples
-from .modes import MODES, TurnFinder, feed_sessions, scope_user, store_turns
+from memory_core.clock import ManualClock
+from memory_core.llm.base import ChatModel, ChatResult
+from memory_core.settings import Settings
+from memory_core.text.words import STOPWORDS, stem, words
+from memory_core.evaluation.judge import answer_and_judge
+from memory_core.evaluation.locomo import ANSWERABLE, CATEGORIES, UNDATED, Question, Sample, load_samples, parse_samples
+from memory_core.evaluation.modes import MODES, TurnFinder, feed_sessions, scope_user, store_turns
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ class CountingChatModel:
 
 
 def _chat_model(settings: Settings) -> ChatModel:
-    from ..llm.openai_chat import OpenAIChatModel
+    from memory_core.llm.openai_chat import OpenAIChatModel
 
     return OpenAIChatModel(settings.llm_model, api_key=settings.llm_api_key, base_url=settings.llm_base_url,
                            timeout=settings.llm_timeout_seconds, max_retries=settings.llm_max_retries)
@@ -93,7 +93,7 @@ def run_eval(samples: list[Sample], settings: Settings, *, k: int = 10, modes: I
              offline: bool = False, embedder: Any = None) -> dict[str, Any]:
     """Run every mode on `samples` and return the report (see `format_report`); LLMError if the LLM fails.
     `offline`: leave the configured LLM out; `embedder`: another than the settings choose (tests)."""
-    from ..memory import Memory
+    from memory_core.memory import Memory
 
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError("k must be a positive integer")
@@ -137,7 +137,7 @@ def run_eval(samples: list[Sample], settings: Settings, *, k: int = 10, modes: I
 
 def _record_eval(settings: Settings, input_tokens: int, output_tokens: int) -> None:
     """What an evaluation spent goes into the usage ledger of the memory it was run for (operation `eval`)."""
-    from ..memory import Memory
+    from memory_core.memory import Memory
 
     memory = Memory(settings, worker=False)
     try:

@@ -10,7 +10,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from ..llm.base import ChatModel
+from memory_core.llm.base import ChatModel
 
 ANSWER_PROMPT = """You answer questions about people from what a memory system remembers of their conversations.
 Use only the memory below. Where the memory says when something happened relative to a date (for example

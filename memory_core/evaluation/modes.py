@@ -16,13 +16,13 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..text import STOPWORDS, stem, words
-from .locomo import Sample
+from memory_core.text.words import STOPWORDS, stem, words
+from memory_core.evaluation.locomo import Sample
 
 if TYPE_CHECKING:
-    from ..clock import ManualClock
-    from ..memory import Memory
-    from ..search.index import SearchHit
+    from memory_core.clock import ManualClock
+    from memory_core.memory import Memory
+    from memory_core.search.index import SearchHit
 
 log = logging.getLogger(__name__)
 MODES = ("turns", "pipeline")

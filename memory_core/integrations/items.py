@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Mapping
 
-from ..facts import CATEGORIES, Fact, content_key
-from ..scope import Scope, make_scope
-from ..store.item_store import ItemStore, StoredItem
+from memory_core.facts.api import CATEGORIES, Fact, content_key
+from memory_core.scope import Scope, make_scope
+from memory_core.store.item_store import ItemStore, StoredItem
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from memory_core.memory import Memory
 
 log = logging.getLogger(__name__)
 

@@ -23,10 +23,10 @@ try:
 except ImportError as exc:  # pragma: no cover - the message is the point
     raise ImportError("memory_core.integrations.langgraph needs LangGraph: pip install 'memory_core[langgraph]'") from exc
 
-from .items import AgentItem, AgentItems, NamespaceError
+from memory_core.integrations.items import AgentItem, AgentItems, NamespaceError
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from memory_core.memory import Memory
 
 
 class MemoryCoreStore(BaseStore):

@@ -1,6 +1,6 @@
 """Chat models behind one small protocol."""
 
-from .base import ChatModel, ChatResult
-from .scripted import ScriptedChatModel
+from memory_core.llm.base import ChatModel, ChatResult
+from memory_core.llm.scripted import ScriptedChatModel
 
 __all__ = ["ChatModel", "ChatResult", "ScriptedChatModel"]

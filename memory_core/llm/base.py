@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..redact import scrub  # noqa: F401  (re-exported: the adapters scrub their errors with it)
+from memory_core.text.redact import scrub  # noqa: F401  (re-exported: the adapters scrub their errors with it)
 
 
 @dataclass(frozen=True)

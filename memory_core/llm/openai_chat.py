@@ -17,11 +17,11 @@ from typing import Any, Callable
 import httpx
 import openai
 
-from ..errors import LLMError
-from ..redact import mask_url, protect_library_logs, scrub, split_query, url_secrets
-from .base import ChatResult
-from .deadline import Deadline, DeadlineExceeded, run_with_deadline
-from .formats import (MODES, PROCESS_FORMATS, SETTINGS_CHOICES, FormatMemory, error_text, is_format_refusal,
+from memory_core.errors import LLMError
+from memory_core.text.redact import mask_url, protect_library_logs, scrub, split_query, url_secrets
+from memory_core.llm.base import ChatResult
+from memory_core.llm.deadline import Deadline, DeadlineExceeded, run_with_deadline
+from memory_core.llm.formats import (MODES, PROCESS_FORMATS, SETTINGS_CHOICES, FormatMemory, error_text, is_format_refusal,
                       response_format, server_key, with_schema_in_prompt)
 
 log = logging.getLogger(__name__)

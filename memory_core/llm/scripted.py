@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from ..errors import LLMError
-from .base import ChatResult
+from memory_core.errors import LLMError
+from memory_core.llm.base import ChatResult
 
 
 class ScriptedChatModel:

@@ -14,7 +14,7 @@ import sys
 from typing import Any, Mapping
 from urllib.parse import urlsplit
 
-from ..scope import make_scope
+from memory_core.scope import make_scope
 
 SERVER_NAME = "memory-core"
 _NAME = re.compile(r"[A-Za-z0-9_.\-]{1,64}")

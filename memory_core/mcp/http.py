@@ -23,16 +23,16 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from starlette.authentication import AuthCredentials
 
-from ..access import ApiToken, Principal
-from .discovery import WellKnown, challenge
-from .server import build_server
-from .sessions import SessionCap
+from memory_core.policy.access import ApiToken, Principal
+from memory_core.mcp.discovery import WellKnown, challenge
+from memory_core.mcp.server import build_server
+from memory_core.mcp.sessions import SessionCap
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
-    from ..memory import Memory
-    from ..scoped import ScopedMemory
+    from memory_core.memory import Memory
+    from memory_core.views.scoped import ScopedMemory
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +145,7 @@ def serve_http(memory: "Memory", *, host: str = "127.0.0.1", port: int = 8000,
     within what is left of shutdown_timeout_seconds) after."""
     import uvicorn
 
-    from .limits import timed_protocol
+    from memory_core.mcp.limits import timed_protocol
 
     class Server(uvicorn.Server):
         stop_asked: float | None = None

@@ -29,14 +29,14 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
-from ..access import Principal, hash_secret, normalise_email
-from ..clock import utc
-from ..scope import Scope, make_scope
-from ..store.oauth_store import OAuthStore
-from .oidc import SignInError, Upstream, pkce_pair, verified_email
+from memory_core.policy.access import Principal, hash_secret, normalise_email
+from memory_core.clock import utc
+from memory_core.scope import Scope, make_scope
+from memory_core.store.oauth_store import OAuthStore
+from memory_core.mcp.oidc import SignInError, Upstream, pkce_pair, verified_email
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from memory_core.memory import Memory
 
 log = logging.getLogger(__name__)
 

@@ -34,21 +34,21 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ..access import Principal
-from ..scope import Scope
-from .discovery import PREFIX, WellKnown, challenge
-from .http import PATH, BearerAuth, bearer_secret, max_body_bytes, request_view, token_owner
-from .oauth import CALLBACK_PATH, SCOPE, Lifetimes, MemoryOAuthProvider, scope_of_resource
-from .oidc import OidcConfig, Upstream, redact_in_logs
-from .server import build_server
-from .sessions import SessionCap
+from memory_core.policy.access import Principal
+from memory_core.scope import Scope
+from memory_core.mcp.discovery import PREFIX, WellKnown, challenge
+from memory_core.mcp.http import PATH, BearerAuth, bearer_secret, max_body_bytes, request_view, token_owner
+from memory_core.mcp.oauth import CALLBACK_PATH, SCOPE, Lifetimes, MemoryOAuthProvider, scope_of_resource
+from memory_core.mcp.oidc import OidcConfig, Upstream, redact_in_logs
+from memory_core.mcp.server import build_server
+from memory_core.mcp.sessions import SessionCap
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Send
     from starlette.types import Scope as AsgiScope
 
-    from ..memory import Memory
-    from ..scoped import ScopedMemory
+    from memory_core.memory import Memory
+    from memory_core.views.scoped import ScopedMemory
 
 log = logging.getLogger(__name__)
 

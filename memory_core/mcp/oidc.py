@@ -166,8 +166,8 @@ def verified_email(claims: Mapping[str, Any]) -> str:
 
 
 def redact_in_logs(secret: str) -> None:
-    """Add `secret` to what the installed log redaction scrubs (memory_core.redact)."""
-    from ..redact import RedactingFilter
+    """Add `secret` to what the installed log redaction scrubs (memory_core.text.redact)."""
+    from memory_core.text.redact import RedactingFilter
 
     for handler in logging.getLogger().handlers:
         for flt in handler.filters:

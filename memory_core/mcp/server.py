@@ -23,14 +23,14 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
-from ..errors import InvalidIdError, MemoryCoreError
-from ..facts import CATEGORIES, Fact, content_key
-from ..messages import MAX_MESSAGES, ROLES
-from ..plans import Plan
-from ..scoped import ScopedMemory
-from ..settings import Settings
-from ..tiers.daily import TITLE_MAX_CHARS
-from .protocol import RoleAwareServer
+from memory_core.errors import InvalidIdError, MemoryCoreError
+from memory_core.facts.api import CATEGORIES, Fact, content_key
+from memory_core.text.messages import MAX_MESSAGES, ROLES
+from memory_core.context.plans import Plan
+from memory_core.views.scoped import ScopedMemory
+from memory_core.settings import Settings
+from memory_core.tiers.daily import TITLE_MAX_CHARS
+from memory_core.mcp.protocol import RoleAwareServer
 
 log = logging.getLogger(__name__)
 

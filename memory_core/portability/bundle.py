@@ -22,15 +22,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from ..clock import iso_utc
-from ..documents import is_document_path
-from ..scope import Scope, make_scope
-from ..store.bundle_store import bundle_scopes, dump_scope, load_scope
-from ..store.restore_store import journal_documents, journal_done, journal_entries
-from ..text import sha256_text
-from ..validation import check_memory_text
-from .bundle_check import as_stored, check_manifest, check_rows
-from .safety import ZipLimits, read_member, safe_members
+from memory_core.clock import iso_utc
+from memory_core.tiers.documents import is_document_path
+from memory_core.scope import Scope, make_scope
+from memory_core.store.bundle_store import bundle_scopes, dump_scope, load_scope
+from memory_core.store.restore_store import journal_documents, journal_done, journal_entries
+from memory_core.text.words import sha256_text
+from memory_core.text.validation import check_memory_text
+from memory_core.portability.bundle_check import as_stored, check_manifest, check_rows
+from memory_core.portability.safety import ZipLimits, read_member, safe_members
 
 
 
@@ -246,7 +246,7 @@ def import_bundle_as(memory: BundleParts, principal: Acting, path: str | Path, *
                      dry_run: bool = False) -> dict[str, Any]:
     """Import a bundle for a person or token: every scope in it must be one the principal may write
     (PermissionError before anything changes otherwise); changes are recorded as the principal's."""
-    from ..actors import acting_as
+    from memory_core.policy.actors import acting_as
 
     with acting_as(principal.actor):
         return import_bundle(memory, path, mode=mode, dry_run=dry_run,

@@ -15,9 +15,9 @@ import re
 from datetime import date, datetime, timezone
 from typing import Any, Callable
 
-from ..facts import CATEGORIES
-from ..store.fact_store import SUMMARY_SECTIONS
-from ..validation import check_memory_text, check_text
+from memory_core.facts.api import CATEGORIES
+from memory_core.store.fact_store import SUMMARY_SECTIONS
+from memory_core.text.validation import check_memory_text, check_text
 
 MAX_INT = 2 ** 31 - 1  # an INTEGER column on PostgreSQL; SQLite's limit is higher
 FACT_CHARS = 100_000

@@ -18,8 +18,8 @@ import re
 from collections import Counter
 from typing import Any
 
-from .records import ImportedConversation, ImportedMessage, ParsedImport, label, storable, to_utc
-from .safety import JsonArray, Source, first_items
+from memory_core.portability.records import ImportedConversation, ImportedMessage, ParsedImport, label, storable, to_utc
+from memory_core.portability.safety import JsonArray, Source, first_items
 
 FORMAT = "chatgpt"
 _TEXT_TYPES = ("text", "multimodal_text")

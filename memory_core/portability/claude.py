@@ -19,8 +19,8 @@ from collections import Counter
 from datetime import datetime, timezone
 from typing import Any
 
-from .records import ImportedConversation, ImportedMessage, ParsedImport, bad_text, label, storable, to_utc
-from .safety import JsonArray, Source, first_items
+from memory_core.portability.records import ImportedConversation, ImportedMessage, ParsedImport, bad_text, label, storable, to_utc
+from memory_core.portability.safety import JsonArray, Source, first_items
 
 FORMAT = "claude"
 ROOT_PARENT = "00000000-0000-4000-8000-000000000000"  # what Claude writes as the parent of a first message

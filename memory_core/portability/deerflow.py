@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from .records import (DEFAULT_CONFIDENCE, SUMMARY_SECTIONS, ImportedFact, ParsedImport, bad_text, confidence_of, label,
+from memory_core.portability.records import (DEFAULT_CONFIDENCE, SUMMARY_SECTIONS, ImportedFact, ParsedImport, bad_text, confidence_of, label,
                       map_category, to_utc)
-from .safety import Source
+from memory_core.portability.safety import Source
 
 FORMAT = "deerflow"
 

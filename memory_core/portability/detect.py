@@ -11,9 +11,9 @@ import logging
 from pathlib import Path
 from typing import Callable
 
-from . import chatgpt, claude, deerflow, markdown, mem0
-from .records import FORMATS, ParsedImport
-from .safety import GZIP_MAGIC, JsonArray, Source
+from memory_core.portability import chatgpt, claude, deerflow, markdown, mem0
+from memory_core.portability.records import FORMATS, ParsedImport
+from memory_core.portability.safety import GZIP_MAGIC, JsonArray, Source
 
 log = logging.getLogger(__name__)
 

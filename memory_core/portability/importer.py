@@ -15,15 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import QueueFullError
-from ..facts import content_key, validate_category, validate_confidence, validate_content, validate_source_error
-from ..text import sha256_text
-from ..validation import check_memory_text, check_text
-from . import read_import
-from .records import ImportedDocument, ParsedImport
+from memory_core.errors import QueueFullError
+from memory_core.facts.api import content_key, validate_category, validate_confidence, validate_content, validate_source_error
+from memory_core.text.words import sha256_text
+from memory_core.text.validation import check_memory_text, check_text
+from memory_core.portability import read_import
+from memory_core.portability.records import ImportedDocument, ParsedImport
 
 if TYPE_CHECKING:
-    from ..scoped import ScopedMemory
+    from memory_core.views.scoped import ScopedMemory
 
 log = logging.getLogger(__name__)
 SAMPLE = 5

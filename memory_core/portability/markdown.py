@@ -20,8 +20,8 @@ import re
 from collections import defaultdict
 from datetime import date
 
-from .records import ImportedDocument, ParsedImport, bad_text
-from .safety import MiB, Source, decode_text
+from memory_core.portability.records import ImportedDocument, ParsedImport, bad_text
+from memory_core.portability.safety import MiB, Source, decode_text
 
 FORMAT = "markdown"
 # One Markdown file larger than this is not a memory note; OpenClaw's own dreaming stops at 16 MiB too.

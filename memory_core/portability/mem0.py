@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Iterable
 
-from .records import (DEFAULT_CONFIDENCE, ImportedFact, ParsedImport, bad_text, confidence_of, label, map_category,
+from memory_core.portability.records import (DEFAULT_CONFIDENCE, ImportedFact, ParsedImport, bad_text, confidence_of, label, map_category,
                       to_utc)
-from .safety import GZIP_MAGIC, Source, gunzip, iter_json_lines
+from memory_core.portability.safety import GZIP_MAGIC, Source, gunzip, iter_json_lines
 
 FORMAT = "mem0"
 TEXT_KEYS = ("memory", "content", "text", "data")

@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from ..facts import CATEGORIES
-from ..store.fact_store import SUMMARY_SECTIONS
+from memory_core.facts.api import CATEGORIES
+from memory_core.store.fact_store import SUMMARY_SECTIONS
 
 FORMATS = ("deerflow", "mem0", "chatgpt", "claude", "markdown")
 ROLES = ("user", "assistant", "system", "tool")
@@ -28,7 +28,7 @@ MAX_ERRORS = 1000  # a file with a million broken items reports the first thousa
 @dataclass(frozen=True)
 class ImportedFact:
     content: str
-    category: str  # one of memory_core.facts.CATEGORIES
+    category: str  # one of memory_core.facts.api.CATEGORIES
     confidence: float
     created_at: datetime | None = None
     source_id: str | None = None  # the item's id in the other tool, for error messages and provenance

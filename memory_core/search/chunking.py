@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from ..tiers.core import BULLET, CORE_PATH
-from ..tiers.daily import split_blocks
+from memory_core.tiers.core import BULLET, CORE_PATH
+from memory_core.tiers.daily import split_blocks
 
 # A chunk holds at most this many characters (~400 tokens of English, the size OpenClaw's memory search
 # chunks by, and facts are at most 2,000): a longer daily block or MEMORY.md bullet becomes several chunks,

@@ -13,8 +13,8 @@ from typing import Iterator, Protocol, Sequence
 
 import numpy as np
 
-from ..errors import EmbeddingError
-from ..llm.base import scrub
+from memory_core.errors import EmbeddingError
+from memory_core.llm.base import scrub
 
 
 class Embedder(Protocol):
@@ -201,7 +201,7 @@ class OpenAIEmbedder:
         self._max_retries = max_retries
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        from ..llm.deadline import Deadline
+        from memory_core.llm.deadline import Deadline
 
         deadline = Deadline(self._timeout)
         parts = [self._request(texts[lo:hi], deadline) for lo, hi in batches(texts, self.batch, self.batch_chars)]
@@ -218,7 +218,7 @@ class OpenAIEmbedder:
         import httpx
         import openai
 
-        from ..llm.deadline import DeadlineExceeded, run_with_deadline
+        from memory_core.llm.deadline import DeadlineExceeded, run_with_deadline
 
         left = deadline.left()
         # A client per request, so that closing it at the deadline touches no other call.

@@ -16,11 +16,11 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import EmbeddingError
-from ..redact import scrub
-from ..scope import Scope
-from ..store.index_store import IndexStore
-from .embedders import Embedder, batches
+from memory_core.errors import EmbeddingError
+from memory_core.text.redact import scrub
+from memory_core.scope import Scope
+from memory_core.store.index_store import IndexStore
+from memory_core.search.embedders import Embedder, batches
 
 log = logging.getLogger(__name__)
 # Token-weighted embedders pool with the scope's inverse document frequencies, from a snapshot that is

@@ -17,22 +17,22 @@ from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
 
-from ..scope import Scope
-from ..store.index_store import IndexStore
-from ..store.turn_store import facts_with_sources
-from ..text import STOPWORDS
-from ..tiers.core import CORE_PATH
-from .chunking import CHUNK_CHARS, CHUNKING, chunk_document, split_chunk  # noqa: F401 (named here before)
-from .embedders import Embedder, cosine_top
-from .embedding_upkeep import (EMBED_BATCH_CHARS, EMBED_BATCH_ITEMS, EMBED_TEXT_CHARS,  # noqa: F401 (named here before)
+from memory_core.scope import Scope
+from memory_core.store.index_store import IndexStore
+from memory_core.store.turn_store import facts_with_sources
+from memory_core.text.words import STOPWORDS
+from memory_core.tiers.core import CORE_PATH
+from memory_core.search.chunking import CHUNK_CHARS, CHUNKING, chunk_document, split_chunk  # noqa: F401 (named here before)
+from memory_core.search.embedders import Embedder, cosine_top
+from memory_core.search.embedding_upkeep import (EMBED_BATCH_CHARS, EMBED_BATCH_ITEMS, EMBED_TEXT_CHARS,  # noqa: F401 (named here before)
                                MAX_EMBED_ATTEMPTS, REFRESH_ON_REQUEST, EmbeddingUpkeep, drifted, idf, sha)
-from .fusion import VECTOR_WEIGHT, best, decay, fuse, mmr, weighted
-from .neighbours import with_neighbours
+from memory_core.search.fusion import VECTOR_WEIGHT, best, decay, fuse, mmr, weighted
+from memory_core.search.neighbours import with_neighbours
 
 if TYPE_CHECKING:
-    from ..clock import Clock
-    from ..documents import DocumentStore
-    from ..store.db import Database
+    from memory_core.clock import Clock
+    from memory_core.tiers.documents import DocumentStore
+    from memory_core.store.db import Database
 
 log = logging.getLogger(__name__)
 _DAILY = re.compile(r"memory/(\d{4}-\d{2}-\d{2})\.md")

@@ -8,8 +8,8 @@ import re
 from dataclasses import replace
 from typing import Sequence
 
-from ..truth import full_stems, split_sentences, stems
-from .index import SearchHit
+from memory_core.consistency.truth import full_stems, split_sentences, stems
+from memory_core.search.index import SearchHit
 
 _MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+|^\s*(?:\*\*)?(?:user|assistant)(?:\*\*)?\s*:\s*", re.I)
 

@@ -8,10 +8,10 @@ from typing import Any
 
 from sqlalchemy import delete, func, select, update
 
-from ..clock import Clock
-from ..scope import Scope
-from .db import Database
-from .models import AccessAuditRow, ApiTokenRow, GrantRow, SandboxRow
+from memory_core.clock import Clock
+from memory_core.scope import Scope
+from memory_core.store.db import Database
+from memory_core.store.models import AccessAuditRow, ApiTokenRow, GrantRow, SandboxRow
 
 
 class AccessStore:

@@ -16,12 +16,12 @@ from typing import Any, Iterator
 
 from sqlalchemy import delete, select, text
 
-from ..clock import utc
-from ..facts import content_key
-from ..scope import Scope
-from .fact_store import invalid_key, new_fact_id
-from .models import CoreVersionRow, DreamStateRow, DreamtDayRow, FactAuditRow, FactRow, PlanRow, SummaryRow
-from .provenance_store import CORE, forget_in, summary_place
+from memory_core.clock import utc
+from memory_core.facts.api import content_key
+from memory_core.scope import Scope
+from memory_core.store.fact_store import invalid_key, new_fact_id
+from memory_core.store.models import CoreVersionRow, DreamStateRow, DreamtDayRow, FactAuditRow, FactRow, PlanRow, SummaryRow
+from memory_core.store.provenance_store import CORE, forget_in, summary_place
 
 FACT_FIELDS = ("id", "content", "category", "confidence", "created_at", "updated_at", "source", "thread_id",
                "valid_from", "invalid_at", "superseded_by", "invalid_reason", "source_error")

@@ -9,12 +9,12 @@ from typing import Any, Iterator
 
 from sqlalchemy import select
 
-from ..clock import Clock, utc
-from ..scope import Scope
-from ..truth import Sources
-from .db import Database
-from .models import CoreVersionRow
-from .provenance_store import CORE, record_in
+from memory_core.clock import Clock, utc
+from memory_core.scope import Scope
+from memory_core.consistency.truth import Sources
+from memory_core.store.db import Database
+from memory_core.store.models import CoreVersionRow
+from memory_core.store.provenance_store import CORE, record_in
 
 
 @dataclass(frozen=True)

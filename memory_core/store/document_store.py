@@ -5,12 +5,12 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.engine import make_url
 
-from ..clock import Clock
-from ..document_paths import check_folder, check_path, is_document_path
-from ..scope import Scope
-from ..validation import check_memory_text, check_text
-from .db import Database
-from .models import DocumentRow
+from memory_core.clock import Clock
+from memory_core.tiers.document_paths import check_folder, check_path, is_document_path
+from memory_core.scope import Scope
+from memory_core.text.validation import check_memory_text, check_text
+from memory_core.store.db import Database
+from memory_core.store.models import DocumentRow
 
 
 class DatabaseDocumentStore:

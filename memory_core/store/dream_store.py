@@ -7,9 +7,9 @@ from typing import Mapping
 
 from sqlalchemy import func, select
 
-from ..scope import Scope
-from .db import Database
-from .models import DreamRunRow, DreamStateRow, DreamtDayRow
+from memory_core.scope import Scope
+from memory_core.store.db import Database
+from memory_core.store.models import DreamRunRow, DreamStateRow, DreamtDayRow
 
 
 def _mark_read(session, scope: Scope, read: Mapping[str, str], now: datetime) -> None:

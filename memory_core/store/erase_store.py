@@ -9,12 +9,12 @@ from typing import Any, Callable
 
 from sqlalchemy import text
 
-from ..actors import current_actor
-from ..clock import Clock
-from ..scope import Scope
-from .db import Database
-from .models import FactAuditRow
-from .provenance_store import forget_in
+from memory_core.policy.actors import current_actor
+from memory_core.clock import Clock
+from memory_core.scope import Scope
+from memory_core.store.db import Database
+from memory_core.store.models import FactAuditRow
+from memory_core.store.provenance_store import forget_in
 
 log = logging.getLogger(__name__)
 

@@ -16,14 +16,14 @@ from typing import Any, Callable, Iterator, Mapping
 from sqlalchemy import or_, select, text
 from sqlalchemy.exc import IntegrityError
 
-from ..actors import current_actor
-from ..clock import Clock, iso_utc, utc
-from ..facts import AuditEntry, Fact, content_key
-from ..scope import Scope
-from ..truth import Provenance, Retired, Sources, sentences_of, sentence_key
-from .db import Database
-from .models import FactAuditRow, FactRow, SummaryRow
-from .provenance_store import ProvenanceStore, read_in, record_in, summary_place
+from memory_core.policy.actors import current_actor
+from memory_core.clock import Clock, iso_utc, utc
+from memory_core.facts.api import AuditEntry, Fact, content_key
+from memory_core.scope import Scope
+from memory_core.consistency.truth import Provenance, Retired, Sources, sentences_of, sentence_key
+from memory_core.store.db import Database
+from memory_core.store.models import FactAuditRow, FactRow, SummaryRow
+from memory_core.store.provenance_store import ProvenanceStore, read_in, record_in, summary_place
 
 log = logging.getLogger(__name__)
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from ..clock import Clock
-from .db import Database
-from .models import LLMFormatRow
+from memory_core.clock import Clock
+from memory_core.store.db import Database
+from memory_core.store.models import LLMFormatRow
 
 RECHECK_AFTER = timedelta(days=7)  # a server upgraded since then may take a more structured format
 

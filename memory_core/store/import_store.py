@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from ..clock import Clock
-from ..scope import Scope
-from .db import Database
-from .models import ImportedItemRow
+from memory_core.clock import Clock
+from memory_core.scope import Scope
+from memory_core.store.db import Database
+from memory_core.store.models import ImportedItemRow
 
 
 class ImportLedger:

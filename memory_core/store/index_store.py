@@ -12,9 +12,9 @@ from typing import Iterable, Sequence
 
 from sqlalchemy import delete, func, select, text
 
-from ..scope import Scope
-from .db import Database
-from .models import ChunkRow, EmbeddingRow, FactRow, IndexedDocRow, TokenStatsRow
+from memory_core.scope import Scope
+from memory_core.store.db import Database
+from memory_core.store.models import ChunkRow, EmbeddingRow, FactRow, IndexedDocRow, TokenStatsRow
 
 # Keyword search's tables: (table, owner expression, text column, extra condition: only valid facts are searched).
 _TABLES = (("facts", "'f:' || t.id", "content", " AND t.invalid_at IS NULL"), ("chunks", "'c:' || t.pk", "text", ""))

@@ -12,10 +12,10 @@ from datetime import datetime
 
 from sqlalchemy import delete, select
 
-from ..clock import Clock, utc
-from ..scope import Scope
-from .db import Database
-from .models import AgentItemRow, FactRow
+from memory_core.clock import Clock, utc
+from memory_core.scope import Scope
+from memory_core.store.db import Database
+from memory_core.store.models import AgentItemRow, FactRow
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ from datetime import datetime
 from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
 
-from .db import Database
-from .models import LeaseRow
+from memory_core.store.db import Database
+from memory_core.store.models import LeaseRow
 
 
 class LeaseStore:

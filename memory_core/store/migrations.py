@@ -15,15 +15,15 @@ from typing import Callable
 from sqlalchemy import Connection, DateTime, bindparam, inspect, text
 from sqlmodel import SQLModel
 
-from . import models
-from .db import Database, lock_id
+from memory_core.store import models
+from memory_core.store.db import Database, lock_id
 
 log = logging.getLogger(__name__)
 
 # Every migration spells out its DDL and imports no live code, except m001: it creates the first tables
 # from today's model classes (V1_TABLES). That stays safe while a later column comes with a migration of its
 # own that adds it where it lacks (m007, m012 through `_add_columns`), so that a fresh database and a
-# migrated one end alike; tests/test_migrations.py checks that the migrated schema matches the models.
+# migrated one end alike; tests/store/test_migrations.py checks that the migrated schema matches the models.
 V1_TABLES = [
     models.FactRow, models.FactAuditRow, models.SummaryRow, models.DocumentRow, models.CoreVersionRow,
     models.DreamStateRow, models.DreamRunRow, models.PendingUpdateRow, models.LeaseRow, models.PlanRow,
@@ -308,7 +308,15 @@ def m013_llm_formats(conn: Connection, db: Database) -> None:
                       "mode VARCHAR(16) NOT NULL, decided_at {ts} NOT NULL, PRIMARY KEY (base_url, model))")
 
 
-def m016_agent_items(conn: Connection, db: Database) -> None:
+def m014_search_lookups(conn: Connection, db: Database) -> None:
+    """Two lookups that each search makes, as index searches rather than scans of the scope (at 5,000 items
+    on this machine: ~12 ms -> 1 ms each): the neighbouring turns of its hits by source, and the count of the
+    scope's vectors that tells whether the vectors cached in memory are still current."""
+    conn.execute(text("CREATE INDEX IF NOT EXISTS ix_facts_scope_source ON facts (user_id, agent_name, source)"))
+    conn.execute(text("CREATE INDEX IF NOT EXISTS ix_embeddings_scope_model_dim ON embeddings (user_id, agent_name, model, dim)"))
+
+
+def m015_agent_items(conn: Connection, db: Database) -> None:
     """Key-value items of agent frameworks (LangGraph's store); those that are facts point at them."""
     _create(conn, db,
             "CREATE TABLE IF NOT EXISTS agent_items (pk {serial} NOT NULL, user_id VARCHAR(64) NOT NULL, "
@@ -355,13 +363,6 @@ def m018_usage_and_injections(conn: Connection, db: Database) -> None:
     conn.exec_driver_sql("CREATE INDEX IF NOT EXISTS ix_injections_scope ON injections (user_id, agent_name, at)")
 
 
-def m014_search_lookups(conn: Connection, db: Database) -> None:
-    """Two lookups that each search makes, as index searches rather than scans of the scope (at 5,000 items
-    on this machine: ~12 ms -> 1 ms each): the neighbouring turns of its hits by source, and the count of the
-    scope's vectors that tells whether the vectors cached in memory are still current."""
-    conn.execute(text("CREATE INDEX IF NOT EXISTS ix_facts_scope_source ON facts (user_id, agent_name, source)"))
-    conn.execute(text("CREATE INDEX IF NOT EXISTS ix_embeddings_scope_model_dim ON embeddings (user_id, agent_name, model, dim)"))
-
 
 def m019_provenance(conn: Connection, db: Database) -> None:
     """Which fact (or daily log) each summary sentence and MEMORY.md bullet that memory_core wrote came from."""
@@ -379,9 +380,13 @@ MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_k
                                                             m009_access, m010_import_ledger, m011_dreamt_days,
                                                             m012_source_error_and_restore_journal, m013_llm_formats,
                                                             m014_search_lookups,
-                                                            m016_agent_items, m016_oauth,
+                                                            m015_agent_items, m016_oauth,
                                                             m017_dream_proposals, m018_usage_and_injections,
                                                             m019_provenance]
+
+# Migrations renamed so that each number is used once, in order: a database that applied the old name has it
+# recorded under the new one before anything runs.
+RENAMED = {"m016_agent_items": "m015_agent_items"}
 
 
 def migrate(db: Database) -> list[str]:
@@ -395,6 +400,8 @@ def migrate(db: Database) -> list[str]:
             conn.exec_driver_sql(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (name VARCHAR(128) PRIMARY KEY, applied_at VARCHAR(40) NOT NULL)"
             )
+            for old, new in RENAMED.items():
+                conn.execute(text("UPDATE schema_migrations SET name = :new WHERE name = :old"), {"old": old, "new": new})
             done = {row[0] for row in conn.exec_driver_sql("SELECT name FROM schema_migrations")}
             for migration in MIGRATIONS:
                 if migration.__name__ in done:

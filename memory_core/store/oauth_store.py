@@ -6,9 +6,9 @@ from datetime import datetime
 
 from sqlalchemy import delete, select
 
-from ..clock import Clock, utc
-from .db import Database
-from .models import OAuthClientRow, OAuthTokenRow
+from memory_core.clock import Clock, utc
+from memory_core.store.db import Database
+from memory_core.store.models import OAuthClientRow, OAuthTokenRow
 
 
 class OAuthStore:

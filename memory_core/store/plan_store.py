@@ -10,10 +10,10 @@ from typing import Callable
 
 from sqlalchemy import select
 
-from ..clock import utc
-from ..scope import Scope
-from .db import Database
-from .models import PlanRow
+from memory_core.clock import utc
+from memory_core.scope import Scope
+from memory_core.store.db import Database
+from memory_core.store.models import PlanRow
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,11 @@ from typing import Any
 
 from sqlalchemy import select
 
-from ..actors import current_actor
-from ..clock import Clock, utc
-from ..scope import Scope
-from .db import Database
-from .models import DreamProposalRow
+from memory_core.policy.actors import current_actor
+from memory_core.clock import Clock, utc
+from memory_core.scope import Scope
+from memory_core.store.db import Database
+from memory_core.store.models import DreamProposalRow
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sqlalchemy import text
 
-from ..scope import Scope
-from .db import Database
+from memory_core.scope import Scope
+from memory_core.store.db import Database
 
 # Every table with user_id/agent_name columns. fact_counts goes last: the facts' delete triggers update it.
 SCOPED_TABLES = ("embeddings", "chunks", "indexed_docs", "token_stats", "facts", "fact_audit", "scope_summaries",

@@ -1,6 +1,6 @@
 """The SQL of the update queue: one `PendingUpdateRow` per (thread_id, user_id, agent_name) key.
 
-The policy (debounce, retries, backoff, budget waiting, lanes) lives in `memory_core.queue`; this module only
+The policy (debounce, retries, backoff, budget waiting, lanes) lives in `memory_core.runtime.queue`; this module only
 reads and writes rows. Every state change is conditional on the row's generation, so a newer context that
 replaced a key while it was processed is never overwritten or deleted by the older run.
 """
@@ -12,9 +12,9 @@ from typing import Any, Callable
 
 from sqlalchemy import delete, func, select, update
 
-from ..scope import Scope
-from .db import Database
-from .models import PendingUpdateRow
+from memory_core.scope import Scope
+from memory_core.store.db import Database
+from memory_core.store.models import PendingUpdateRow
 
 # (pk, generation, thread_id, user_id, agent_name) of a pending key
 KeyRow = tuple[int, int, str, str, str]

@@ -12,9 +12,9 @@ from datetime import datetime
 
 from sqlalchemy import delete, func, select
 
-from ..scope import Scope
-from .db import Database
-from .models import RestoreJournalRow
+from memory_core.scope import Scope
+from memory_core.store.db import Database
+from memory_core.store.models import RestoreJournalRow
 
 
 @dataclass(frozen=True)

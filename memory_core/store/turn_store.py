@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from ..scope import Scope
-from .db import Database
-from .models import FactRow
+from memory_core.scope import Scope
+from memory_core.store.db import Database
+from memory_core.store.models import FactRow
 
 
 def _valid(scope: Scope) -> tuple:

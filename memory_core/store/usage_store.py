@@ -8,10 +8,10 @@ from datetime import datetime
 
 from sqlalchemy import func, select
 
-from ..clock import utc
-from ..scope import Scope
-from .db import Database
-from .models import InjectionRow, UsageRow
+from memory_core.clock import utc
+from memory_core.scope import Scope
+from memory_core.store.db import Database
+from memory_core.store.models import InjectionRow, UsageRow
 
 
 @dataclass(frozen=True)

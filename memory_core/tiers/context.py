@@ -9,15 +9,15 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..compression import compress_messages
-from ..messages import ROLES, strip_scheduled_pairs
-from ..scope import Scope
-from ..tokens import count_tokens
-from ..usage import metering
-from ..validation import check_memory_text
+from memory_core.context.compression import compress_messages
+from memory_core.text.messages import ROLES, strip_scheduled_pairs
+from memory_core.scope import Scope
+from memory_core.text.tokens import count_tokens
+from memory_core.policy.usage import metering
+from memory_core.text.validation import check_memory_text
 
 if TYPE_CHECKING:
-    from ..plans import Plan
+    from memory_core.context.plans import Plan
 
 log = logging.getLogger(__name__)
 def message_hash(message: dict[str, Any]) -> str:
@@ -145,7 +145,7 @@ class ContextSession:
     def context_sources(self) -> dict[str, dict[str, Any]]:
         """The typed sources of the system context, each with the epoch at which it last changed."""
         memory_text = self._manager.parts.injection(self.scope)
-        from ..plans import plan_text
+        from memory_core.context.plans import plan_text
 
         if self.plan is not None:
             self.plan = self._manager.parts.plan(self.plan.id)
@@ -223,7 +223,7 @@ class ContextManager:
         part = [m for m in part if m.get("role") in ("user", "assistant") and str(m.get("content") or "").strip()]
         if not part:
             return None
-        from .daily import daily_path
+        from memory_core.tiers.daily import daily_path
 
         path = daily_path(self.parts.today())
 

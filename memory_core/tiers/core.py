@@ -14,17 +14,17 @@ import logging
 import re
 from typing import TYPE_CHECKING, Callable
 
-from ..actors import current_actor
-from ..documents import DatabaseDocumentStore
-from ..scope import Scope
-from ..store.core_store import CoreStore, CoreVersion, CoreWrite
-from ..truth import Sources, sentence_key, sentences_of
-from ..validation import check_memory_text, check_text
+from memory_core.policy.actors import current_actor
+from memory_core.tiers.documents import DatabaseDocumentStore
+from memory_core.scope import Scope
+from memory_core.store.core_store import CoreStore, CoreVersion, CoreWrite
+from memory_core.consistency.truth import Sources, sentence_key, sentences_of
+from memory_core.text.validation import check_memory_text, check_text
 
 if TYPE_CHECKING:
-    from ..clock import Clock
-    from ..documents import DocumentStore
-    from ..store.db import Database
+    from memory_core.clock import Clock
+    from memory_core.tiers.documents import DocumentStore
+    from memory_core.store.db import Database
 
 log = logging.getLogger(__name__)
 

@@ -6,14 +6,14 @@ import re
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Callable, Mapping
 
-from ..scope import Scope, make_scope
-from ..text import sha256_text
-from ..validation import check_memory_text, check_text
+from memory_core.scope import Scope, make_scope
+from memory_core.text.words import sha256_text
+from memory_core.text.validation import check_memory_text, check_text
 
 if TYPE_CHECKING:
-    from ..clock import Clock
-    from ..documents import DocumentStore
-    from ..settings import Settings
+    from memory_core.clock import Clock
+    from memory_core.tiers.documents import DocumentStore
+    from memory_core.settings import Settings
 
 _DAY_FILE = re.compile(r"memory/(\d{4}-\d{2}-\d{2})\.md")
 _HEADING_LINE = re.compile(r"^(#+)", re.M)

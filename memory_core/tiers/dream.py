@@ -28,27 +28,27 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
-from ..errors import LLMError
-from ..extraction import escape_for_prompt
-from ..llm.base import ChatModel
-from ..scope import Scope
-from ..store.dream_store import DreamStore
-from ..store.proposal_store import ProposalStore
-from ..store.provenance_store import CORE, ProvenanceStore
-from ..text import STOPWORDS, sha256_text, stem, words
-from ..truth import Provenance, Retired, merge_sources, scrub_markdown, sentence_key, ties
-from ..tokens import count_tokens, truncate_to_tokens
-from .core import BULLET, bullets
-from .daily import split_blocks
-from .offline_dream import DeterministicConsolidator, fact_confidence, normalise, valid_facts
+from memory_core.errors import LLMError
+from memory_core.extraction.llm import escape_for_prompt
+from memory_core.llm.base import ChatModel
+from memory_core.scope import Scope
+from memory_core.store.dream_store import DreamStore
+from memory_core.store.proposal_store import ProposalStore
+from memory_core.store.provenance_store import CORE, ProvenanceStore
+from memory_core.text.words import STOPWORDS, sha256_text, stem, words
+from memory_core.consistency.truth import Provenance, Retired, merge_sources, scrub_markdown, sentence_key, ties
+from memory_core.text.tokens import count_tokens, truncate_to_tokens
+from memory_core.tiers.core import BULLET, bullets
+from memory_core.tiers.daily import split_blocks
+from memory_core.tiers.offline_dream import DeterministicConsolidator, fact_confidence, normalise, valid_facts
 
 if TYPE_CHECKING:
-    from ..clock import Clock
-    from ..settings import Settings
-    from ..store.db import Database
-    from ..store.models import DreamStateRow
-    from .core import CoreTier
-    from .daily import DailyTier
+    from memory_core.clock import Clock
+    from memory_core.settings import Settings
+    from memory_core.store.db import Database
+    from memory_core.store.models import DreamStateRow
+    from memory_core.tiers.core import CoreTier
+    from memory_core.tiers.daily import DailyTier
 
 log = logging.getLogger(__name__)
 

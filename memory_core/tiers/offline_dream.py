@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Mapping, Sequence
 
-from ..heuristics import first_to_third, heuristic_statements, second_to_third, tidy_third_person
-from ..statements import Statement, classify, describe, single_valued, supersedes
-from ..text import STOPWORDS, stem, words
-from .core import BULLET, bullets
-from .daily import split_blocks
+from memory_core.extraction.offline.heuristics import first_to_third, heuristic_statements, second_to_third, tidy_third_person
+from memory_core.extraction.offline.statements import Statement, classify, describe, single_valued, supersedes
+from memory_core.text.words import STOPWORDS, stem, words
+from memory_core.tiers.core import BULLET, bullets
+from memory_core.tiers.daily import split_blocks
 
 
 # normalise, valid_facts and fact_confidence serve the LLM consolidator and the guards of dream.py too, which

@@ -6,8 +6,8 @@ import re
 from collections import Counter
 from typing import Protocol
 
-from ..llm.base import ChatModel
-from ..text import STOPWORDS, words
+from memory_core.llm.base import ChatModel
+from memory_core.text.words import STOPWORDS, words
 
 SUMMARY_PROMPT = """Summarise this part of a conversation between a user and an AI agent for the agent's daily log.
 Write 2-8 Markdown bullets ('- '), most important first; each bullet is one or two complete sentences that end with a
@@ -86,7 +86,7 @@ class LLMSummarizer:
         self.prompt = prompt
 
     def summarize(self, messages: list[dict[str, str]]) -> str:
-        from ..extraction import bound_conversation, escape_for_prompt
+        from memory_core.extraction.llm import bound_conversation, escape_for_prompt
 
         convo = bound_conversation([m for m in messages if m.get("role") in ("user", "assistant")])
         result = self.llm.complete([{"role": "system", "content": self.prompt},

@@ -1,4 +1,4 @@
-"""A throwaway app for tests/test_browser_login.py: Streamlit's own OIDC sign-in (st.login) and nothing else.
+"""A throwaway app for tests/browser/test_browser_login.py: Streamlit's own OIDC sign-in (st.login) and nothing else.
 
 It draws what the harness needs to see: whether `[auth]` is configured (asked two ways, neither raising),
 the sign-in prompt, and once signed in the e-mail and every claim `st.user` holds (tokens left out).

@@ -1,0 +1,5 @@
+"""One truth: which stored sentences state a retired fact (`truth`), rewriting them when facts retire
+(`propagation`), the consistency report (`doctor`) and erasing what must be gone (`erase`).
+
+May import `facts`, `store`, `text`, `tiers` and `search`; never a view, the facade or the runtime.
+"""

@@ -1,0 +1,321 @@
+"""One truth: which sentences of a text state a fact that is no longer true, and the text without them.
+
+Memory keeps what it knows in several copies (facts, the summaries, MEMORY.md, daily logs, the search index).
+When a fact is retired (invalidated, superseded, deleted, merged away), the copies an agent reads as current must
+stop stating it. A sentence (or a MEMORY.md bullet) states a fact when it holds the fact's distinctive words:
+its content words less the verbs every statement about the user shares ("works", "lives", "likes", ...) and less
+the words its replacement also says ("User works at Acme" -> "User works at Globex": only "acme" is distinctive).
+Where memory_core wrote a sentence itself from facts, it stored the sentence's provenance (`Provenance`, keyed by
+`sentence_key`): that is read first and is exact; the distinctive words are the fallback for text without it (written
+by hand, LLM prose). Pure functions; `memory_core.consistency.propagation` applies them to the stored copies."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable, Iterable, Mapping, Sequence
+
+from memory_core.text.words import STOPWORDS, stem, words
+
+# Verbs and fillers that statements about the user share: never distinctive on their own.
+GENERIC = frozenset("""user user's users is are was were be been has have had works work worked working lives live
+lived living likes like liked loves love prefers prefer preferred enjoys enjoy uses use used wants want needs need
+currently now still no longer anymore actually called named name based as at in on of for to from with the a an
+""".split())
+ERASED = "[erased]"
+
+# A sentence ends at ., ! or ? followed by white space (not inside "127.0.0.1" or "md.png"), or at the line's end.
+_SENTENCE = re.compile(r"[^\s](?:[^\n]*?)(?:[.!?]+(?=\s)|$)", re.M)
+_BULLET = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)(.*)$")
+
+
+@dataclass(frozen=True)
+class Retired:
+    """A fact that stopped being true: its text, and the text of the fact that replaced it (if any)."""
+
+    fact_id: str
+    content: str
+    replacement: str | None = None
+    replacement_id: str | None = None  # the fact whose text `replacement` is (the same fact for an edit)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What memory_core wrote a sentence (or a MEMORY.md bullet) from: stored facts, and for a dream's bullets the
+    daily logs it read them in ("log:YYYY-MM-DD"). Many facts may stand behind one sentence."""
+
+    fact_ids: frozenset[str] = frozenset()
+    logs: frozenset[str] = frozenset()
+
+    def __or__(self, other: "Provenance") -> "Provenance":
+        return Provenance(self.fact_ids | other.fact_ids, self.logs | other.logs)
+
+
+Sources = Mapping[str, Provenance]  # sentence_key(sentence) -> what it was written from
+
+
+def sentence_key(text: str) -> str:
+    """A sentence's identity in the provenance: the sha256 of its text casefolded, white space folded and its end
+    punctuation left out ("User works at Acme." in a summary and "User works at Acme" as a bullet are one)."""
+    folded = " ".join(text.casefold().split()).rstrip(".!?…").rstrip()
+    return hashlib.sha256(folded.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@lru_cache(maxsize=4096)
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in words(text))
+
+
+def stems(text: str) -> frozenset[str]:
+    return _stems(text)
+
+
+def content_stems(text: str) -> set[str]:
+    """The stems of a text's words that carry meaning (no stop words, no 'user')."""
+    return {stem(w) for w in words(text) if w not in STOPWORDS and w not in GENERIC and len(w) > 1}
+
+
+@lru_cache(maxsize=4096)
+def distinctive(content: str, replacement: str | None = None) -> frozenset[str]:
+    """What a sentence must hold to state `content`: its meaningful stems less those its replacement shares."""
+    found = frozenset(content_stems(content))
+    if replacement:
+        found -= stems(replacement)
+    return found
+
+
+def states(text: str, marks: frozenset[str] | set[str]) -> bool:
+    """Whether `text` holds the distinctive stems `marks`: all of them when there are up to three, else three
+    in four (a sentence rarely repeats a long fact word for word)."""
+    if not marks:
+        return False
+    held = len(marks & stems(text))
+    return held == len(marks) if len(marks) <= 3 else held >= max(3, round(0.75 * len(marks)))
+
+
+@lru_cache(maxsize=4096)
+def full_stems(content: str) -> frozenset[str]:
+    """Every meaningful stem of a fact, its verb included (what makes two statements the same statement)."""
+    return frozenset(stem(w) for w in words(content) if w not in STOPWORDS and w not in {"user", "user's", "users"})
+
+
+def says_same(text: str, content: str) -> bool:
+    """Whether `text` says all that `content` says (every meaningful stem of it is there)."""
+    marks = full_stems(content)
+    return bool(marks) and marks <= stems(text)
+
+
+def stale(sentence: str, retired: Sequence[Retired], valid: Sequence[str]) -> Retired | None:
+    """The retired fact that `sentence` states, unless a valid fact says what the sentence says of it."""
+    for old in retired:
+        if not states(sentence, distinctive(old.content, old.replacement)):
+            continue
+        if says_same(sentence, old.content) or not any(says_same(sentence, v) for v in valid):
+            if not any(says_same(v, old.content) for v in valid):
+                return old
+    return None
+
+
+def judge(sentence: str, retired: Sequence[Retired], valid: Sequence[str], sources: Sources | None = None,
+          valid_ids: Iterable[str] | None = None) -> tuple[Retired | None, str | None]:
+    """The retired fact `sentence` states, and how that was found. Its stored provenance first: a sentence written
+    from a retired fact states it ("provenance"), unless a valid fact says the same; one written from facts alone,
+    one of them still valid (by `valid_ids`, when given) and none retired, states nothing retired. Otherwise
+    (no provenance, daily-log sources, which may hold anything, or only facts gone since) the distinctive words
+    decide ("words")."""
+    known = sources.get(sentence_key(sentence)) if sources else None
+    if known is not None and known.fact_ids:
+        for old in retired:
+            if old.fact_id in known.fact_ids and not any(says_same(v, old.content) for v in valid):
+                return old, "provenance"
+        current = known.fact_ids if valid_ids is None else known.fact_ids.intersection(valid_ids)
+        if current and not known.logs:
+            return None, None
+    old = stale(sentence, retired, valid)
+    return old, ("words" if old is not None else None)
+
+
+def split_sentences(text: str) -> list[str]:
+    return [m.group(0).strip() for m in _SENTENCE.finditer(text) if m.group(0).strip()]
+
+
+Rewrite = Callable[[str, Retired], "str | None"]
+
+
+def _replace(sentence: str, old: Retired, retired: Sequence[Retired], rewrite: Rewrite | None,
+             punctuate: bool = True) -> str | None:
+    """What stands for a stale sentence: a guarded rewrite, else the replacement fact's text, else nothing."""
+    if rewrite is not None:
+        try:
+            new = rewrite(sentence, old)
+        except Exception:  # noqa: BLE001 - a failed rewrite drops the sentence instead
+            new = None
+        if new and "\n" not in new.strip() and len(new) <= 2 * len(sentence) + 200 \
+                and not any(states(new, distinctive(r.content, r.replacement)) for r in retired):
+            return new.strip()
+    if old.replacement:
+        text = old.replacement.strip()
+        return text if not punctuate or text[-1:] in ".!?" else text + "."
+    return None
+
+
+def scrub_prose(text: str, retired: Sequence[Retired], valid: Sequence[str], rewrite: Rewrite | None = None,
+                sources: Sources | None = None, valid_ids: Iterable[str] | None = None) -> tuple[str, list[str]]:
+    """`text` (a summary) without the sentences that state a retired fact (by their `sources` first, see
+    `judge`); returns (new text, dropped)."""
+    out: list[str] = []
+    dropped: list[str] = []
+    for sentence in split_sentences(text):
+        old, _how = judge(sentence, retired, valid, sources, valid_ids)
+        if old is None:
+            out.append(sentence)
+            continue
+        dropped.append(sentence)
+        new = _replace(sentence, old, retired, rewrite)
+        if new and not any(says_same(s, new) for s in out):
+            out.append(new)
+    return " ".join(out), dropped
+
+
+def scrub_markdown(markdown: str, retired: Sequence[Retired], valid: Sequence[str], rewrite: Rewrite | None = None,
+                   sources: Sources | None = None, valid_ids: Iterable[str] | None = None) -> tuple[str, list[str]]:
+    """MEMORY.md without the bullets (and the sentences of other lines) that state a retired fact; a superseded
+    fact's bullet becomes its replacement's. Returns (new text, what was dropped)."""
+    lines: list[str] = []
+    dropped: list[str] = []
+    for line in markdown.split("\n"):
+        if not line.strip() or line.lstrip().startswith("#"):
+            lines.append(line)
+            continue
+        bullet = _BULLET.match(line)
+        lead, body = (bullet.group(1), bullet.group(2)) if bullet else ("", line)
+        old, _how = judge(body, retired, valid, sources, valid_ids)
+        if old is None:
+            lines.append(line)
+            continue
+        if bullet:
+            dropped.append(body)
+            new = _replace(body, old, retired, rewrite, punctuate=False)
+            if new and not any(says_same(existing, new) for existing in lines):
+                lines.append(lead + new)
+            continue
+        kept, gone = scrub_prose(line, retired, valid, rewrite, sources, valid_ids)
+        dropped += gone
+        if kept:
+            lines.append(kept)
+    return "\n".join(lines), dropped
+
+
+def erase_passages(text: str, marks: frozenset[str] | set[str], names: frozenset[str] = frozenset()) -> tuple[str, int]:
+    """`text` with every sentence that holds `marks` (or names one of `names`) replaced by `[erased]`, line
+    structure and Markdown headers kept. Returns (new text, how many passages were erased)."""
+    if not marks and not names:
+        return text, 0
+    count = 0
+
+    def hit(sentence: str) -> bool:
+        return states(sentence, marks) or bool(names and _names_in(sentence, names))
+
+    def one(match: re.Match) -> str:
+        nonlocal count
+        sentence = match.group(0)
+        if not hit(sentence):
+            return sentence
+        count += 1
+        lead = sentence[:len(sentence) - len(sentence.lstrip())]
+        return lead + ERASED + sentence[len(sentence.rstrip()):]
+
+    out = []
+    for line in text.split("\n"):
+        bullet = _BULLET.match(line)
+        if bullet:
+            out.append(bullet.group(1) + _SENTENCE.sub(one, bullet.group(2)))
+        elif line.lstrip().startswith("#"):
+            heading = re.match(r"^(\s*#+\s*)(.*)$", line)
+            out.append(heading.group(1) + ERASED if heading and hit(heading.group(2)) and (count := count + 1)
+                       else line)
+        else:
+            out.append(_SENTENCE.sub(one, line))
+    return "\n".join(out), count
+
+
+def erase_marks(content: str) -> frozenset[str]:
+    """The stems whose presence marks a passage stating `content` for erasure (its distinctive words)."""
+    return frozenset(content_stems(content) or full_stems(content))
+
+
+_CALENDAR = frozenset("""january february march april may june july august september october november december
+monday tuesday wednesday thursday friday saturday sunday""".split())
+
+
+def proper_names(content: str) -> frozenset[str]:
+    """The names in `content` (runs of capitalised words past its first word), casefolded and joined by spaces:
+    a passage naming one of them is about what is erased, whatever else it says ("Globex", "new york city")."""
+    names = set()
+    tokens = re.findall(r"[\w'-]+|[.!?]", content.strip())
+    run: list[str] = []
+    for n, token in enumerate(tokens + ["."]):
+        sentence_start = n == 0 or tokens[n - 1] in ".!?"
+        if token[:1].isupper() and not sentence_start and token.casefold() not in STOPWORDS | GENERIC | {"i"}:
+            run.append(token.casefold())
+            continue
+        if run and not (len(run) == 1 and (run[0] in _CALENDAR or len(run[0]) < 3)):
+            names.add(" ".join(run))
+        run = []
+    return frozenset(names)
+
+
+def _names_in(sentence: str, names: frozenset[str]) -> bool:
+    padded = " " + " ".join(words(sentence)) + " "
+    return any(f" {name} " in padded for name in names)
+
+
+def sentences_of(text: str) -> list[str]:
+    """The units a text's provenance is kept for: each bullet's text whole, each sentence of other lines (headings
+    left out)."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        if line.lstrip().startswith("#"):
+            continue
+        bullet = _BULLET.match(line)
+        out += [bullet.group(2).strip()] if bullet else split_sentences(line)
+    return [s for s in out if s]
+
+
+def ties(text: str, facts: Mapping[str, str]) -> dict[str, Provenance]:
+    """The provenance that can be told exactly for `text`: each of its sentences (bullets) that is a fact's text
+    (or a sentence of it), with the facts ({id: content}) it is. Anything else stays without provenance."""
+    by_key: dict[str, set[str]] = {}
+    for fact_id, content in facts.items():
+        for piece in {content, *split_sentences(content)}:
+            by_key.setdefault(sentence_key(piece), set()).add(fact_id)
+    found = (sentence_key(sentence) for sentence in sentences_of(text))
+    return {key: Provenance(frozenset(by_key[key])) for key in found if key in by_key}
+
+
+def merge_sources(*parts: Sources | None) -> dict[str, Provenance]:
+    """One provenance mapping from several (a sentence's sources are the union of what each says)."""
+    out: dict[str, Provenance] = {}
+    for part in parts:
+        for key, known in (part or {}).items():
+            out[key] = out[key] | known if key in out else known
+    return out
+
+
+def contradictions(texts: Iterable[tuple[str, str]], invalid: Sequence[Retired], valid: Sequence[str],
+                   sources: Mapping[str, Sources] | None = None,
+                   valid_ids: Iterable[str] | None = None) -> list[tuple[str, str, str, str]]:
+    """(place, sentence, fact id, how it was found) for every sentence of the given (place, text) pairs that states
+    an invalid fact no valid fact states again (`sources`: each place's provenance, read first; see `judge`): what
+    `memory-core doctor` reports."""
+    found: list[tuple[str, str, str, str]] = []
+    for place, text in texts:
+        for line in text.split("\n"):
+            bullet = _BULLET.match(line)
+            for sentence in ([bullet.group(2)] if bullet else split_sentences(line)):
+                old, how = judge(sentence, invalid, valid, (sources or {}).get(place), valid_ids)
+                if old is not None:
+                    found.append((place, sentence, old.fact_id, how or "words"))
+    return found

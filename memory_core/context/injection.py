@@ -1,0 +1,310 @@
+"""Memory formatted for prompt injection, within an exact token budget.
+
+The text is, in order and leaving out empty parts:
+
+    User Context:
+    - Work: ...
+    - Personal: ...
+    - Top of mind: ...
+
+    History:
+    - Recent: ...
+    - Earlier: ...
+    - Background: ...
+
+    Facts:
+    - [{category} | {confidence:.2f}] {content}
+    - [correction | {confidence:.2f}] {content} (avoid: {sourceError})
+
+Over budget, facts go from the lowest confidence up; if the text is still over, it is cut at
+character level and "\\n..." appended, the marker included in the budget.
+
+With a `priority` (fact ids, most relevant to a query first), those facts are taken first, each one that
+fits, then the others by confidence as far as the budget reaches; the kept facts are still listed by
+confidence, so relevance decides what goes in, never how it reads.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from itertools import accumulate
+from operator import itemgetter
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from memory_core.text.tokens import count_tokens, encoding_name_for, get_encoding, token_byte_lengths, truncate_to_tokens
+
+TRUNCATION_MARKER = "\n..."
+USER_FIELDS = (("workContext", "Work"), ("personalContext", "Personal"), ("topOfMind", "Top of mind"))
+HISTORY_FIELDS = (("recentMonths", "Recent"), ("earlierContext", "Earlier"), ("longTermBackground", "Background"))
+_WS = re.compile(r"\s+")
+
+
+@dataclass
+class InjectionReport:
+    """What `format_memory_for_injection` did: for the Context Preview page."""
+
+    text: str
+    tokens: int
+    max_tokens: int
+    encoding: str
+    section_tokens: dict[str, int] = field(default_factory=dict)
+    kept_fact_ids: list[str] = field(default_factory=list)
+    dropped_fact_ids: list[str] = field(default_factory=list)
+    truncated: bool = False
+
+
+def one_line(text: object) -> str:
+    """Fold all white space (newlines included) to single spaces, so content can never forge a section."""
+    text = text if isinstance(text, str) else str(text)
+    if text.isprintable() and "  " not in text:  # the common case: nothing to fold
+        return text.strip()
+    return _WS.sub(" ", text).strip()
+
+
+def _summary(part: Any) -> str:
+    if isinstance(part, Mapping):
+        part = part.get("summary", "")
+    return one_line(part) if isinstance(part, str) else ""
+
+
+def _section(title: str, group: Any, fields: tuple[tuple[str, str], ...]) -> str:
+    if not isinstance(group, Mapping):
+        return ""
+    lines = [f"- {label}: {text}" for key, label in fields if (text := _summary(group.get(key)))]
+    return f"{title}:\n" + "\n".join(lines) if lines else ""
+
+
+def _fact_confidence(fact: Any) -> float:
+    try:
+        return float(fact.get("confidence", 0.0))
+    except (AttributeError, TypeError, ValueError):
+        return 0.0
+
+
+def fact_line(fact: Mapping[str, Any]) -> str:
+    line = f"- [{one_line(fact.get('category', ''))} | {_fact_confidence(fact):.2f}] {one_line(fact.get('content', ''))}"
+    mistake = fact.get("sourceError")  # a correction names what to avoid, as DeerFlow injects it
+    if fact.get("category") == "correction" and isinstance(mistake, str) and (mistake := one_line(mistake)):
+        line += f" (avoid: {mistake})"
+    return line
+
+
+def _confidences(facts: list[Any]) -> np.ndarray:
+    try:
+        return np.fromiter(map(itemgetter("confidence"), facts), dtype=np.float64, count=len(facts))
+    except (KeyError, TypeError, ValueError):
+        return np.fromiter((_fact_confidence(f) for f in facts), dtype=np.float64, count=len(facts))
+
+
+def _stable_desc(indices: np.ndarray, confidences: np.ndarray) -> list[int]:
+    """`indices` by confidence, highest first; ties in their given order (oldest first from the store)."""
+    return indices[np.lexsort((indices, -confidences[indices]))].tolist()
+
+
+def _order(facts: list[Any], likely: int) -> Iterator[int]:
+    """Indices of `facts` by confidence, highest first, ties in the given order.
+
+    Only the `likely` best are ordered up front (a partial selection is O(n), a sort O(n log n)); the
+    rest are ordered only if the budget reaches past them.
+    """
+    n = len(facts)
+    if n == 0:
+        return
+    confidences = _confidences(facts)
+    if n <= likely * 2:
+        yield from _stable_desc(np.arange(n), confidences)
+        return
+    threshold = np.partition(confidences, n - likely)[n - likely]
+    head = np.flatnonzero(confidences >= threshold)  # ties at the threshold all come along, in order
+    yield from _stable_desc(head, confidences)
+    tail = np.flatnonzero(confidences < threshold)
+    yield from _stable_desc(tail, confidences)
+
+
+def _fit(memory_data: Any, max_tokens: int, model: str | None,
+         priority: Sequence[str] | None = None) -> tuple[str, int, str, str, list[Any], list[int], bool]:
+    """The budgeted text. Returns (text, tokens, user part, history part, facts, kept indices, truncated).
+
+    Facts are taken in confidence order as far as a character estimate of the budget reaches, and the
+    candidate text is encoded once. Every fact line starts with "- ", which begins a pre-token in both
+    encodings (their patterns have no look-behind), so the exact token count of the text cut after line
+    k is the number of tokens ending at or before line k's start plus the tokens of line k on its own.
+    A binary search over k then finds the cut without encoding the whole text again.
+    """
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 0:
+        raise ValueError(f"max_tokens must be a non-negative integer; got {max_tokens!r}")
+    memory_data = memory_data if isinstance(memory_data, Mapping) else {}
+    enc = get_encoding(model)
+    encode = enc.encode_ordinary
+    user_part = _section("User Context", memory_data.get("user"), USER_FIELDS)
+    history_part = _section("History", memory_data.get("history"), HISTORY_FIELDS)
+    head = "\n\n".join(p for p in (user_part, history_part) if p)
+    prefix = f"{head}\n\nFacts:\n" if head else "Facts:\n"
+    facts = memory_data.get("facts")
+    facts = facts if isinstance(facts, list) else []
+    if priority:
+        return _fit_priority(head, prefix, facts, list(priority), max_tokens, model, user_part, history_part)
+    # A fact line is at least 9 tokens ("- [goal | 0.90] x"), so no more than this many can fit.
+    order = _order(facts, max_tokens // 9 + 1)
+    lines: list[str] = []
+    kept: list[int] = []
+    exhausted, chars, char_budget = False, 0, max_tokens * 5 + 64
+
+    while True:
+        while chars <= char_budget:
+            index = next(order, None)
+            if index is None:
+                exhausted = True
+                break
+            fact = facts[index]
+            if isinstance(fact, dict) and one_line(fact.get("content", "")):
+                line = fact_line(fact)
+                lines.append(line)
+                kept.append(index)
+                chars += len(line) + 1
+        if not lines:
+            text, tokens, k = head, len(encode(head)), 0
+            break
+        full = prefix + "\n".join(lines)
+        ids = encode(full)
+        if len(ids) <= max_tokens:
+            if not exhausted:
+                char_budget *= 2  # everything so far fits and more facts wait: take more
+                continue
+            text, tokens, k = full, len(ids), len(lines)
+            break
+        token_ends = np.cumsum(token_byte_lengths(model)[np.asarray(ids)])
+        starts = list(accumulate((len(line.encode("utf-8")) + 1 for line in lines[:-1]),
+                                 initial=len(prefix.encode("utf-8"))))
+
+        def tokens_through(k: int) -> int:
+            if k == 0:
+                return len(encode(head))
+            return int(np.searchsorted(token_ends, starts[k - 1], side="right")) + len(encode(lines[k - 1]))
+
+        lo, hi = 0, len(lines) - 1  # the largest k with tokens_through(k) <= max_tokens
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if tokens_through(mid) <= max_tokens:
+                lo = mid
+            else:
+                hi = mid - 1
+        k = lo
+        tokens = tokens_through(k)
+        text = prefix + "\n".join(lines[:k]) if k else head
+        break
+
+    truncated = tokens > max_tokens
+    if truncated:
+        text, tokens = _truncate(text, max_tokens, model)
+    return text, tokens, user_part, history_part, facts, kept[:k], truncated
+
+
+def _usable(fact: Any) -> bool:
+    return isinstance(fact, dict) and bool(one_line(fact.get("content", "")))
+
+
+def _fit_priority(head: str, prefix: str, facts: list[Any], priority: list[str], max_tokens: int,
+                  model: str | None, user_part: str, history_part: str) -> tuple[str, int, str, str, list[Any], list[int], bool]:
+    """`_fit` with the facts named in `priority` taken first (each that fits), then the rest by confidence
+    (up to the first that does not fit); the kept ones are listed by confidence.
+
+    Line starts are pre-token boundaries (see `_fit`), so the text's tokens are the prefix's, plus each
+    listed line's with its newline, less the newline of the last line; the text is encoded once at the end
+    to make sure, and a fact dropped should that ever disagree.
+    """
+    encode = get_encoding(model).encode_ordinary
+    position = {}
+    for index, fact in enumerate(facts):
+        if _usable(fact):
+            position.setdefault(str(fact.get("id", "")), index)
+    first = [position[i] for i in dict.fromkeys(map(str, priority)) if i in position]
+    confidences = _confidences(facts)
+    lines: dict[int, str] = {}
+    costs: dict[int, int] = {}  # tokens of the line with its newline
+    tails: dict[int, int] = {}  # tokens of the line without it, when it is the last one listed
+    used = len(encode(prefix))
+
+    def listed(kept: Iterable[int]) -> list[int]:
+        return _stable_desc(np.fromiter(kept, dtype=np.int64), confidences)
+
+    def total(kept: list[int]) -> int:
+        last = listed(kept)[-1]
+        return used + sum(costs[i] for i in kept) - costs[last] + tails[last]
+
+    kept: list[int] = []
+    taken = set(first)
+    rest = ((i, False) for i in _order(facts, max_tokens // 9 + 1 + len(first)) if i not in taken)
+    for index, relevant in itertools.chain(((i, True) for i in first), rest):
+        if not _usable(facts[index]):
+            continue
+        line = fact_line(facts[index])
+        lines[index] = line
+        costs[index] = len(encode(line + "\n"))
+        tails[index] = len(encode(line))
+        if total(kept + [index]) <= max_tokens:
+            kept.append(index)
+        elif not relevant:  # a relevant fact too long is passed over; the confidence order stops, as in `_fit`
+            break
+    order = listed(kept) if kept else []
+    while order:
+        text = prefix + "\n".join(lines[i] for i in order)
+        tokens = len(encode(text))
+        if tokens <= max_tokens:
+            break
+        order = order[:-1]  # not expected: the sum above is exact
+    if not order:
+        text, tokens = head, len(encode(head))
+    truncated = tokens > max_tokens
+    if truncated:
+        text, tokens = _truncate(text, max_tokens, model)
+    return text, tokens, user_part, history_part, facts, order, truncated
+
+
+def build_injection(memory_data: Mapping[str, Any] | None, max_tokens: int = 2000, *, model: str | None = None,
+                    priority: Sequence[str] | None = None) -> InjectionReport:
+    """Format memory and report what was kept, what was dropped and the tokens of each section.
+
+    `priority`: fact ids to keep first within the budget (most relevant first), as `format_for_injection`
+    passes for a query; the text is formatted the same either way."""
+    text, tokens, user_part, history_part, facts, kept, truncated = _fit(memory_data, max_tokens, model, priority)
+    encode = get_encoding(model).encode_ordinary
+    kept_set = set(kept)
+    facts_text = "Facts:\n" + "\n".join(fact_line(facts[i]) for i in kept) if kept else ""
+    return InjectionReport(
+        text=text, tokens=tokens, max_tokens=max_tokens, encoding=encoding_name_for(model), truncated=truncated,
+        section_tokens={"User Context": len(encode(user_part)), "History": len(encode(history_part)),
+                        "Facts": len(encode(facts_text))},
+        kept_fact_ids=[str(facts[i].get("id", "")) for i in kept],
+        dropped_fact_ids=[str(facts[i].get("id", "")) for i in _order(facts, len(facts))  # most confident first
+                          if i not in kept_set and isinstance(facts[i], dict) and one_line(facts[i].get("content", ""))],
+    )
+
+
+def _truncate(text: str, max_tokens: int, model: str | None) -> tuple[str, int]:
+    """Cut `text` at character level so that it, plus the truncation marker, fits in `max_tokens`."""
+    marker_tokens = count_tokens(TRUNCATION_MARKER, model)
+    if max_tokens < marker_tokens:
+        return "", 0
+    prefix = truncate_to_tokens(text, max_tokens - marker_tokens, model)
+    out = prefix + TRUNCATION_MARKER
+    tokens = count_tokens(out, model)
+    while tokens > max_tokens and prefix:  # the marker can merge with the prefix's last characters
+        prefix = prefix[:-max(1, len(prefix) // 50)]
+        out = prefix + TRUNCATION_MARKER
+        tokens = count_tokens(out, model)
+    return out, tokens
+
+
+def format_memory_for_injection(memory_data: Mapping[str, Any] | None, max_tokens: int = 2000, *, model: str | None = None,
+                                priority: Sequence[str] | None = None) -> str:
+    """The memory text for a system prompt, at most `max_tokens` tokens in `model`'s encoding; the facts
+    whose ids are in `priority` are kept first."""
+    return _fit(memory_data, max_tokens, model, priority)[0]
+
+
+__all__ = ["format_memory_for_injection", "build_injection", "InjectionReport", "count_tokens", "fact_line"]

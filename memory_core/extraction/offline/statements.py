@@ -1,0 +1,227 @@
+"""What a third-person statement about the user is about, and when one replaces another.
+
+A statement ("User lives in Porto") fills slots ("residence" = "porto"); a later statement in the same
+single-valued slot, or any statement said as a correction ("actually", "now", "no longer", "moved to", ...),
+supersedes the one it contradicts instead of standing beside it. The offline extractor (heuristics.py) and the
+offline Deep Dream (tiers/offline_dream.py) both reason with these."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from memory_core.text.words import STOPWORDS, stem, words
+
+_THIRD = {"like": "likes", "love": "loves", "enjoy": "enjoys", "prefer": "prefers", "hate": "hates",
+          "dislike": "dislikes", "adore": "adores", "work": "works", "live": "lives", "want": "wants",
+          "plan": "plans", "hope": "hopes", "need": "needs", "use": "uses", "study": "studies",
+          "have": "has", "own": "owns", "know": "knows", "speak": "speaks", "play": "plays",
+          "usually": "usually", "always": "always", "often": "often", "never": "never",
+          "tend": "tends", "am": "is", "was": "was", "teach": "teaches", "run": "runs", "write": "writes",
+          "read": "reads", "drink": "drinks", "eat": "eats", "avoid": "avoids", "volunteer": "volunteers",
+          "go": "goes", "do": "does"}
+# Verbs that stay as they are after "User": the past tense and the modals ("User quit", "User can").
+_KEEP_VERB = frozenset("""quit left went got made took had did was were saw came ran bought found began wrote met told
+said thought felt knew gave put set spent won lost built sent kept held brought taught caught paid slept grew became
+chose drove rode wore fell flew forgot hung hid hurt let meant rose sang sat shook shot shut sold spoke stole stood
+stuck swam threw understood woke tore broke drew drank ate fed fought forgave froze heard led lent rang sought struck
+swore swept wept
+can can't cannot could will would should shall might may must""".split())
+
+
+def conjugate(verb: str) -> str:
+    """Third person singular of a regular English verb: review -> reviews, watch -> watches, try -> tries."""
+    if re.search(r"(s|sh|ch|x|z|o)$", verb):
+        return verb + "es"
+    if re.search(r"[^aeiou]y$", verb):
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def third_person_verb(verb: str) -> str:
+    """The verb after "User": like -> likes, am -> is; past tenses and modals as they are (quit, can)."""
+    verb = verb.lower()
+    if verb in _THIRD:
+        return _THIRD[verb]
+    if verb in _KEEP_VERB or verb.endswith("ed"):
+        return verb
+    return conjugate(verb)
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One thing a statement says about the user: ("residence", "porto"); negated: it is no longer so (a value
+    of None: whatever it was, e.g. "User changed jobs")."""
+
+    key: str
+    value: str | None
+    negated: bool = False
+
+
+# (slot, pattern on the third-person content, whether the pattern itself says "no longer"). Patterns that do not
+# negate are matched on the positive form ("User no longer lives in X" -> "User lives in X", negated).
+_OCCUPATION = (r"(?:[\w-]+\s+){0,3}(?:engineer|developer|programmer|designer|manager|nurse|doctor|teacher|student"
+               r"|scientist|analyst|lawyer|writer|consultant|researcher|architect|accountant|lead|founder|freelancer)s?")
+SLOT_PATTERNS: list[tuple[str, re.Pattern[str], bool]] = [(k, re.compile(p), n) for k, p, n in [
+    ("residence", r"^User (?:lives|is living|resides|is based) in (?P<value>.+)$", False),
+    ("residence", r"^User is in (?P<value>[A-Z].*)$", False),
+    ("residence", r"^User (?:has )?moved to (?P<value>.+)$", False),
+    ("residence", r"^User (?:has )?moved (?:away )?(?:out of|from) (?P<value>.+)$", True),
+    ("employer", r"^User (?:works|is working) (?:at|for) (?P<value>.+?)(?: as .+)?$", False),
+    ("employer", rf"^User is an? {_OCCUPATION} (?:at|for) (?P<value>.+)$", False),
+    ("employer", r"^User (?:has )?(?:quit|left) (?:their|the|a) job(?: (?:at|with) (?P<value>.+))?$", True),
+    ("employer", r"^User (?:has )?changed jobs\b.*$", True),
+    ("job", r"^User (?:works|is working) (?:at|for) .+? as (?P<value>.+)$", False),
+    ("job", r"^User works as (?P<value>.+)$", False),
+    ("job", rf"^User is (?P<value>(?:an? )?{_OCCUPATION})(?: (?:at|for) .+)?$", False),
+    ("job", r"^User (?:has )?(?:quit|left) (?:their|the|a) job\b.*$", True),
+    ("job", r"^User (?:has )?changed jobs\b.*$", True),
+    ("name", r"^User's name is (?P<value>.+)$", False),
+    ("name", r"^User (?:is called|goes by) (?P<value>.+)$", False),
+    ("age", r"^User is (?P<value>\d{1,3})(?: years old)?$", False),
+    ("age", r"^User's age is (?P<value>\d{1,3})$", False),
+    ("partner", r"^User's (?:wife|husband|partner|girlfriend|boyfriend|spouse)(?:'s name)? is (?:called |named )?"
+                r"(?P<value>.+)$", False),
+    ("partner", r"^User is married to (?P<value>.+)$", False),
+    ("favourite:{topic}", r"^User's favou?rite (?P<topic>[\w -]+?) is (?P<value>.+)$", False),
+    ("favourite:", r"^User's favou?rite is (?P<value>.+)$", False),  # "my favourite is jazz": of no named kind
+    ("prefers:{pair}", r"^User prefers (?P<value>.+?) (?:over|to|rather than|instead of) (?P<other>.+)$", False),
+]]
+# Slots that hold one value at a time: a new value replaces the old one even without a correction cue.
+SINGLE_VALUED = ("residence", "employer", "job", "name", "age", "partner", "favourite:", "prefers:")
+# A liking is about its head noun ("pref:answer" for "prefers short answers"); some nouns share a topic.
+_LIKING = re.compile(r"^User (?:\w+ly )?(?:likes|loves|enjoys|prefers|adores|hates|dislikes|drinks|uses|plays|eats"
+                     r"|has switched to|switched to) (?P<value>.+)$")
+_HEAD_END = re.compile(r",|\s+(?:in|at|on|for|with|over|to|from|during|when|because|so|than|rather|instead|and|or"
+                       r"|every|each)\b")
+TOPICS = {"drink": ("tea", "coffee", "matcha", "espresso", "decaf"),
+          "editor": ("vim", "neovim", "emacs", "vs code", "vscode", "sublime text", "pycharm", "intellij", "zed"),
+          "os": ("linux", "macos", "windows")}
+_POSITIVE: list[tuple[re.Pattern[str], Any]] = [
+    (re.compile(r"^User no longer "), "User "),
+    (re.compile(r"^User(?P<s>'s [\w -]+?)? is (?:no longer|not) "), lambda m: f"User{m.group('s') or ''} is "),
+    (re.compile(r"^User (?:does not|doesn't) (?P<v>[\w-]+)"), lambda m: f"User {third_person_verb(m.group('v'))}"),
+    (re.compile(r"^User (?:has )?(?:quit|stopped|gave up) (?!(?:their|the|a) job\b)"), "User "),
+]
+
+
+def _value(text: str | None) -> str | None:
+    if text is None:
+        return None
+    text = re.sub(r"^(?:a|an|the)\s+", "", text.strip().rstrip(".!").casefold())
+    return " ".join(text.split()) or None
+
+
+def positive(content: str) -> tuple[str, bool]:
+    """The content said positively, and whether it was negated: 'User no longer plays chess' -> ('User plays
+    chess', True); 'User quit smoking' -> ('User smoking', True)."""
+    for pattern, replacement in _POSITIVE:
+        new = pattern.sub(replacement, content, count=1)
+        if new != content:
+            return new, True
+    return content, False
+
+
+def slots_of(content: str) -> tuple[Slot, ...]:
+    """The slots a third-person statement fills, from the SLOT_PATTERNS table and its liking, if any."""
+    plain, negated = positive(content)
+    found: dict[str, Slot] = {}
+    for key, pattern, negates in SLOT_PATTERNS:
+        match = pattern.match(content if negates else plain)
+        if not match:
+            continue
+        groups = match.groupdict()
+        if "{topic}" in key:
+            key = key.format(topic=_value(groups["topic"]))
+        elif "{pair}" in key:
+            key = key.format(pair="|".join(sorted((_value(groups["value"]) or "", _value(groups["other"]) or ""))))
+        found.setdefault(key, Slot(key, _value(groups.get("value")), negates or negated))
+    liking = _LIKING.match(plain)
+    if liking:
+        thing = _value(liking.group("value")) or ""
+        head = _HEAD_END.split(thing, 1)[0].split()
+        if head:
+            found.setdefault(f"pref:{stem(head[-1])}", Slot(f"pref:{stem(head[-1])}", thing, negated))
+        for topic, names in TOPICS.items():
+            name = next((n for n in names if re.search(rf"\b{re.escape(n)}\b", thing)), None)
+            if name:
+                found.setdefault(f"topic:{topic}", Slot(f"topic:{topic}", name, negated))
+    return tuple(found.values())
+
+
+_CATEGORY_OF_THIRD_PERSON: list[tuple[str, re.Pattern[str]]] = [(c, re.compile(p)) for c, p in [
+    ("goal", r"^User (?:\w+ly )?(?:wants|plans|hopes|intends|aims|needs|would like|is (?:planning|trying|hoping|going"
+             r"|training for|saving for|preparing))\b|^User's goal\b"),
+    ("behavior", r"^User (?:usually|always|often|never|normally|typically|tends to|sometimes|regularly|trains"
+                 r"|exercises|works out|reviews|cooks|swims|commutes|meditates|wakes up|gets up)\b"),
+    ("preference", r"^User (?:\w+ly )?(?:likes|loves|enjoys|prefers|adores|hates|dislikes|avoids|can't stand"
+                   r"|does not like|no longer likes|has switched to|switched to)\b|^User's favou?rite\b"
+                   r"|\b(?:works? best for|suits?) (?:the user|them|User)\b"),
+    ("knowledge", r"^User (?:uses|knows|speaks|owns|plays|writes|reads|is learning|has experience)\b"),
+    ("context", r"^User(?:'s)? (?:\w+ )?(?:lives|works|moved|grew up|studies|teaches|is|has|was|changed|quit|left"
+                r"|started|name|age|wife|husband|partner|son|daughter|kids|children|dog|cat|job|team|company"
+                r"|boss|no longer)\b"),
+]]
+
+
+def classify(content: str) -> str | None:
+    """The category of a third-person statement ("User loves surfing" -> preference), None if none fits."""
+    for category, pattern in _CATEGORY_OF_THIRD_PERSON:
+        if pattern.search(content):
+            return category
+    return None
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A third-person statement about the user with what it is about (its slots) and how it was said."""
+
+    content: str
+    category: str | None
+    confidence: float
+    slots: tuple[Slot, ...] = ()
+    cue: bool = False  # said as a correction or a change
+    negated: bool = False  # says that something stopped being so
+    hedged: bool = False
+
+
+def describe(content: str, category: str | None = None, confidence: float = 1.0, *, cue: bool = False,
+             hedged: bool = False) -> Statement:
+    """A Statement for third-person `content` (a stored fact, a MEMORY.md bullet, a rule's output)."""
+    slots = slots_of(content)
+    negated = positive(content)[1] or any(s.negated for s in slots)
+    return Statement(content, category or classify(content), confidence, slots, cue, negated, hedged)
+
+
+def single_valued(key: str) -> bool:
+    """Whether a slot holds one value at a time (where the user lives) rather than many (what they like)."""
+    return key.startswith(SINGLE_VALUED)
+
+
+def _stems(text: str) -> set[str]:
+    return {stem(w) for w in words(text) if w not in STOPWORDS}
+
+
+def supersedes(new: Statement, old: Statement) -> bool:
+    """Whether `new` replaces `old`: they fill a slot differently and either the slot holds one value or `new`
+    was said as a correction; or `new` says, as a change, that what `old` says stopped ("User quit smoking" and
+    "User smokes")."""
+    if new.hedged or new.content.casefold() == old.content.casefold():
+        return False
+    theirs = {s.key: s for s in old.slots}
+    shared = [(s, theirs[s.key]) for s in new.slots if s.key in theirs]
+    for mine, other in shared:
+        if (mine.value, mine.negated) == (other.value, other.negated):
+            continue
+        if not (single_valued(mine.key) or new.cue):
+            continue
+        if mine.negated != other.negated:
+            if None in (mine.value, other.value) or mine.value == other.value or mine.key.startswith("pref:"):
+                return True
+        elif not mine.negated:
+            return True
+    if new.negated and new.cue and not shared:
+        wanted = _stems(positive(new.content)[0])
+        return bool(wanted) and wanted <= _stems(old.content)
+    return False

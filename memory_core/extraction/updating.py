@@ -1,0 +1,121 @@
+"""Applying an extraction reply: the policy of one update (removals, new facts, supersessions, summaries), inside
+the scope's transaction. The facade extracts; this module decides what the reply changes."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterable
+
+from memory_core.extraction.candidates import ExtractionReply
+from memory_core.facts.api import Fact, content_key, validate_category, validate_confidence, validate_content
+from memory_core.consistency.truth import ties
+from memory_core.text.validation import check_memory_text
+
+if TYPE_CHECKING:
+    from memory_core.settings import Settings
+    from memory_core.store.fact_store import FactTransaction
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class UpdateResult:
+    added: list[Fact] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (content, duplicate|low_confidence|invalid)
+    removed: list[str] = field(default_factory=list)  # ids invalidated (factsToRemove)
+    superseded: list[tuple[str, str]] = field(default_factory=list)  # (old id, new id)
+    summaries_updated: list[str] = field(default_factory=list)
+    notes: list[tuple[str, str]] = field(default_factory=list)  # (content, how a loosely written item was read)
+    offline: bool = False
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+def apply_reply(tx: "FactTransaction", reply: ExtractionReply, thread_id: str, result: UpdateResult,
+                settings: "Settings") -> None:
+    """The writes of one update (an extraction reply applied to the scope's facts), inside its transaction."""
+    source = f"thread:{thread_id}"[:256]
+    for fact_id in reply.remove_ids:
+        try:
+            if tx.row(fact_id).invalid_at is None:
+                tx.invalidate(fact_id, reason=f"contradicted in thread {thread_id}"[:1000])
+                result.removed.append(fact_id)
+        except KeyError:
+            continue  # another scope's id, or made up: ignored
+    stored: dict[int, str] = {}  # candidate index -> the id of the fact that now says it
+    for index, candidate in enumerate(reply.facts):
+        try:
+            content = validate_content(candidate.content, settings.max_fact_chars)
+            category = validate_category(candidate.category)
+            confidence = validate_confidence(candidate.confidence)
+        except ValueError:
+            result.skipped.append((str(candidate.content)[:200], "invalid"))
+            continue
+        if confidence < settings.fact_confidence_threshold:
+            log.info("skipped low-confidence fact (%.2f) in %s: %.80s", confidence, tx.scope.key, content)
+            result.skipped.append((content, "low_confidence"))
+            continue
+        targets = valid_targets(tx, getattr(candidate, "supersedes", ()), stored)
+        if targets:
+            first, rest = targets[0], targets[1:]
+            try:
+                new, created = tx.supersede(first, content, category=category, confidence=confidence,
+                                            reason=f"corrected in thread {thread_id}"[:1000], source=source,
+                                            thread_id=thread_id, max_facts=settings.max_facts)
+            except ValueError:  # the same text as the fact it would replace: nothing to change
+                result.skipped.append((content, "duplicate"))
+                stored[index] = first
+                continue
+            result.superseded.append((first, new.id))
+            for other in rest:
+                tx.end(tx.row(other), "superseded", f"corrected in thread {thread_id}"[:1000], superseded_by=new.id)
+                result.superseded.append((other, new.id))
+            if created:
+                result.added.append(new)
+            stored[index] = new.id
+            continue
+        fact, reason = tx.add(content, category, confidence, source=source, thread_id=thread_id,
+                              max_facts=settings.max_facts)
+        if fact is not None:
+            result.added.append(fact)
+            stored[index] = fact.id
+        else:
+            result.skipped.append((content, reason or "duplicate"))
+            existing = tx.valid_with_key(content_key(content))
+            if existing is not None:
+                stored[index] = existing.id
+    summaries = {}
+    for key, text in reply.summaries.items():
+        try:
+            summaries[key] = check_memory_text(text, f"summary {key}", settings.max_document_chars,
+                                        setting="max_document_chars")
+        except ValueError as exc:
+            log.info("skipped an unusable extracted summary: %s", exc)
+    if summaries:
+        facts = written_from(tx)
+        tx.set_summaries(summaries, {key: ties(text, facts) for key, text in summaries.items()})
+        result.summaries_updated = sorted(summaries)
+
+
+def written_from(tx: "FactTransaction") -> dict[str, str]:
+    """{id: content} of the facts a summary of this update may be written from: the scope's valid facts (those it
+    stored among them) and those it ended. A sentence that is such a fact's text states it, exactly."""
+    return {fact_id: content for fact_id, (content, _new) in tx.retired.items()} | tx.valid_texts()
+
+
+def valid_targets(tx: "FactTransaction", supersedes: Iterable[str], stored: dict[int, str]) -> list[str]:
+    """The ids a candidate supersedes that are valid facts of the scope ("#n": the n-th candidate)."""
+    targets: list[str] = []
+    for ref in supersedes or ():
+        if isinstance(ref, str) and ref.startswith("#") and ref[1:].isdigit():
+            ref = stored.get(int(ref[1:]), "")
+        if not isinstance(ref, str) or not ref or ref in targets:
+            continue
+        try:
+            if tx.row(ref).invalid_at is None:
+                targets.append(ref)
+        except KeyError:
+            continue
+    return targets
+

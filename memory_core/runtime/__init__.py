@@ -1,0 +1,6 @@
+"""What runs in the background: the persisted update queue (`queue`) on its own threads (`lanes`), the
+worker's scheduler (`worker`), leases across processes (`leases`), the nightly dream's schedule
+(`dream_schedule`) and closing at exit (`exit_hooks`).
+
+May import `store`, `text`, `policy` and the shared modules; it is handed callables, never the facade.
+"""

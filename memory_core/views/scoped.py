@@ -1,0 +1,371 @@
+"""`memory.scoped(...)`: the memory of one scope, as a capability, and the home of per-scope behaviour.
+
+A view is built from the parts (`memory_core.composition.Parts`) with a bound scope, role and actor. Its calls
+take no `user_id`/`agent_name`, so code that holds only a view (a dashboard page, the MCP server) cannot name
+another scope at all; another scope's fact, plan or proposal id is unknown here (`KeyError`), exactly like a
+made-up one. A write the role does not allow raises `PermissionError` here, whatever the caller's widgets said.
+Changes made through a view are recorded with its actor. `Memory`'s per-scope methods are one-line calls into an
+admin view of the scope they name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from contextlib import contextmanager
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator
+
+from memory_core.policy.actors import acting_as, current_actor
+from memory_core.consistency.doctor import Finding, check
+from memory_core.tiers.documents import LocalDocumentStore, export_documents
+from memory_core.errors import LLMError, LLMReplyError
+from memory_core.context.injection import InjectionReport, build_injection
+from memory_core.text.messages import strip_scheduled_pairs, validate_messages
+from memory_core.runtime.queue import validate_thread_id
+from memory_core.policy.roles import rank, validate_role
+from memory_core.search.one_hit import one_hit_per_statement
+from memory_core.store.import_store import ImportLedger
+from memory_core.store.fact_store import SUMMARY_SECTIONS
+from memory_core.views.subviews import ScopedDaily, ScopedFacts, ScopedPlans, ScopedQueue
+from memory_core.tiers.core import CoreTier
+from memory_core.extraction.updating import UpdateResult, apply_reply
+from memory_core.policy.usage import metering, usage_records
+from memory_core.text.validation import check_memory_text
+
+if TYPE_CHECKING:
+    from memory_core.composition import Parts
+    from memory_core.scope import Scope
+    from memory_core.search.index import SearchHit
+    from memory_core.store.proposal_store import DreamProposal
+    from memory_core.store.usage_store import Injection, UsageRecord
+    from memory_core.tiers.context import ContextSession
+    from memory_core.tiers.core import CoreVersion
+    from memory_core.tiers.dream import DreamResult
+
+log = logging.getLogger(__name__)
+# With a query, injection keeps first at most this many facts that search ranks most relevant to it, then the
+# rest by confidence. On LoCoMo dev (`memory-core eval`, turns mode) the answer was in the injected text for
+# 0.18 of questions without a query, 0.39 / 0.42 / 0.44 / 0.45 with 10 / 20 / 40 / 80: 40 gets most of the gain
+# and leaves about half of the default budget to the most confident facts.
+RELEVANT_FACTS = 40
+
+
+class ScopedMemory:
+    def __init__(self, parts: "Parts", scope: "Scope", role: str = "admin", actor: str | None = None, *,
+                 importer: Callable[..., Any] | None = None) -> None:
+        """`importer(view, path, **options)` imports a file into a view (portability.importer.import_file,
+        given by Memory so that the view does not import the importers that use it)."""
+        self._parts = parts
+        self._importer = importer
+        self.scope = scope
+        self.role = validate_role(role)
+        self.actor = actor
+        self.facts = ScopedFacts(scope, self.writing, parts.facts)
+        self.daily = ScopedDaily(scope, self.writing, parts.daily)
+        self.queue = ScopedQueue(scope, self.writing, parts.queue)
+        self.plans = ScopedPlans(scope, self.writing, parts.plans)
+
+    def __repr__(self) -> str:
+        return f"ScopedMemory({self.scope.key}, role={self.role})"
+
+    @property
+    def user_id(self) -> str:
+        return self.scope.user_id
+
+    @property
+    def agent_name(self) -> str:
+        return self.scope.agent_name
+
+    @property
+    def can_write(self) -> bool:
+        return rank(self.role) >= rank("editor")
+
+    @property
+    def can_admin(self) -> bool:
+        return self.role == "admin"
+
+    @property
+    def offline(self) -> bool:
+        return self._parts.offline
+
+    @property
+    def settings(self):
+        return self._parts.settings
+
+    @contextmanager
+    def writing(self, what: str = "change memory") -> Iterator[None]:
+        """Refuse a write the role lacks; record the view's actor with what is written."""
+        if not self.can_write:
+            raise PermissionError(f"the {self.role} role may not {what} in {self.scope.key}")
+        if self.actor is None:
+            yield
+        else:
+            with acting_as(self.actor):
+                yield
+
+    def _check_budget(self) -> None:
+        if not self._parts.offline:
+            self._parts.ledger.check(self.scope)  # BudgetExceeded: the daily token budget is spent, nothing changes
+
+    # -- facts and updates --------------------------------------------------------------------------
+
+    def update(self, messages: list[dict[str, str]], *, thread_id: str) -> UpdateResult:
+        """Extract facts from a conversation with the LLM (or offline heuristics) and persist them.
+
+        Applied whole or not at all: invalidations, new facts, supersessions and summaries go in one
+        transaction. Raises ValueError for bad input (before any LLM call), LLMError when the LLM fails and
+        LLMReplyError when its reply is unusable; in every case nothing stored changes.
+        """
+        with self.writing("update memory"):
+            parts, scope = self._parts, self.scope
+            thread_id = validate_thread_id(thread_id)
+            messages = strip_scheduled_pairs(validate_messages(messages, parts.settings.max_conversation_chars))
+            current = self.memory_data()
+            self._check_budget()
+            try:
+                with metering(scope, "extract"):
+                    reply = parts.extractor.extract(messages, current)  # may raise: nothing written yet
+            except (LLMError, LLMReplyError) as exc:
+                parts.llm_problems.add(scope.key, "reply" if isinstance(exc, LLMReplyError) else "call", str(exc))
+                raise
+            result = UpdateResult(offline=parts.offline, input_tokens=reply.input_tokens,
+                                  output_tokens=reply.output_tokens)
+            result.skipped.extend((content, "invalid") for content, _why in reply.invalid)
+            result.notes.extend(reply.notes)
+            for content, why in reply.invalid:
+                log.info("skipped invalid extracted fact (%s): %.80s", why, content)
+                parts.llm_problems.add(scope.key, "item", f"skipped {content[:60]!r}: {why}")
+            with parts.store.transaction(scope) as tx:
+                apply_reply(tx, reply, thread_id, result, parts.settings)
+            return result
+
+    async def aupdate(self, messages: list[dict[str, str]], *, thread_id: str) -> UpdateResult:
+        """`update()` for async agents: runs in the queue's thread pool, never blocking the event loop."""
+        actor = current_actor()
+
+        def run() -> UpdateResult:
+            with acting_as(actor):
+                return self.update(messages, thread_id=thread_id)
+
+        return await asyncio.get_running_loop().run_in_executor(self._parts.queue.executor, run)
+
+    def apply_queued(self, messages: list[dict[str, str]], *, thread_id: str, options: dict[str, Any]) -> UpdateResult:
+        """What the queue runs for one conversation: the update, and for an imported conversation a daily block
+        dated when it happened (`options["when"]`, `options["title"]`)."""
+        result = self.update(messages, thread_id=thread_id)
+        when = options.get("when")
+        if when:
+            with metering(self.scope, "summarize"):
+                summary = self._parts.summarizer.summarize([m for m in messages if m["role"] in ("user", "assistant")])
+            if summary.strip():
+                self.daily.append(summary, title=str(options.get("title") or "Imported conversation")[:120],
+                                  when=datetime.fromisoformat(when))
+        return result
+
+    def memory_data(self) -> dict[str, Any]:
+        data: dict[str, Any] = self._parts.store.summaries(self.scope)
+        data["facts"] = [f.to_dict() for f in self._parts.store.list(self.scope)]
+        return data
+
+    def set_summaries(self, summaries: dict[str, str]) -> None:
+        """Set user-context/history summaries by hand (workContext, personalContext, topOfMind, ...)."""
+        with self.writing("set summaries"):
+            allowed = {s for group in SUMMARY_SECTIONS.values() for s in group}
+            unknown = set(summaries) - allowed
+            if unknown:
+                raise ValueError(f"unknown summary sections {sorted(unknown)}; allowed: {sorted(allowed)}")
+            limit = self._parts.settings.max_document_chars
+            checked = {k: check_memory_text(v, f"summary {k}", limit, setting="max_document_chars").strip()
+                       for k, v in summaries.items()}
+            self._parts.store.set_summaries(self.scope, checked)
+
+    def injection_report(self, *, max_tokens: int | None = None, model: str | None = None,
+                         query: str | None = None, record: bool = False) -> InjectionReport:
+        """What `format_for_injection` gives, with what was kept and dropped. With a `query`, the facts that
+        search ranks most relevant to it (at most RELEVANT_FACTS) are kept first, then the rest by confidence.
+        With `record=True` the injection is kept (who asked, when, the query, the tokens, the facts that went
+        in): see `injections()`."""
+        parts = self._parts
+        budget = parts.settings.max_injection_tokens if max_tokens is None else max_tokens
+        priority = self.relevant_fact_ids(query) if query is not None else None
+        report = build_injection(self.memory_data(), budget, model=model, priority=priority)
+        if record:
+            parts.ledger.store.add_injection(self.scope, parts.clock.now(), self.actor or current_actor(),
+                                             query if isinstance(query, str) and query.strip() else None,
+                                             report.tokens, report.max_tokens, report.kept_fact_ids)
+        return report
+
+    def format_for_injection(self, *, max_tokens: int | None = None, model: str | None = None,
+                             query: str | None = None, record: bool = False) -> str:
+        """The memory text for a system prompt, within `max_tokens` (see `injection_report`)."""
+        return self.injection_report(max_tokens=max_tokens, model=model, query=query, record=record).text
+
+    def injections(self, *, limit: int = 50) -> list["Injection"]:
+        """The recorded injections of this scope, newest first."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValueError("limit must be a positive integer")
+        return self._parts.ledger.store.injections(self.scope, min(limit, 10_000))
+
+    def injection_counts(self) -> dict:
+        """{fact id: (how often injected, when last)} of this scope, from the recorded injections."""
+        return self._parts.ledger.store.injection_counts(self.scope)
+
+    def usage(self, *, since: datetime | None = None) -> list["UsageRecord"]:
+        """The recorded LLM and embedding calls of this scope, newest first."""
+        return usage_records(self._parts.ledger.store, user_id=self.scope.user_id,
+                             agent_name=self.scope.agent_name, since=since)
+
+    def budget_paused(self) -> str | None:
+        """Why this scope's LLM work waits today (its daily_token_budget is spent), or None."""
+        return None if self._parts.offline else self._parts.ledger.paused(self.scope)
+
+    def relevant_fact_ids(self, query: str, *, k: int = RELEVANT_FACTS) -> list[str]:
+        """The ids of the scope's valid facts most relevant to `query`, best first, by the hybrid search
+        (whose other hits, daily logs and MEMORY.md, are left out). A blank query ranks nothing."""
+        if not isinstance(query, str):
+            raise ValueError("query must be a string")
+        if not query.strip():
+            return []
+        hits = self.search(query, k=k * 2)
+        return [h.ref for h in hits if h.kind == "fact"][:k]
+
+    def search(self, query: str, *, k: int = 10, **options: Any) -> list["SearchHit"]:
+        """Facts, daily logs and MEMORY.md, best first, one hit per statement (a fact stands for the bullet or
+        log line that says the same)."""
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError("k must be a positive integer")
+        # Twice as many hits as shown, since some may be dropped as saying what a fact says, ranked as the k shown
+        # would be (the depth of k): asking for more must not reorder the best.
+        options.setdefault("depth", max(50, k * 5))
+        with metering(self.scope, "embed"):  # an API embedder's calls are this scope's
+            hits = self._parts.index.search(self.scope, query, k * 2, **options)
+        return one_hit_per_statement(hits, k)
+
+    def doctor(self) -> list[Finding]:
+        """Where the copies of what this scope knows disagree (see memory_core.consistency.doctor)."""
+        parts = self._parts
+        return check(parts.store.summary_texts(self.scope), parts.core.read(self.scope),
+                     parts.store.list(self.scope, include_invalid=True), parts.store.provenance.of(self.scope))
+
+    def search_info(self) -> str:
+        """One line on how the scope's search vectors are made (model, token-frequency snapshot)."""
+        return self._parts.index.describe(self.scope)
+
+    # -- tiers --------------------------------------------------------------------------------------
+
+    def read_core(self) -> str | None:
+        return self._parts.core.read(self.scope)
+
+    def write_core(self, text: str, *, reason: str = "edited by hand") -> "CoreVersion":
+        """Replace the scope's MEMORY.md (a new recorded version, with the current actor). ValueError, with
+        nothing written, for non-text, NUL characters, lone surrogates or more than max_document_chars."""
+        with self.writing("write MEMORY.md"):
+            return self._parts.core.write(self.scope, text, reason)
+
+    def core_versions(self) -> list["CoreVersion"]:
+        return self._parts.core.versions(self.scope)
+
+    def rollback_core(self, version: int) -> "CoreVersion":
+        with self.writing("roll back MEMORY.md"):
+            return self._parts.core.rollback(self.scope, version)
+
+    def deep_dream(self, lookback_days: int = 1, *, force: bool = False) -> "DreamResult":
+        with self.writing("run Deep Dream"):
+            self._check_budget()
+            with metering(self.scope, "dream"):
+                result = self._parts.dreamer.run(self.scope, lookback_days, force)
+            if result.status == "rejected" and not self._parts.offline:
+                self._parts.llm_problems.add(self.scope.key, "dream", f"dream rejected: {result.reason}")
+            return result
+
+    def dream_proposals(self) -> list["DreamProposal"]:
+        """The scope's open dream proposals (Settings.dream_review), newest first, each with its diff against
+        the current MEMORY.md."""
+        current = self.read_core() or ""
+        return [replace(p, diff=CoreTier.diff(current, p.text, "MEMORY.md", p.id))
+                for p in self._parts.dreamer.proposals.open(self.scope)]
+
+    def _proposal(self, proposal_id: str):
+        proposal = self._parts.dreamer.proposals.get(proposal_id)
+        if (proposal.user_id, proposal.agent_name) != (self.scope.user_id, self.scope.agent_name):
+            raise KeyError(proposal_id)  # another scope's proposal is as unknown as a made-up one
+        return proposal
+
+    def approve_dream(self, proposal_id: str) -> "DreamResult":
+        """Write a proposal as MEMORY.md's new version. KeyError if unknown; ValueError if MEMORY.md changed
+        since the proposal (or it is no longer open)."""
+        self._proposal(proposal_id)
+        with self.writing("approve a dream"):
+            return self._parts.dreamer.approve(proposal_id)
+
+    def reject_dream(self, proposal_id: str) -> None:
+        """Drop a proposal (KeyError if unknown)."""
+        self._proposal(proposal_id)
+        with self.writing("reject a dream"):
+            self._parts.dreamer.reject(proposal_id)
+
+    def dream_state(self):
+        """The scope's last dream: status, reason, when (or None)."""
+        return self._parts.dreamer.state(self.scope)
+
+    def dream_diaries(self) -> list[str]:
+        return self._parts.documents.list(self.scope, "memory/dreams")
+
+    def read_document(self, path: str) -> str | None:
+        """One of the scope's own documents (`MEMORY.md`, `memory/...`), or None if it does not exist yet.
+        Any other path (another scope's files, the database file, ..) raises KeyError."""
+        return self._parts.documents.read(self.scope, path)
+
+    def export_documents(self, target: Path | str) -> list[str]:
+        """Write the scope's documents (from whichever store holds them) out as files under `target`."""
+        return export_documents(self._parts.documents, LocalDocumentStore(lambda _s: Path(target)), self.scope)
+
+    def context(self, session_id: str, *, on_flush: Callable[[str], None] | None = None,
+                budget_tokens: int | None = None) -> "ContextSession":
+        """The live session `session_id`; a new one resumes the scope's active plan."""
+        with self.writing("record a session"):
+            if not isinstance(session_id, str) or not session_id:
+                raise ValueError("session_id must be a non-empty string")
+            session, new = self._parts.contexts.session(session_id, self.scope, on_flush, budget_tokens)
+            if new:
+                plan = self.plans.active()
+                if plan is not None:
+                    session.plan = self._parts.plans.record_session(plan.id, session_id)
+            return session
+
+    def import_file(self, path: Path | str, *, format: str | None = None, dry_run: bool = False,
+                    progress: Any = None):
+        """Another tool's memory or conversations into this scope (see `Memory.import_file`)."""
+        if self._importer is None:
+            raise RuntimeError("this view was made without an importer")
+        return self._importer(self, path, format=format, dry_run=dry_run, progress=progress)
+
+    # -- for importers and bundles: what they write, through the view's role and actor ---------------
+
+    def fact_transaction(self) -> ContextManager[Any]:
+        """One transaction over the scope's facts (see Facts.transaction); wrap it in `writing(...)`."""
+        return self._parts.facts.transaction(self.scope)
+
+    def import_ledger(self) -> ImportLedger:
+        """What was imported into which scope (so that importing again adds nothing)."""
+        return ImportLedger(self._parts.db, self._parts.clock)
+
+    def write_document(self, path: str, text: str, *, what: str = "write documents") -> None:
+        """Write one of the scope's documents as it is (a daily log, a diary); reindex with `reindex_documents`."""
+        with self.writing(what):
+            self._parts.documents.write(self.scope, path, text)
+
+    def reindex_documents(self) -> None:
+        """Bring the search index up to date with the scope's documents."""
+        self._parts.index.sync_documents(self.scope)
+
+    def wait_for_flushes(self, timeout: float | None = 30.0) -> None:
+        """Wait until the context flushes in flight have reached the daily log."""
+        self._parts.contexts.wait(timeout)
+
+    def sessions(self) -> list["ContextSession"]:
+        """The scope's live context sessions in this process."""
+        return [s for s in self._parts.contexts.sessions() if s.scope == self.scope]

@@ -1,0 +1,189 @@
+"""The parts of a view: its facts, daily logs, queue and plans, each bound to the view's scope and role.
+
+Another scope's fact or plan id is unknown here (`KeyError`), exactly like a made-up one; a write the view's role
+does not allow raises `PermissionError` before anything changes."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Any, Callable, ContextManager
+
+from memory_core.facts.api import validate_fact_id
+
+if TYPE_CHECKING:
+    from memory_core.facts.api import AuditEntry, Fact, Facts, Revision
+    from memory_core.context.plans import Plan, Plans
+    from memory_core.runtime.queue import QueueItem, UpdateQueue
+    from memory_core.scope import Scope
+    from memory_core.tiers.daily import DailyTier
+
+# A view's `writing(what)`: PermissionError when its role may not change memory, else records its actor.
+Writing = Callable[[str], ContextManager[None]]
+
+
+class _Bound:
+    """A part bound to a view: its scope, and its `writing` that refuses what the view's role may not do and
+    records its actor."""
+
+    def __init__(self, scope: "Scope", writing: Writing) -> None:
+        self._scope = scope
+        self._writing = writing
+        self._kw = {"user_id": scope.user_id, "agent_name": scope.agent_name}
+
+
+class ScopedFacts(_Bound):
+    def __init__(self, scope: "Scope", writing: Writing, facts: "Facts") -> None:
+        super().__init__(scope, writing)
+        self._facts = facts
+
+    def get(self, fact_id: str) -> "Fact":
+        fact = self._facts.get(validate_fact_id(fact_id))
+        if fact.scope != self._scope:
+            raise KeyError(fact_id)  # another scope's id is as unknown as a made-up one
+        return fact
+
+    def add(self, content: str, category: str, confidence: float, *, source: str | None = None) -> "Fact | None":
+        return self.add_with_reason(content, category, confidence, source=source)[0]
+
+    def add_with_reason(self, content: str, category: str, confidence: float, *,
+                        source: str | None = None) -> tuple["Fact | None", str | None]:
+        with self._writing("add facts"):
+            return self._facts.add_with_reason(content, category, confidence, source=source, **self._kw)
+
+    def list(self, *, category: str | None = None, include_invalid: bool = False,
+             as_of: datetime | None = None) -> list["Fact"]:
+        return self._facts.list(category=category, include_invalid=include_invalid, as_of=as_of, **self._kw)
+
+    def count(self) -> int:
+        return self._facts.count(**self._kw)
+
+    def update(self, fact_id: str, *, content: str | None = None, category: str | None = None,
+               confidence: float | None = None) -> "Fact":
+        self.get(fact_id)
+        with self._writing("edit facts"):
+            return self._facts.update(fact_id, content=content, category=category, confidence=confidence)
+
+    def revise(self, fact_id: str, *, content: str | None = None, category: str | None = None,
+               confidence: float | None = None, reason: str | None = None) -> "Revision":
+        """Edit a fact by the one rule of `Facts.revise` (a new statement supersedes; category or confidence
+        alone change it in place)."""
+        self.get(fact_id)
+        with self._writing("edit facts"):
+            return self._facts.revise(fact_id, content=content, category=category, confidence=confidence,
+                                      reason=reason)
+
+    def delete(self, fact_id: str) -> None:
+        self.get(fact_id)
+        with self._writing("delete facts"):
+            self._facts.delete(fact_id)
+
+    def supersede(self, fact_id: str, content: str, *, category: str | None = None, confidence: float | None = None,
+                  reason: str | None = None) -> "Fact":
+        self.get(fact_id)
+        with self._writing("supersede facts"):
+            return self._facts.supersede(fact_id, content, category=category, confidence=confidence, reason=reason)
+
+    def invalidate(self, fact_id: str, *, reason: str | None = None) -> "Fact":
+        self.get(fact_id)
+        with self._writing("invalidate facts"):
+            return self._facts.invalidate(fact_id, reason=reason)
+
+    def erase(self, fact_id: str, *, reason: str | None = None) -> dict[str, int]:
+        self.get(fact_id)
+        with self._writing("erase facts"):
+            return self._facts.erase(fact_id, reason=reason)
+
+    def merge(self, keep_id: str, drop_id: str) -> "Fact":
+        self.get(keep_id)
+        self.get(drop_id)
+        with self._writing("merge facts"):
+            return self._facts.merge(keep_id, drop_id)
+
+    def near_duplicates(self, *, threshold: float = 0.9) -> list[tuple["Fact", "Fact", float]]:
+        return self._facts.near_duplicates(threshold=threshold, **self._kw)
+
+    def history(self, fact_id: str | None = None, *, limit: int = 500) -> list["AuditEntry"]:
+        if fact_id is not None:
+            entries = self._facts.history(validate_fact_id(fact_id), limit=limit)
+            # A deleted fact has no row left to check: its audit entries say which scope it was in.
+            return [e for e in entries if (e.user_id, e.agent_name) == tuple(self._scope)]
+        return self._facts.history(limit=limit, **self._kw)
+
+
+class ScopedDaily(_Bound):
+    def __init__(self, scope: "Scope", writing: Writing, daily: "DailyTier") -> None:
+        super().__init__(scope, writing)
+        self._daily = daily
+
+    def append(self, text: str, *, title: str = "Trimmed Context", when: datetime | None = None) -> str:
+        with self._writing("write daily logs"):
+            return self._daily.append(text, title=title, when=when, **self._kw)
+
+    def read(self, day: date) -> str | None:
+        return self._daily.read(day, **self._kw)
+
+    def days(self) -> list[date]:
+        return self._daily.days(**self._kw)
+
+
+class ScopedQueue(_Bound):
+    def __init__(self, scope: "Scope", writing: Writing, queue: "UpdateQueue") -> None:
+        super().__init__(scope, writing)
+        self._queue = queue
+
+    def add(self, messages: list[dict[str, str]], *, thread_id: str, options: dict[str, Any] | None = None,
+            also: Callable[[Any], object] | None = None) -> None:
+        """`also(session)` writes more rows in the queued row's transaction (see UpdateQueue.add)."""
+        with self._writing("queue updates"):
+            self._queue.add(messages, thread_id=thread_id, options=options, also=also, **self._kw)
+
+    def add_nowait(self, messages: list[dict[str, str]], *, thread_id: str) -> None:
+        with self._writing("queue updates"):
+            self._queue.add_nowait(messages, thread_id=thread_id, **self._kw)
+
+    def pending(self) -> int:
+        return self._queue.pending(**self._kw)
+
+    def items(self, status: str | None = None) -> list["QueueItem"]:
+        return self._queue.items(status, **self._kw)
+
+    def failed(self) -> list["QueueItem"]:
+        return self._queue.failed(**self._kw)
+
+    def retry(self, thread_id: str | None = None) -> int:
+        with self._writing("retry updates"):
+            return self._queue.retry(thread_id, **self._kw)
+
+
+class ScopedPlans(_Bound):
+    def __init__(self, scope: "Scope", writing: Writing, plans: "Plans") -> None:
+        super().__init__(scope, writing)
+        self._plans = plans
+
+    def get(self, plan_id: str) -> "Plan":
+        if not isinstance(plan_id, str):
+            raise KeyError(plan_id)
+        plan = self._plans.get(plan_id)
+        if (plan.user_id, plan.agent_name) != tuple(self._scope):
+            raise KeyError(plan_id)
+        return plan
+
+    def start(self, name: str, steps: list[str], *, session_id: str) -> "Plan":
+        with self._writing("start plans"):
+            return self._plans.start(name, steps, session_id=session_id, **self._kw)
+
+    def active(self) -> "Plan | None":
+        return self._plans.active(**self._kw)
+
+    def list(self) -> list["Plan"]:
+        return self._plans.list(**self._kw)
+
+    def check(self, plan_id: str, step_index: int) -> "Plan":
+        self.get(plan_id)
+        with self._writing("check plan steps"):
+            return self._plans.check(plan_id, step_index)
+
+    def finish(self, plan_id: str) -> "Plan":
+        self.get(plan_id)
+        with self._writing("finish plans"):
+            return self._plans.finish(plan_id)

@@ -1,0 +1,55 @@
+"""The Context Preview page's query box, through Streamlit's AppTest: the relevant-first injection."""
+
+from __future__ import annotations
+
+import re
+
+from memory_core import count_tokens
+from memory_core.dashboard.helpers import get_memory
+from tests.app.test_app import app_env, page  # noqa: F401  (app_env is a fixture)
+
+RELEVANT = "User's sister Marta is allergic to peanuts"
+
+
+def injected(at) -> str:
+    return at.code[0].value
+
+
+def test_query_box_keeps_the_relevant_fact_within_the_budget(app_env):  # noqa: F811
+    memory = get_memory()
+    for i in range(120):
+        memory.facts.add(f"User once mentioned hobby number {i} with a few more words", "knowledge", round(0.9 - i / 1000, 3))
+    memory.facts.add(RELEVANT, "context", 0.55)
+    at = page("context_preview")
+    at.slider(key="cp_budget").set_value(300).run()
+    assert RELEVANT not in injected(at)
+    at.text_input(key="cp_query").input("Is Marta allergic to anything?").run()
+    assert not at.exception
+    text = injected(at)
+    assert RELEVANT in text and count_tokens(text, "gpt-4o") <= 300
+    assert text.splitlines()[-1] == f"- [context | 0.55] {RELEVANT}"  # still listed by confidence
+    assert any("facts most relevant to the query were kept first" in c.value for c in at.caption)
+    kept = at.dataframe[0].value
+    assert "relevance" in kept.columns and kept.loc[kept["content"] == RELEVANT, "relevance"].iloc[0] >= 1
+    used, budget = at.metric[0].value.split(" / ")
+    assert budget == "300" and int(used) <= 300
+    at.text_input(key="cp_query").input("").run()
+    assert RELEVANT not in injected(at) and "relevance" not in at.dataframe[0].value.columns
+
+
+def test_a_large_scope_lists_the_first_facts_and_counts_the_rest(app_env):  # noqa: F811
+    """The struck-through list holds the first SHOWN_LINES facts in the order the budget considered them and says
+    how many more there are, kept and dropped; the tables hold every fact, each with its token cost."""
+    memory = get_memory()
+    for i in range(350):
+        memory.facts.add(f"User keeps a note about topic number {i} and why", "knowledge", round(0.9 - i / 1000, 4))
+    at = page("context_preview")
+    at.slider(key="cp_budget").set_value(8000).run()
+    assert not at.exception
+    listed = next(m.value for m in at.markdown if "tok`" in m.value)
+    lines = listed.splitlines()
+    more = re.fullmatch(r"- \*\.\.\. and 50 more facts \((\d+) kept, (\d+) dropped\): see the tables below\*", lines[-1])
+    assert len(lines) == 301 and more and int(more[1]) + int(more[2]) == 50
+    tables = at.dataframe[0].value, at.dataframe[1].value
+    assert len(tables[0]) + len(tables[1]) == 350 and (tables[0]["tokens"] > 0).all()
+    assert int(at.metric[1].value.split(" / ")[0]) == len(tables[0])

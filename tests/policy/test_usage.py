@@ -1,0 +1,132 @@
+"""What memory costs: the usage ledger (matching what the real OpenAI-compatible server reports), prices, the daily
+token budget per scope (direct calls refused, queued work waiting and then done, nothing lost), and the record of
+injections. SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import pytest
+
+from memory_core import BudgetExceeded, ManualClock, Memory, ScriptedChatModel, Settings
+from memory_core.search.embedders import HashingEmbedder
+from memory_core.policy.usage import cost
+from tests.conftest import make_memory
+from tests.llm.test_llm_openai import CONVO, KEY, completion
+
+GOOD = json.dumps({"facts": [{"content": "User prefers tea", "category": "preference", "confidence": 0.9}]})
+
+
+def served_memory(tmp_path, httpserver, database_url=None, **settings):
+    s = Settings(home=tmp_path / "h", database_url=database_url, llm_api_key=KEY, llm_model="gpt-4o-mini",
+                 llm_base_url=httpserver.url_for("/v1"), llm_max_retries=0, llm_timeout_seconds=5, timezone="UTC",
+                 embedding_model="wordllama", **settings)
+    return Memory(s, embedder=HashingEmbedder(), clock=ManualClock(datetime(2026, 11, 22, 9, tzinfo=timezone.utc)))
+
+
+def test_the_ledger_holds_what_the_server_reports(tmp_path, httpserver, database_url):
+    httpserver.expect_request("/v1/chat/completions").respond_with_json(completion(GOOD))
+    with served_memory(tmp_path, httpserver, database_url, llm_prices={"gpt-4o-mini": [0.15, 0.6]}) as m:
+        with m.acting_as("dashboard:ana@acme.com"):
+            m.update(CONVO, thread_id="t", user_id="ana", agent_name="coder")
+        [record] = m.usage(user_id="ana", agent_name="coder")
+        assert (record.operation, record.model, record.input_tokens, record.output_tokens) == \
+            ("extract", "gpt-4o-mini", 11, 7)
+        assert record.cost_usd == pytest.approx((11 * 0.15 + 7 * 0.6) / 1e6)
+        assert record.actor == "dashboard:ana@acme.com"
+        assert m.usage(user_id="bob") == []
+        assert m.scoped(user_id="ana", agent_name="coder").usage()[0] == record
+
+
+def test_offline_work_records_nothing(tmp_path):
+    with make_memory(tmp_path) as m:
+        m.update(CONVO, thread_id="t")
+        m.daily.append("User: I like tea.")
+        m.deep_dream(1)
+        m.search("tea")
+        assert m.usage() == []
+
+
+def test_counts_are_made_here_when_the_server_reports_none(tmp_path):
+    llm = ScriptedChatModel(default=GOOD)
+    llm.complete = (lambda inner: lambda messages, **kw: type(inner(messages, **kw))(inner(messages, **kw).text))(
+        llm.complete)  # a model that reports no usage
+    with make_memory(tmp_path, llm=llm) as m:
+        m.update(CONVO, thread_id="t")
+        [record] = m.usage()
+        assert record.input_tokens > 0 and record.output_tokens > 0 and record.cost_usd is None
+
+
+def test_cost_table():
+    assert cost({"m": [1.0, 2.0]}, "m", 1_000_000, 500_000) == 2.0
+    assert cost({"m": [1.0, 2.0]}, "other", 10, 10) is None and cost(None, "m", 1, 1) is None
+
+
+def test_a_spent_budget_stops_one_scope_and_not_another_and_waits_for_a_raise(tmp_path, database_url):
+    clock = ManualClock(datetime(2026, 11, 22, 9, tzinfo=timezone.utc))
+    llm = ScriptedChatModel(default=GOOD)
+    with make_memory(tmp_path, database_url, llm=llm, clock=clock, daily_token_budget=1,
+                     debounce_seconds=0, rate_limit_seconds=0) as m:
+        m.update(CONVO, thread_id="t1", user_id="ana")  # spends past the budget of 1 token
+        calls = llm.calls
+        with pytest.raises(BudgetExceeded, match="daily_token_budget"):
+            m.update([{"role": "user", "content": "I like coffee."}], thread_id="t2", user_id="ana")
+        with pytest.raises(BudgetExceeded):
+            m.deep_dream(1, user_id="ana")
+        assert llm.calls == calls and [f.content for f in m.facts.list(user_id="ana")] == ["User prefers tea"]
+        assert "ana/default" in m.status().budget_paused and m.budget_paused(user_id="ana")
+        m.update(CONVO, thread_id="t1", user_id="bob")  # another scope goes on
+        m.queue.add([{"role": "user", "content": "I like coffee."}], thread_id="t3", user_id="ana")
+        m.queue.flush()
+        [waiting] = m.queue.items()
+        assert waiting.status == "pending" and waiting.attempts == 0 and "daily_token_budget" in waiting.last_error
+        m.settings.daily_token_budget = 10**9  # raised
+        clock.advance(600)
+        m.queue.flush()
+        assert m.queue.pending() == 0 and llm.calls == calls + 2
+
+
+def test_the_budget_is_a_day_long(tmp_path):
+    clock = ManualClock(datetime(2026, 11, 22, 9, tzinfo=timezone.utc))
+    with make_memory(tmp_path, llm=ScriptedChatModel(default=GOOD), clock=clock, daily_token_budget=1) as m:
+        m.update(CONVO, thread_id="t1")
+        with pytest.raises(BudgetExceeded):
+            m.update(CONVO, thread_id="t2")
+        clock.advance(86_400)
+        m.update(CONVO, thread_id="t2")
+
+
+def test_injections_are_recorded_when_asked(tmp_path, database_url):
+    with make_memory(tmp_path, database_url) as m:
+        tea = m.facts.add("User prefers tea", "preference", 0.9)
+        m.facts.add("User lives in Porto", "context", 0.8)
+        m.format_for_injection()
+        assert m.injections() == []
+        with m.acting_as("mcp:ci-bot"):
+            m.format_for_injection(query="what does the user drink", max_tokens=500, record=True)
+        [seen] = m.injections()
+        assert seen.actor == "mcp:ci-bot" and seen.query == "what does the user drink" and seen.tokens > 0
+        assert tea.id in seen.fact_ids
+        assert m.injection_counts()[tea.id][0] == 1
+        assert m.scoped(user_id="default", agent_name="default").injections(limit=5) == [seen]
+        assert m.injections(user_id="bob") == []
+        with pytest.raises(ValueError):
+            m.injections(limit=0)
+
+
+def test_usage_command_sums_per_scope_and_operation(tmp_path, httpserver):
+    from tests.cli.test_cli import cli_env, refused, run
+
+    httpserver.expect_request("/v1/chat/completions").respond_with_json(completion(GOOD))
+    with served_memory(tmp_path, httpserver, llm_prices={"gpt-4o-mini": [0.15, 0.6]}) as m:
+        m.update(CONVO, thread_id="t1", user_id="ana", agent_name="coder")
+        m.update(CONVO, thread_id="t2", user_id="ana", agent_name="coder")
+    env = cli_env(tmp_path / "h")
+    done = run(env, "usage", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [{"scope": "ana/coder", "operation": "extract", "calls": 2, "input_tokens": 22,
+                                        "output_tokens": 14, "cost_usd": round((22 * 0.15 + 14 * 0.6) / 1e6, 6)}]
+    table = run(env, "usage", "--since", "2026-11-23")
+    assert "No LLM or embedding calls recorded since 2026-11-23." in table.stdout
+    assert "--since takes a day" in refused(env, "usage", "--since", "yesterday")

@@ -1,0 +1,59 @@
+"""Secrets never become memory: the detector on a table of credentials and of ordinary technical text."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_core.text.credentials import mask_secrets
+
+SECRETS = [
+    "my key is sk-proj-abcDEF1234567890abcdefGHIJKLMNOPqrstuv please",
+    "anthropic: sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdEFGH",
+    "AKIAIOSFODNN7EXAMPLE is the access key",
+    "token ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789",
+    "use glpat-AbCdEfGhIjKlMnOpQrSt",
+    "slack xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+    "stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+    "google AIzaSyA1234567890abcdefghijklmnopqrstuv",
+    "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567 is my hugging face token",
+    "Authorization: Bearer abcdef0123456789abcdef0123456789",
+    "my password is hunter2hunter2",
+    "password: Tr0ub4dor&3",
+    "the db is postgresql://app:s3cr3tP4ss@db.internal:5432/prod",
+    "card 4111 1111 1111 1111 exp 12/29",
+    "card number 5500-0000-0000-0004",
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1234\nabcd\n-----END RSA PRIVATE KEY-----",
+    "jwt eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+]
+
+ORDINARY = [
+    "commit 3f786850e387550fdab836ed7e6dc881de23001b fixed it",
+    "the request id was 123e4567-e89b-12d3-a456-426614174000",
+    "call me at +1 415 555 0100 or 020 7946 0958",
+    "I use scikit-learn, numpy and sk-video for this",
+    "the sha256 is e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "my order number is 1234567890123",
+    "I forgot my password yesterday and reset it",
+    "User prefers dark mode in vim",
+    "The password policy needs 12 characters",
+]
+
+
+@pytest.mark.parametrize("text", SECRETS)
+def test_credentials_are_masked(text):
+    masked, n = mask_secrets(text)
+    assert n >= 1 and "[secret]" in masked
+    for token in ("sk-proj-abc", "AKIAIOSFODNN7", "ghp_aB", "glpat-", "xoxb-", "sk_live", "AIzaSy", "hf_AbC",
+                  "abcdef0123456789abcdef", "hunter2", "Tr0ub4dor", "s3cr3tP4ss", "4111 1111", "5500-0000",
+                  "MIIEpAIBAAKCAQEA", "eyJhbGciOi", "sk-ant-api03"):
+        assert token not in masked
+
+
+@pytest.mark.parametrize("text", ORDINARY)
+def test_ordinary_technical_text_stays(text):
+    assert mask_secrets(text) == (text, 0)
+
+
+def test_the_rest_of_the_text_is_kept():
+    masked, n = mask_secrets("I live in Porto. My API key is sk-proj-abcDEF1234567890abcdefGHIJKLMNOPqrstuv. I like tea.")
+    assert masked == "I live in Porto. My API key is [secret]. I like tea." and n == 1

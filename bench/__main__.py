@@ -1,29 +1,57 @@
-"""Run the benchmarks: `python -m bench` (all) or `python -m bench injection queue ...`.
+"""Run the benchmarks: `python -m bench` (all), `python -m bench injection queue ...` (some), `python -m bench -h`.
 
 The names come first; options after them are the sections' own (`python -m bench mcp --seconds 10`)."""
 
+import importlib
 import logging
 import sys
 
-from bench import (chatgpt_export, compression_bench, eval_bench, extractor_bench, facts_and_injection,
-                   index_memory_bench, mcp_bench, near_duplicates_bench, pages_bench, queue_bench, search_locomo,
-                   search_scale, stale_memory, tiers_bench)
+# name: (module, what it measures, its options)
+SECTIONS = {
+    "injection": ("facts_and_injection", "budgeted injection against the floor; facts.add as the store grows", ""),
+    "tiers": ("tiers_bench", "daily appends and the dream's input as sizes grow", ""),
+    "queue": ("queue_bench", "queue.add latency from 8 threads, debounce, updates per second", ""),
+    "compression": ("compression_bench", "compressing a 2,000-message agent transcript", ""),
+    "search": ("search_locomo", "turn recall@k on the LoCoMo dev conversations", "--e5, --all"),
+    "search_scale": ("search_scale", "hybrid search latency at 100,000 facts against its parts", "--items N"),
+    "pages": ("pages_bench", "each dashboard page's first render in chromium, 10,000 facts against 100", ""),
+    "near_duplicates": ("near_duplicates_bench", "near-duplicate precision and recall on labelled pairs", ""),
+    "mcp": ("mcp_bench", "MCP tool calls per second against a no-op server of the same SDK", "--seconds S"),
+    "index_memory": ("index_memory_bench", "the memory that indexing a 200,000-character document takes", ""),
+    "chatgpt_export": ("chatgpt_export", "reading a large synthetic ChatGPT export", ""),
+    "stale_memory": ("stale_memory", "one truth: stale statements after corrections, offline and scripted", ""),
+    "eval": ("eval_bench", "memory-core eval on the LoCoMo dev conversations, both modes", "--llm"),
+    "extractor": ("extractor_bench", "the offline extractor on its labelled statements", "-v, --verbose"),
+}
 
-SECTIONS = {"injection": facts_and_injection.main, "tiers": tiers_bench.main, "queue": queue_bench.main,
-            "compression": compression_bench.main, "search": search_locomo.main, "search_scale": search_scale.main,
-            "pages": pages_bench.main, "near_duplicates": near_duplicates_bench.main, "mcp": mcp_bench.main,
-            "index_memory": index_memory_bench.main, "chatgpt_export": chatgpt_export.main,
-            "stale_memory": stale_memory.main, "eval": eval_bench.main, "extractor": extractor_bench.main}
 
-logging.basicConfig(level=logging.WARNING)
-names = []
-for arg in sys.argv[1:]:
-    if arg.startswith("-"):
-        break
-    names.append(arg)
-unknown = [n for n in names if n not in SECTIONS]
-if unknown:
-    sys.exit(f"unknown section(s) {', '.join(unknown)}; the sections are: {', '.join(SECTIONS)}")
-for name in names or list(SECTIONS):
-    SECTIONS[name]()
-    print()
+def usage() -> str:
+    width = max(map(len, SECTIONS))
+    lines = [__doc__.strip(), "", "sections:"]
+    for name, (_module, what, options) in SECTIONS.items():
+        lines.append(f"  {name:<{width}}  {what}" + (f"  [options: {options}]" if options else ""))
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    if "-h" in argv or "--help" in argv:
+        print(usage())
+        return 0
+    names = []
+    for arg in argv:
+        if arg.startswith("-"):
+            break
+        names.append(arg)
+    unknown = [n for n in names if n not in SECTIONS]
+    if unknown:
+        print(f"unknown section(s) {', '.join(unknown)}\n\n{usage()}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.WARNING)
+    for name in names or list(SECTIONS):
+        importlib.import_module(f"bench.{SECTIONS[name][0]}").main()
+        print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

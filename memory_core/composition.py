@@ -139,12 +139,12 @@ def compose(settings: Settings, *, clock: Clock, llm: ChatModel | None = None, e
     daily = DailyTier(documents, settings, clock)
     core = CoreTier(documents, db, clock, max_chars=settings.max_document_chars)
     propagation = Propagation(store, core, llm_rewriter(llm) if llm else None)
-    consolidator = LLMConsolidator(llm) if llm else DeterministicConsolidator()
+    consolidator = LLMConsolidator(llm, max_output_tokens=settings.llm_max_output_tokens) if llm else DeterministicConsolidator()
     # The dream reads the scope's facts too: valid ones are sources, invalidated ones are kept out.
     dreamer = DeepDream(settings, db, clock, daily, core, consolidator,
                         facts_of=lambda scope: [f.to_dict() for f in store.list(scope, include_invalid=True)])
     plans = Plans(db, clock, max_chars=settings.max_document_chars)
-    summarizer = LLMSummarizer(llm) if llm else ExtractiveSummarizer()
+    summarizer = LLMSummarizer(llm, max_output_tokens=settings.llm_max_output_tokens) if llm else ExtractiveSummarizer()
     contexts = ContextManager(ContextParts(
         summarize=summarizer.summarize,
         append_daily=lambda text, title, s: daily.append(text, title=title, user_id=s.user_id,
@@ -155,7 +155,8 @@ def compose(settings: Settings, *, clock: Clock, llm: ChatModel | None = None, e
     queue = UpdateQueue(settings, db, clock, apply=apply, on_enqueue=on_enqueue)
     return Parts(
         settings=settings, clock=clock, db=db, llm=llm, ledger=ledger, llm_problems=ProblemLog(),
-        extractor=LLMExtractor(llm, max_chars=settings.max_fact_chars) if llm else HeuristicExtractor(),
+        extractor=LLMExtractor(llm, max_chars=settings.max_fact_chars, max_output_tokens=settings.llm_max_output_tokens)
+        if llm else HeuristicExtractor(),
         summarizer=summarizer, embedder=embedder, store=store, facts=facts, documents=documents, index=index,
         daily=daily, core=core, propagation=propagation, dreamer=dreamer, plans=plans,
         access=Access(db, clock, settings), contexts=contexts, queue=queue,

@@ -42,6 +42,8 @@ class Settings:
     llm_base_url: str | None = field(default=None, repr=False)  # may hold credentials
     llm_timeout_seconds: float = 60.0  # the overall deadline of one LLM or embedding call, retries included
     llm_max_retries: int = 3
+    # the most output tokens any one LLM call may generate; each call asks for what it expects back, up to this
+    llm_max_output_tokens: int = 4096
     # auto: negotiated (json_schema, then json_object, then text with the JSON asked for in the prompt) and
     # remembered per server and model; or one of those three, used as it is
     llm_response_format: str = "auto"
@@ -110,7 +112,7 @@ class Settings:
         if not 0.0 <= float(self.fact_confidence_threshold) <= 1.0:
             raise ValueError("fact_confidence_threshold must be between 0 and 1")
         for name in ("max_facts", "max_injection_tokens", "queue_max_depth", "dream_max_bullets", "max_document_chars",
-                     "max_conversation_chars", "queue_workers", "mcp_sessions_per_token"):
+                     "max_conversation_chars", "queue_workers", "mcp_sessions_per_token", "llm_max_output_tokens"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be at least 1")
         if self.debounce_seconds < 0 or self.rate_limit_seconds < 0:

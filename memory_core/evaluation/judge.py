@@ -41,14 +41,19 @@ class Verdict:
     output_tokens: int
 
 
+# A short answer, and a verdict of one word in JSON.
+ANSWER_OUTPUT_TOKENS = 128
+VERDICT_OUTPUT_TOKENS = 24
+
+
 def answer_and_judge(llm: ChatModel, memory_text: str, question: str, gold: str) -> Verdict:
     """The model's answer from `memory_text`, and its verdict against `gold`. LLMError when a call fails."""
     answer = llm.complete([{"role": "system", "content": ANSWER_PROMPT.format(memory=memory_text or "(nothing)")},
-                           {"role": "user", "content": question}], max_tokens=64)
+                           {"role": "user", "content": question}], max_tokens=ANSWER_OUTPUT_TOKENS)
     judged = llm.complete([{"role": "system", "content": JUDGE_PROMPT},
                            {"role": "user", "content": f"Question: {question}\nGold answer: {gold}\n"
                                                        f"Generated answer: {answer.text.strip()}"}],
-                          json_schema=LABEL_SCHEMA, max_tokens=16)
+                          json_schema=LABEL_SCHEMA, max_tokens=VERDICT_OUTPUT_TOKENS)
     return Verdict(answer.text.strip(), label(judged.text) == "CORRECT", answer.input_tokens + judged.input_tokens,
                    answer.output_tokens + judged.output_tokens)
 

@@ -13,8 +13,8 @@ from memory_core.extraction.candidates import Candidate, ExtractionReply
 from memory_core.errors import LLMReplyError
 from memory_core.facts.api import CATEGORIES
 from memory_core.extraction.lenient import read_category, read_confidence
-from memory_core.llm.base import ChatModel
-from memory_core.text.tokens import truncate_to_tokens
+from memory_core.llm.base import ChatModel, complete_within, output_bound
+from memory_core.text.tokens import count_tokens, truncate_to_tokens
 
 log = logging.getLogger(__name__)
 
@@ -208,10 +208,13 @@ def parse_extraction_reply(text: str, *, max_chars: int = 2000) -> ExtractionRep
     return reply
 
 
+# The output bound of one extraction: room for the JSON's frame and summaries, plus the conversation's own tokens
+# (its facts restate at most what it says).
+EXTRACTION_OUTPUT_BASE = 512
+
+
 def bound_conversation(messages: list[dict[str, str]], per_message: int = 2000, total: int = 12000) -> list[dict[str, str]]:
     """The most recent messages that fit in `total` tokens, each cut to `per_message` tokens."""
-    from memory_core.text.tokens import count_tokens
-
     kept: list[dict[str, str]] = []
     used = 0
     for m in reversed(messages):
@@ -227,10 +230,12 @@ def bound_conversation(messages: list[dict[str, str]], per_message: int = 2000, 
 class LLMExtractor:
     offline = False
 
-    def __init__(self, llm: ChatModel, prompt: str = EXTRACTION_PROMPT, max_chars: int = 2000) -> None:
+    def __init__(self, llm: ChatModel, prompt: str = EXTRACTION_PROMPT, max_chars: int = 2000,
+                 max_output_tokens: int = 4096) -> None:
         self.llm = llm
         self.prompt = prompt
         self.max_chars = max_chars
+        self.max_output_tokens = max_output_tokens
 
     def extract(self, messages: list[dict[str, str]], current_memory: Mapping[str, Any]) -> ExtractionReply:
         memory_view = {
@@ -241,14 +246,12 @@ class LLMExtractor:
         conversation = bound_conversation(messages)
         user = (f"<current_memory>\n{escape_for_prompt(memory_view)}\n</current_memory>\n"
                 f"<conversation>\n{escape_for_prompt(conversation)}\n</conversation>")
-        result = self.llm.complete([{"role": "system", "content": self.prompt}, {"role": "user", "content": user}],
-                                   json_schema=EXTRACTION_SCHEMA)
-        try:
-            reply = parse_extraction_reply(result.text, max_chars=self.max_chars)
-        except LLMReplyError as exc:
-            if result.finish_reason != "length":
-                raise
-            raise LLMReplyError(f"{exc} (the reply was cut off at the model's token limit, after "
-                                f"{result.output_tokens or 'its'} output tokens)") from None
+        # The reply restates at most what the conversation says, as facts and a few summaries.
+        bound = output_bound(EXTRACTION_OUTPUT_BASE + sum(count_tokens(m["content"]) for m in conversation),
+                             self.max_output_tokens)
+        result = complete_within(
+            self.llm.complete([{"role": "system", "content": self.prompt}, {"role": "user", "content": user}],
+                              json_schema=EXTRACTION_SCHEMA, max_tokens=bound), bound)
+        reply = parse_extraction_reply(result.text, max_chars=self.max_chars)
         reply.input_tokens, reply.output_tokens = result.input_tokens, result.output_tokens
         return reply

@@ -16,6 +16,23 @@ class ChatResult:
     finish_reason: str | None = None  # "length": the reply was cut off at max_tokens
 
 
+def output_bound(expected: int, ceiling: int) -> int:
+    """The `max_tokens` of one call: what it expects back, never more than the configured ceiling."""
+    return max(1, min(int(expected), int(ceiling)))
+
+
+def complete_within(result: ChatResult, bound: int) -> ChatResult:
+    """`result`, unless the model was cut off at the call's bound: then a reply error that says so (a model that
+    rambles or loops stops at the bound, and its half reply is never used)."""
+    if result.finish_reason == "length":
+        from memory_core.errors import LLMReplyError
+
+        raise LLMReplyError(f"the model's reply was cut off at the call's bound of {bound} output tokens "
+                            f"({result.output_tokens or bound} generated); raise llm_max_output_tokens if its "
+                            "replies are that long")
+    return result
+
+
 class ChatModel(Protocol):
     model_name: str
 

@@ -149,7 +149,7 @@ class OpenAIChatModel:
                                       "messages": with_schema_in_prompt(messages, json_schema)
                                       if json_schema is not None and mode == "text" else messages}
             if max_tokens:
-                kwargs["max_tokens"] = max_tokens
+                kwargs[output_limit_field(self._base_url)] = max_tokens
             fmt = response_format(mode, json_schema)
             if fmt is not None:
                 kwargs["response_format"] = fmt
@@ -232,6 +232,14 @@ class OpenAIChatModel:
         return ChatResult(text=text or "", input_tokens=_count(usage.get("prompt_tokens")),
                           output_tokens=_count(usage.get("completion_tokens")),
                           finish_reason=finish if isinstance(finish, str) else None)
+
+
+def output_limit_field(base_url: str | None) -> str:
+    """The request field that bounds a reply: OpenAI's own API takes `max_completion_tokens` for every chat model
+    (its reasoning models refuse `max_tokens`); OpenAI-compatible servers (llama.cpp, Ollama, vLLM, LM Studio,
+    LiteLLM) read `max_tokens`."""
+    host = (httpx.URL(base_url).host if base_url else "api.openai.com").lower()
+    return "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
 
 
 def _decode(body: bytes) -> tuple[str | None, Any]:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 from memory_core.errors import LLMError
 from memory_core.extraction.llm import escape_for_prompt
-from memory_core.llm.base import ChatModel
+from memory_core.llm.base import ChatModel, complete_within, output_bound
 from memory_core.scope import Scope
 from memory_core.store.dream_store import DreamStore
 from memory_core.store.proposal_store import ProposalStore
@@ -200,12 +200,18 @@ def remove_bullets(markdown: str, unsupported: set[str]) -> str:
     return text.strip() + "\n"
 
 
+# A MEMORY.md of at most `max_bullets` bullets: a heading or two, and a line of about 40 tokens a bullet.
+DREAM_OUTPUT_BASE = 256
+DREAM_TOKENS_PER_BULLET = 48
+
+
 class LLMConsolidator:
     offline = False
 
-    def __init__(self, llm: ChatModel, prompt: str = DREAM_PROMPT) -> None:
+    def __init__(self, llm: ChatModel, prompt: str = DREAM_PROMPT, max_output_tokens: int = 4096) -> None:
         self.llm = llm
         self.prompt = prompt
+        self.max_output_tokens = max_output_tokens
 
     def consolidate(self, current: str, daily: list[tuple[date, str]], max_bullets: int, *,
                     facts: Sequence[Mapping[str, Any]] = ()) -> tuple[str, int, int]:
@@ -215,8 +221,9 @@ class LLMConsolidator:
         if shown:
             view = [{"content": f["content"], "category": f.get("category")} for f in shown]
             user += f"\n\n<facts>\n{escape_for_prompt(view)}\n</facts>"
-        result = self.llm.complete([{"role": "system", "content": self.prompt.format(max_bullets=max_bullets)},
-                                    {"role": "user", "content": user}])
+        bound = output_bound(DREAM_OUTPUT_BASE + DREAM_TOKENS_PER_BULLET * max_bullets, self.max_output_tokens)
+        result = complete_within(self.llm.complete([{"role": "system", "content": self.prompt.format(max_bullets=max_bullets)},
+                                                    {"role": "user", "content": user}], max_tokens=bound), bound)
         return result.text, result.input_tokens, result.output_tokens
 
 

@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from typing import Protocol
 
-from memory_core.llm.base import ChatModel
+from memory_core.llm.base import ChatModel, complete_within, output_bound
 from memory_core.text.words import STOPWORDS, words
 
 SUMMARY_PROMPT = """Summarise this part of a conversation between a user and an AI agent for the agent's daily log.
@@ -80,15 +80,21 @@ class ExtractiveSummarizer:
         return "\n".join(f"- {role.capitalize()}: {text}" for _, role, text in best)
 
 
+# A summary is a paragraph or a short list.
+SUMMARY_OUTPUT_TOKENS = 768
+
+
 class LLMSummarizer:
-    def __init__(self, llm: ChatModel, prompt: str = SUMMARY_PROMPT) -> None:
+    def __init__(self, llm: ChatModel, prompt: str = SUMMARY_PROMPT, max_output_tokens: int = 4096) -> None:
         self.llm = llm
         self.prompt = prompt
+        self.bound = output_bound(SUMMARY_OUTPUT_TOKENS, max_output_tokens)
 
     def summarize(self, messages: list[dict[str, str]]) -> str:
         from memory_core.extraction.llm import bound_conversation, escape_for_prompt
 
         convo = bound_conversation([m for m in messages if m.get("role") in ("user", "assistant")])
         result = self.llm.complete([{"role": "system", "content": self.prompt},
-                                    {"role": "user", "content": f"<conversation>\n{escape_for_prompt(convo)}\n</conversation>"}])
-        return result.text.strip()
+                                    {"role": "user", "content": f"<conversation>\n{escape_for_prompt(convo)}\n</conversation>"}],
+                                   max_tokens=self.bound)
+        return complete_within(result, self.bound).text.strip()

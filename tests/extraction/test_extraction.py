@@ -6,10 +6,11 @@ import json
 
 import pytest
 
-from memory_core import LLMReplyError, ScriptedChatModel
+from memory_core import LLMReplyError, Memory, ScriptedChatModel, Settings
 from memory_core.extraction.llm import EXTRACTION_PROMPT, EXTRACTION_SCHEMA, escape_for_prompt, parse_extraction_reply
 from memory_core.extraction.offline.heuristics import CORRECTION_CUES, HeuristicExtractor, heuristic_facts
 from memory_core.extraction.offline.statements import slots_of
+from memory_core.search.embedders import HashingEmbedder
 from tests.conftest import make_memory
 
 CONVO = [{"role": "user", "content": "I prefer tea."}, {"role": "assistant", "content": "Noted."}]
@@ -383,8 +384,58 @@ def test_a_reply_cut_off_at_the_token_limit_says_so(tmp_path):
         def complete(self, messages, *, json_schema=None, max_tokens=None):
             return ChatResult('{"facts": [{"content": "User pre', output_tokens=512, finish_reason="length")
 
-    with pytest.raises(LLMReplyError, match="cut off at the model's token limit, after 512 output tokens"):
+    with pytest.raises(LLMReplyError, match=r"cut off at the call's bound of \d+ output tokens \(512 generated\)"):
         LLMExtractor(CutOff()).extract(CONVO, {})
+
+
+class Bounds:
+    """A chat model that records the max_tokens of every call and answers each with the next scripted text."""
+    model_name = "bounds"
+
+    def __init__(self, *texts, finish="stop"):
+        self.texts, self.finish, self.bounds = list(texts), finish, []
+
+    def complete(self, messages, *, json_schema=None, max_tokens=None):
+        from memory_core.llm.base import ChatResult
+
+        self.bounds.append(max_tokens)
+        return ChatResult(self.texts.pop(0), input_tokens=10, output_tokens=max_tokens or 0, finish_reason=self.finish)
+
+
+def test_every_llm_call_of_memory_core_bounds_its_output(tmp_path):
+    """Extraction, summaries, dreams and rewrites after a correction each ask for at most what they expect back,
+    and never more than llm_max_output_tokens."""
+    reply = json.dumps({"facts": [{"content": "User lives in Porto", "category": "context", "confidence": 0.9}]})
+    model = Bounds(reply, "A summary.", "- User lives in Porto\n", "User lives in Lisbon.")
+    settings = Settings(home=tmp_path / "h", llm_base_url="http://127.0.0.1:9/v1", llm_max_output_tokens=3000)
+    with Memory(settings, llm=model, embedder=HashingEmbedder()) as m:
+        m.update(CONVO, thread_id="t1")
+        m.summarizer.summarize(CONVO)
+        m.daily.append("- User lives in Porto")
+        m.deep_dream(1, force=True)
+        fact = m.facts.list()[0]
+        m.write_core("- User lives in Porto and likes the sea.\n")
+        m.facts.supersede(fact.id, "User lives in Lisbon")
+    assert len(model.bounds) == 4 and all(isinstance(b, int) and 0 < b <= 3000 for b in model.bounds), model.bounds
+    extraction, summary, dream, rewrite = model.bounds
+    assert extraction < 3000 and summary < extraction and rewrite < summary
+    with Memory(Settings(home=tmp_path / "h2", llm_base_url="http://127.0.0.1:9/v1", llm_max_output_tokens=100),
+                llm=(small := Bounds(reply, "A summary.")), embedder=HashingEmbedder()) as m:
+        m.update(CONVO, thread_id="t1")
+        m.summarizer.summarize(CONVO)
+    assert small.bounds == [100, 100]  # the setting caps every call
+
+
+def test_a_reply_cut_at_its_bound_is_a_reply_error_and_changes_nothing(tmp_path):
+    reply = '{"facts": [{"content": "User lives in Porto", "category": "context", "confidence": 0.9}]}'
+    settings = Settings(home=tmp_path / "h", llm_base_url="http://127.0.0.1:9/v1")
+    with Memory(settings, llm=Bounds(reply, "A summ", finish="length"), embedder=HashingEmbedder()) as m:
+        kept = m.facts.add("User has a cat", "context", 0.9)
+        with pytest.raises(LLMReplyError, match="cut off at the call's bound"):
+            m.update(CONVO, thread_id="t1")  # a complete-looking JSON, but cut: never used
+        assert m.facts.list() == [kept]
+        with pytest.raises(LLMReplyError, match="raise llm_max_output_tokens"):
+            m.summarizer.summarize(CONVO)
 
 
 def test_a_rejected_dream_is_among_the_llm_problems(tmp_path):

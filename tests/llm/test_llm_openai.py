@@ -147,3 +147,38 @@ def test_dream_through_a_failing_server_leaves_memory_unchanged(tmp_path, httpse
         assert result.status == "rejected" and result.reason
         assert KEY not in result.reason
         assert m.read_core() == "- User lives in Porto\n"
+
+
+@pytest.mark.parametrize("base_url, field", [
+    (None, "max_completion_tokens"), ("https://api.openai.com/v1", "max_completion_tokens"),
+    ("http://127.0.0.1:8080/v1", "max_tokens"), ("http://localhost:11434/v1", "max_tokens"),
+    ("https://gateway.example.com/openai/v1?api-key=x", "max_tokens"),
+])
+def test_the_reply_bound_goes_in_the_field_the_server_reads(base_url, field):
+    from memory_core.llm.openai_chat import output_limit_field
+
+    assert output_limit_field(base_url) == field
+
+
+def test_the_bound_reaches_the_server_and_a_cut_reply_says_so(httpserver):
+    """The adapter sends max_tokens to an OpenAI-compatible server and reports finish_reason "length"."""
+    from memory_core.llm.openai_chat import OpenAIChatModel
+
+    seen = []
+
+    def handler(request):
+        from werkzeug import Response
+
+        seen.append(json.loads(request.data))
+        return Response(json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                                    "choices": [{"index": 0, "message": {"role": "assistant", "content": "aaa"},
+                                                 "finish_reason": "length"}],
+                                    "usage": {"prompt_tokens": 3, "completion_tokens": 7}}),
+                        content_type="application/json")
+
+    httpserver.expect_request("/v1/chat/completions").respond_with_handler(handler)
+    model = OpenAIChatModel("m", base_url=httpserver.url_for("/v1"), max_retries=0)
+    result = model.complete([{"role": "user", "content": "hi"}], max_tokens=7)
+    mine = [body for body in seen if body["messages"] == [{"role": "user", "content": "hi"}]]
+    assert mine[0]["max_tokens"] == 7 and "max_completion_tokens" not in mine[0]
+    assert (result.finish_reason, result.output_tokens) == ("length", 7)

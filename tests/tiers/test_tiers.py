@@ -306,6 +306,7 @@ CHILD = textwrap.dedent("""
             m.daily.append(("line %d " % i) * 2000 + "END", when=datetime(2026, 1, 1, tzinfo=timezone.utc))
         else:
             m.write_core(("- version %d\\n" % i) * 5000)
+        print("wrote", i, flush=True)
 """)
 
 
@@ -316,7 +317,9 @@ def test_sigkill_leaves_whole_blocks_and_old_or_new_memory(tmp_path, mode):
         proc = subprocess.Popen([sys.executable, "-c", CHILD, str(home), mode], stdout=subprocess.PIPE,
                                 env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
         assert proc.stdout.readline().strip() == b"ready"
-        time.sleep(0.05 + 0.03 * _round)
+        # killed once the process says it finished write number 1 + _round % 3: inside the write after it
+        for _ in range(1 + _round % 3):
+            assert proc.stdout.readline().startswith(b"wrote")
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     with make_memory(tmp_path) as m:

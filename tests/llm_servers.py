@@ -1,5 +1,5 @@
 """Scripted stand-ins for the OpenAI-compatible servers people run, each answering `response_format` and
-errors the way the real one does (the README's table of known servers says where each behaviour is from).
+errors the way the real one does (the table of known servers in docs/local-models.md says where each behaviour is from).
 
 A profile maps a requested format ("json_schema", "json_object", "text") to a reply: None answers normally,
 else (HTTP status, JSON body) is the server's refusal, verbatim in shape."""

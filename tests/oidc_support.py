@@ -315,3 +315,16 @@ def sign_out(page, *, button: str = "Sign out", timeout: float = 30_000) -> None
     page.get_by_role("button", name=button, exact=True).click(timeout=timeout)
     page.get_by_role("button", name="End session", exact=True).click(timeout=timeout)
     page.wait_for_url(f"{parts.scheme}://{parts.netloc}/", timeout=timeout)
+
+
+# Every image of the page has loaded or failed: a request an image made has reached its server by then.
+IMAGES_SETTLED = "() => [...document.images].every(i => i.complete)"
+
+
+def wait_for_app(page, timeout_ms: int = 60_000) -> None:
+    """Wait for the app's own signals, not for time: the network idle, the script run finished (Streamlit's
+    status widget gone) and every image of the page loaded or failed."""
+    page.wait_for_load_state("networkidle", timeout=timeout_ms)
+    page.locator("[data-testid=stStatusWidget]").wait_for(state="detached", timeout=timeout_ms)
+    page.wait_for_function(IMAGES_SETTLED, timeout=timeout_ms)
+    page.wait_for_load_state("networkidle", timeout=timeout_ms)

@@ -1,6 +1,6 @@
 """Response-format negotiation: which `response_format` an OpenAI-compatible server takes, told from its errors.
 
-"OpenAI-compatible" servers differ most in structured output (see the README's table of known servers):
+"OpenAI-compatible" servers differ most in structured output (see the table of known servers in docs/local-models.md):
 llama-cpp-python's server answers `json_schema` with HTTP 500 (a request validation error), LM Studio refuses
 `json_object` with a 400, LiteLLM's UnsupportedParamsError may come as a 500, Azure refuses `json_schema` on old
 API versions. No server has an endpoint to ask, so the mode is found by trying, in order json_schema ->

@@ -23,7 +23,7 @@ import pytest
 from memory_core import Memory, ScriptedChatModel, Settings, build_injection
 from memory_core.scope import make_scope
 from memory_core.search.embedders import HashingEmbedder
-from tests.oidc_support import app_env, chromium, free_port, start_streamlit  # noqa: F401  (chromium: a fixture)
+from tests.oidc_support import app_env, chromium, free_port, start_streamlit, wait_for_app  # noqa: F401  (chromium: a fixture)
 from tests.browser.test_browser import browser, page  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.browser
@@ -32,7 +32,6 @@ HEADINGS = {"": "Overview", "ingest": "Ingest", "facts": "Facts", "daily": "Dail
             "context_preview": "Context Preview", "search": "Search"}
 DATA_URL = "data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg=="
 WORD = "tracker"  # the search query: in one kept fact, the reference fact, the daily log and MEMORY.md
-GRACE_MS = 800  # after networkidle: time for a late image request to reach the pixel server
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
                     "1f15c4890000000d49444154789c6360000000000500010d0a2db40000000049454e44ae426082")
 # The one reference out of the app that no memory text made: Plotly's logo link in a chart's toolbar.
@@ -190,8 +189,7 @@ def open_page(page, url: str, path: str) -> None:
 
 
 def settle(page) -> None:
-    page.wait_for_load_state("networkidle")
-    page.wait_for_timeout(GRACE_MS)
+    wait_for_app(page)
 
 
 # Every attribute through which a page could fetch or link to something, and all the text a page shows: its
@@ -281,7 +279,7 @@ class Check:
             self.problems.append(f"{where}: rendered instead of shown literally {missing}: {html[:1500]}")
 
     def finish(self) -> None:
-        self.page.wait_for_timeout(GRACE_MS)
+        wait_for_app(self.page)
         hits = self.pixel.hits[self.hits_before:]
         if hits:
             self.problems.append(f"the pixel server was asked for: {hits}")

@@ -12,7 +12,7 @@ from memory_core import Memory, Settings
 from memory_core.scope import make_scope
 from memory_core.search.embedders import HashingEmbedder
 from memory_core.policy.usage import metering
-from tests.oidc_support import app_env, chromium, free_port, start_streamlit  # noqa: F401  (the chromium fixture)
+from tests.oidc_support import app_env, chromium, free_port, start_streamlit, wait_for_app  # noqa: F401  (the chromium fixture)
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,7 +54,7 @@ def test_the_usage_page_shows_the_ledger_and_the_injections(app, page):
     assert page.get_by_text(re.compile(r"\$0\.000")).count() >= 1  # the cost, from llm_prices
     assert page.locator("[data-testid=stException]").count() == 0
     page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
-    page.wait_for_timeout(500)
+    wait_for_app(page)
     page.screenshot(path=str(Path(home).parent / "usage.png"), full_page=True)
 
 

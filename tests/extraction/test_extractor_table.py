@@ -1,5 +1,5 @@
 """The offline extractor on the labelled statements people write (tests/data/extractor_statements*.json), with the
-scoring of bench/extractor_bench.py; thresholds a little under the measured figures (README, "Offline extraction")."""
+scoring of bench/extractor_bench.py; thresholds a little under the measured figures (docs/benchmarks.md, the `extractor` row)."""
 
 from __future__ import annotations
 

@@ -322,9 +322,11 @@ IMAGES_SETTLED = "() => [...document.images].every(i => i.complete)"
 
 
 def wait_for_app(page, timeout_ms: int = 60_000) -> None:
-    """Wait for the app's own signals, not for time: the network idle, the script run finished (Streamlit's
-    status widget gone) and every image of the page loaded or failed."""
+    """Wait for the app's own signals, not for time: the network idle, the script run finished (the app root's
+    `data-test-script-state` says `notRunning`, which it says only once a run has ended, and the status widget
+    is gone) and every image of the page loaded or failed."""
     page.wait_for_load_state("networkidle", timeout=timeout_ms)
+    page.locator("[data-testid=stApp][data-test-script-state=notRunning]").wait_for(timeout=timeout_ms)
     page.locator("[data-testid=stStatusWidget]").wait_for(state="detached", timeout=timeout_ms)
     page.wait_for_function(IMAGES_SETTLED, timeout=timeout_ms)
     page.wait_for_load_state("networkidle", timeout=timeout_ms)

@@ -18,7 +18,8 @@ import re
 from collections import Counter
 from typing import Any
 
-from memory_core.portability.records import ImportedConversation, ImportedMessage, ParsedImport, label, storable, to_utc
+from memory_core.portability.records import (ImportedConversation, ImportedMessage, ParsedImport, label,
+                                             read_conversations, storable, to_utc)
 from memory_core.portability.safety import JsonArray, Source, first_items
 
 FORMAT = "chatgpt"
@@ -53,30 +54,20 @@ def parse(source: Source) -> ParsedImport:
     if items is None or (items and not looks_like(items)):
         raise ValueError("not a ChatGPT export: conversations.json should be a list of conversations, each with a "
                          "'mapping' of messages")
-    out = ParsedImport(FORMAT)
-    stats: Counter[str] = Counter()
-    for i, item in enumerate(items):
-        conversation = _conversation(item, i, out, stats)
-        if conversation is not None:
-            out.conversations.append(conversation)
-    _notes(stats, out)
-    return out.finish()
+    return read_conversations(items, ParsedImport(FORMAT), _conversation, LEFT_OUT)
 
 
-def _notes(stats: Counter[str], out: ParsedImport) -> None:
-    said = {
-        "do_not_remember": "conversation(s) marked 'do not remember' in ChatGPT were left out",
-        "empty": "conversation(s) without any user or assistant text were left out",
-        "no_current": "conversation(s) named no current message: their most recent branch was read",
-        "branches": "conversation(s) had edited or regenerated branches: only the current one was read",
-        "not_chat": "message(s) that are not chat text (tool calls and output, reasoning, custom instructions, "
-                    "hidden system messages) were left out",
-        "non_text": "image(s) or other non-text part(s) of messages were left out",
-        "cleaned": "message(s) held NUL characters or broken Unicode, which were removed",
-    }
-    for key, text in said.items():
-        if stats[key]:
-            out.notes.append(f"{stats[key]:,} {text}")
+# What a note says after the count of each kind of thing left out.
+LEFT_OUT = {
+    "do_not_remember": "conversation(s) marked 'do not remember' in ChatGPT were left out",
+    "empty": "conversation(s) without any user or assistant text were left out",
+    "no_current": "conversation(s) named no current message: their most recent branch was read",
+    "branches": "conversation(s) had edited or regenerated branches: only the current one was read",
+    "not_chat": "message(s) that are not chat text (tool calls and output, reasoning, custom instructions, "
+                "hidden system messages) were left out",
+    "non_text": "image(s) or other non-text part(s) of messages were left out",
+    "cleaned": "message(s) held NUL characters or broken Unicode, which were removed",
+}
 
 
 def _stable_id(item: dict[str, Any], index: int) -> str:

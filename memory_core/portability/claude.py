@@ -19,7 +19,8 @@ from collections import Counter
 from datetime import datetime, timezone
 from typing import Any
 
-from memory_core.portability.records import ImportedConversation, ImportedMessage, ParsedImport, bad_text, label, storable, to_utc
+from memory_core.portability.records import (ImportedConversation, ImportedMessage, ParsedImport, bad_text,
+                                             label, read_conversations, storable, to_utc)
 from memory_core.portability.safety import JsonArray, Source, first_items
 
 FORMAT = "claude"
@@ -82,26 +83,17 @@ def parse(source: Source) -> ParsedImport:
     if items is None or (items and not looks_like(items)):
         raise ValueError("not a Claude export: conversations.json should be a list of conversations, each with "
                          "'chat_messages'")
-    stats: Counter[str] = Counter()
-    for i, item in enumerate(items):
-        conversation = _conversation(item, i, out, stats)
-        if conversation is not None:
-            out.conversations.append(conversation)
-    _notes(stats, out)
-    return out.finish()
+    return read_conversations(items, out, _conversation, LEFT_OUT)
 
 
-def _notes(stats: Counter[str], out: ParsedImport) -> None:
-    said = {
-        "empty": "conversation(s) without any user or assistant text were left out",
-        "branches": "conversation(s) had edited or retried messages: only the latest branch was read",
-        "not_chat": "content block(s) that are not chat text (thinking, tool use and results) were left out",
-        "attachments": "attached file(s) were left out (their text is not part of the conversation)",
-        "cleaned": "message(s) held NUL characters or broken Unicode, which were removed",
-    }
-    for key, text in said.items():
-        if stats[key]:
-            out.notes.append(f"{stats[key]:,} {text}")
+# What a note says after the count of each kind of thing left out.
+LEFT_OUT = {
+    "empty": "conversation(s) without any user or assistant text were left out",
+    "branches": "conversation(s) had edited or retried messages: only the latest branch was read",
+    "not_chat": "content block(s) that are not chat text (thinking, tool use and results) were left out",
+    "attachments": "attached file(s) were left out (their text is not part of the conversation)",
+    "cleaned": "message(s) held NUL characters or broken Unicode, which were removed",
+}
 
 
 def _conversation(item: Any, index: int, out: ParsedImport, stats: Counter[str]) -> ImportedConversation | None:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import Any, Callable, Iterable, Mapping
 
 from memory_core.facts.api import CATEGORIES
 from memory_core.store.fact_store import SUMMARY_SECTIONS
@@ -82,6 +84,22 @@ class ParsedImport:
             self.errors.append(f"... and {self._dropped_errors:,} more errors like these")
             self._dropped_errors = 0
         return self
+
+
+def read_conversations(items: Iterable[Any], out: ParsedImport,
+                       conversation: Callable[[Any, int, ParsedImport, Counter], "ImportedConversation | None"],
+                       said: Mapping[str, str]) -> ParsedImport:
+    """The conversations of an export's list into `out`, one `conversation(item, index, out, stats)` each, then a
+    note per counted kind of thing left out (`said`: {stats key: what it says after the count})."""
+    stats: Counter[str] = Counter()
+    for i, item in enumerate(items):
+        found = conversation(item, i, out, stats)
+        if found is not None:
+            out.conversations.append(found)
+    for key, text in said.items():
+        if stats[key]:
+            out.notes.append(f"{stats[key]:,} {text}")
+    return out.finish()
 
 
 def label(value: object, index: int) -> str:

@@ -253,20 +253,25 @@ class Check:
 
     def page_state(self, where: str, literals: dict[str, list[str]], *, sidebar: bool = False) -> dict:
         """No reference made from memory text (in the page's main part, or in the sidebar, which every page
-        shares and test_sidebar checks), and each place's text shown literally somewhere on the page."""
-        settle(self.page)
-        state = self.page.evaluate(COLLECT)
+        shares and test_sidebar checks), and each place's text shown literally somewhere on the page. The page
+        is read again until every text is there (a page still drawing), up to a deadline."""
+        deadline = time.monotonic() + 60
+        while True:
+            settle(self.page)
+            state = self.page.evaluate(COLLECT)
+            shown = visible(state["text"])
+            missing = {place: [p for p in parts if p not in shown] for place, parts in literals.items()}
+            if not any(missing.values()) or time.monotonic() > deadline:
+                break
         for item in state["found"]:
             if item["sidebar"] != sidebar:
                 continue
             why = self.bad_reference(item["tag"], item["attr"], item["value"])
             if why:
                 self.problems.append(f"{where}: <{item['tag']} {item['attr']}=...> {why}: {item['html']}")
-        shown = visible(state["text"])
-        for place, parts in literals.items():
-            missing = [p for p in parts if p not in shown]
-            if missing:
-                self.problems.append(f"{where}: the {place} text is not shown literally; missing {missing}")
+        for place, lost in missing.items():
+            if lost:
+                self.problems.append(f"{where}: the {place} text is not shown literally; missing {lost}")
         return state
 
     def element_text(self, where: str, locator, parts: list[str]) -> None:

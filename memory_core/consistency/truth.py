@@ -277,14 +277,15 @@ def scrub_prose(text: str, retired: Sequence[Retired], valid: Sequence[str], rew
     `judge`); returns (new text, dropped)."""
     out: list[str] = []
     dropped: list[str] = []
-    for sentence in split_sentences(text):
+    sentences = split_sentences(text)
+    for n, sentence in enumerate(sentences):
         old, _how = judge(sentence, retired, valid, sources, valid_ids)
         if old is None:
             out.append(sentence)
             continue
         dropped.append(sentence)
         new = _replace(sentence, old, retired, rewrite)
-        if new and not any(says_same(s, new) for s in out):
+        if new and not any(says_same(s, new) for s in out + sentences[n + 1:]):  # said already, before or after
             out.append(new)
     return " ".join(out), dropped
 
@@ -295,7 +296,8 @@ def scrub_markdown(markdown: str, retired: Sequence[Retired], valid: Sequence[st
     fact's bullet becomes its replacement's. Returns (new text, what was dropped)."""
     lines: list[str] = []
     dropped: list[str] = []
-    for line in markdown.split("\n"):
+    source = markdown.split("\n")
+    for n, line in enumerate(source):
         if not line.strip() or line.lstrip().startswith("#"):
             lines.append(line)
             continue
@@ -308,7 +310,7 @@ def scrub_markdown(markdown: str, retired: Sequence[Retired], valid: Sequence[st
         if bullet:
             dropped.append(body)
             new = _replace(body, old, retired, rewrite, punctuate=False)
-            if new and not any(says_same(existing, new) for existing in lines):
+            if new and not any(says_same(existing, new) for existing in lines + source[n + 1:]):
                 lines.append(lead + new)
             continue
         kept, gone = scrub_prose(line, retired, valid, rewrite, sources, valid_ids)

@@ -152,6 +152,8 @@ def slots_of(content: str) -> tuple[Slot, ...]:
     plain, negated = positive(content)
     found: dict[str, Slot] = {}
     for key, pattern, negates in SLOT_PATTERNS:
+        if key.startswith("own:") and found:
+            continue  # "User's name is Ana": the named slot says it
         match = pattern.match(content if negates else plain)
         if not match:
             continue
@@ -161,7 +163,7 @@ def slots_of(content: str) -> tuple[Slot, ...]:
         elif "{pair}" in key:
             key = key.format(pair="|".join(sorted((_value(groups["value"]) or "", _value(groups["other"]) or ""))))
         found.setdefault(key, Slot(key, _value(groups.get("value")), negates or negated))
-    for slot in _frames(plain, negated):
+    for slot in ([] if found else _frames(plain, negated)):  # a statement of no named kind
         found.setdefault(slot.key, slot)
     liking = _LIKING.match(plain)
     if liking:

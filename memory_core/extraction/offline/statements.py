@@ -99,10 +99,11 @@ SLOT_PATTERNS: list[tuple[str, re.Pattern[str], bool]] = [(k, re.compile(p), n) 
     ("diet", r"^User is (?:\w+ly )?(?P<value>vegan|vegetarian|pescatarian|omnivore|carnivore)\b.*$", False),
     ("diet", r"^User (?:\w+ly )?eats (?P<value>meat)\b.*$", False),
 ]]
-# "User codes in Rust", "User runs 20 km a week": a verb and its object, for a correction of the object.
+# "User codes in Rust", "User writes with a fountain pen": a verb and what it is done in or with, for a correction of
+# that ("I play tennis now" beside "User plays football" is left alone: it may well be one more).
 _DOES = re.compile(r"^User (?:\w+ly )?(?P<verb>(?!(?:is|has|was|lives|works|likes|loves|enjoys|prefers|adores|hates"
                    r"|dislikes|moved|got|quit|left|changed|switched|no|does|did|used|wants|plans|hopes|needs|would|will"
-                   r"|can|could|should|might|may|must)\b)[a-z]+s) (?:(?P<prep>in|with|at|on|for|from|as|by) )?"
+                   r"|can|could|should|might|may|must)\b)[a-z]+s) (?P<prep>in|with|at|on|for|from|as|by) "
                    r"(?P<value>.+)$")
 # "User switched from Vim to Emacs": what was before is no longer, what follows is now.
 _FROM_TO = re.compile(r"^User (?:has )?(?:switched|moved|changed|went|migrated|converted) from (?P<old>.+?) to "
@@ -163,7 +164,7 @@ def slots_of(content: str) -> tuple[Slot, ...]:
         elif "{pair}" in key:
             key = key.format(pair="|".join(sorted((_value(groups["value"]) or "", _value(groups["other"]) or ""))))
         found.setdefault(key, Slot(key, _value(groups.get("value")), negates or negated))
-    for slot in ([] if found else _frames(plain, negated)):  # a statement of no named kind
+    for slot in _frames(plain, negated, bool(found)):
         found.setdefault(slot.key, slot)
     liking = _LIKING.match(plain)
     if liking:
@@ -181,22 +182,26 @@ def slots_of(content: str) -> tuple[Slot, ...]:
 _UNPARTNERED = ("single", "divorced", "widowed", "separated")
 
 
-def _frames(plain: str, negated: bool) -> list[Slot]:
-    """The slots any statement of a kind fills: its counted things ("count:User has # kids" = "3"), a verb's object
-    ("does:code in" = "rust") and, for "switched from X to Y", X as no longer (its liking, negated) and Y's liking."""
-    found = []
+def _frames(plain: str, negated: bool, named: bool) -> list[Slot]:
+    """The slots any statement fills: for "switched from X to Y", X as no longer (its liking, negated) and Y's liking;
+    for a statement of no `named` kind, its counted things ("count:User has # kids" = "3") and a verb's object
+    ("does:code in" = "rust")."""
+    found: list[Slot] = []
+    from_to = _FROM_TO.match(plain)
+    if from_to:  # "moved from Lisbon to Porto" is a move (named): only a known topic (an editor, an OS) changes
+        found += [Slot(s.key, s.value, True) for s in slots_of(f"User uses {from_to.group('old')}")]
+        found += list(slots_of(f"User uses {from_to.group('value')}"))
+        found = [s for s in found if not named or s.key.startswith("topic:")]
+    if named:
+        return found
     tokens = [_NUMBER.get(w, w) for w in words(plain)]
     numbers = [t for t in tokens if t.isdigit() and len(t) < 4]  # a year dates a statement rather than counts
     if numbers:
         frame = " ".join("#" if t in numbers else stem(t) for t in tokens)
         found.append(Slot(f"count:{frame}", " ".join(numbers), negated))
-    from_to = _FROM_TO.match(plain)
-    if from_to:
-        found += [Slot(s.key, s.value, True) for s in slots_of(f"User uses {from_to.group('old')}")]
-        found += list(slots_of(f"User uses {from_to.group('value')}"))
     does = _DOES.match(plain)
     if does and not from_to:
-        found.append(Slot(f"does:{stem(does.group('verb'))} {does.group('prep') or ''}".rstrip(),
+        found.append(Slot(f"does:{stem(does.group('verb'))} {does.group('prep')}",
                           _value(does.group("value")), negated))
     return found
 

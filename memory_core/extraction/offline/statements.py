@@ -149,7 +149,7 @@ def positive(content: str) -> tuple[str, bool]:
 
 
 def slots_of(content: str) -> tuple[Slot, ...]:
-    """The slots a third-person statement fills, from the SLOT_PATTERNS table and its liking, if any."""
+    """The slots a third-person statement fills, from the SLOT_PATTERNS table, its liking and its frames, if any."""
     plain, negated = positive(content)
     found: dict[str, Slot] = {}
     for key, pattern, negates in SLOT_PATTERNS:
@@ -164,8 +164,6 @@ def slots_of(content: str) -> tuple[Slot, ...]:
         elif "{pair}" in key:
             key = key.format(pair="|".join(sorted((_value(groups["value"]) or "", _value(groups["other"]) or ""))))
         found.setdefault(key, Slot(key, _value(groups.get("value")), negates or negated))
-    for slot in _frames(plain, negated, bool(found)):
-        found.setdefault(slot.key, slot)
     liking = _LIKING.match(plain)
     if liking:
         thing = _value(liking.group("value")) or ""
@@ -176,6 +174,8 @@ def slots_of(content: str) -> tuple[Slot, ...]:
             name = next((n for n in names if re.search(rf"\b{re.escape(n)}\b", thing)), None)
             if name:
                 found.setdefault(f"topic:{topic}", Slot(f"topic:{topic}", name, negated))
+    for slot in _frames(plain, negated, bool(found)):
+        found.setdefault(slot.key, slot)
     return tuple(found.values())
 
 

@@ -130,3 +130,12 @@ def test_three_kids_said_in_conversation_reach_every_copy(tmp_path, database_url
             assert "2 kids" not in text and "User loves jazz" not in text
         assert "User has 3 kids" in injected and "User has 3 kids" in m.read_core()
         assert [f for f in m.doctor() if f.kind == "stale"] == []
+
+
+def test_doctor_reports_two_valid_facts_that_count_or_name_one_thing_differently():
+    facts = [_fact("fact_1", "User has 1 kid"), _fact("fact_3", "User has 3 kids"),
+             _fact("fact_r", "User's dog is called Rex"), _fact("fact_m", "User's dog's name is Max"),
+             _fact("fact_t", "User likes tea"), _fact("fact_c", "User likes coffee")]
+    found = {f.fact_ids: f.advice for f in check({}, None, facts) if f.kind == "conflict"}
+    assert set(found) == {("fact_1", "fact_3"), ("fact_r", "fact_m")}
+    assert found[("fact_r", "fact_m")].startswith("both say what the user's dog is called")

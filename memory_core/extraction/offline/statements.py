@@ -197,7 +197,7 @@ def _frames(plain: str, negated: bool, named: bool) -> list[Slot]:
     tokens = [_NUMBER.get(w, w) for w in words(plain)]
     numbers = [t for t in tokens if t.isdigit() and len(t) < 4]  # a year dates a statement rather than counts
     if numbers:
-        frame = " ".join("#" if t in numbers else stem(t) for t in tokens)
+        frame = " ".join("#" if t in numbers else stem(re.sub(r"(?<=\w\w\w)s$", "", t)) for t in tokens)
         found.append(Slot(f"count:{frame}", " ".join(numbers), negated))
     does = _DOES.match(plain)
     if does and not from_to:

@@ -175,7 +175,7 @@ def distinctive(content: str, replacement: str | None = None) -> frozenset[str]:
     if replacement and negated(replacement) == is_negated:
         found = own - stems(replacement)
     anchors = own - found if found and all(m.isdigit() for m in found) else frozenset()
-    return Marks(found, _exact(content), anchors, tuple(numbers), is_negated)
+    return Marks(found, _exact(content) & found, anchors, tuple(numbers), is_negated)
 
 
 def _agrees(text: str, marks: Marks, held: frozenset[str]) -> bool:

@@ -91,7 +91,7 @@ SLOT_PATTERNS: list[tuple[str, re.Pattern[str], bool]] = [(k, re.compile(p), n) 
     # slot, "User's birthday is March 13" another.
     ("named:{topic}", r"^User's (?P<topic>(?:[\w-]+ ){0,2}?[\w-]+)(?:'s name is| is (?:called|named)) (?P<value>.+)$",
      False),
-    ("named:{topic}", r"^User has an? (?P<topic>[\w-]+) (?:called|named) (?P<value>.+)$", False),
+    ("a-named:{topic}", r"^User has an? (?P<topic>[\w-]+) (?:called|named) (?P<value>.+)$", False),  # one of some
     ("own:{topic}", r"^User's (?P<topic>(?:[\w-]+ ){0,2}?[\w-]+) (?:is|are) (?!(?:called|named) )(?P<value>.+)$", False),
     ("marital", r"^User is (?:now |happily |newly )?(?P<value>single|married|engaged|divorced|widowed|separated)\b.*$",
      False),
@@ -182,6 +182,12 @@ def slots_of(content: str) -> tuple[Slot, ...]:
 _UNPARTNERED = ("single", "divorced", "widowed", "separated")
 
 
+def _kin(key: str) -> str:
+    """The slot a key is about: "User has a dog named Rex" (a-named:, one dog of some) and "User's dog is called
+    Max" (named:, the dog) name one dog; only the second says there is no other."""
+    return key[2:] if key.startswith("a-named:") else key
+
+
 def _frames(plain: str, negated: bool, named: bool) -> list[Slot]:
     """The slots any statement fills: for "switched from X to Y", X as no longer (its liking, negated) and Y's liking;
     for a statement of no `named` kind, its counted things ("count:User has # kids" = "3") and a verb's object
@@ -242,7 +248,7 @@ class Statement:
     cue: bool = False  # said as a correction or a change
     negated: bool = False  # says that something stopped being so
     hedged: bool = False
-    adds: bool = False  # said as one more ("also", "too", "another"): it replaces nothing
+    adds: bool = False  # said as one more ("also", "too", "another"): it replaces nothing it does not negate
 
 
 def describe(content: str, category: str | None = None, confidence: float = 1.0, *, cue: bool = False,
@@ -266,14 +272,14 @@ def supersedes(new: Statement, old: Statement) -> bool:
     """Whether `new` replaces `old`: they fill a slot differently and either the slot holds one value or `new`
     was said as a correction; or `new` says, as a change, that what `old` says stopped ("User quit smoking" and
     "User smokes")."""
-    if new.hedged or new.adds or new.content.casefold() == old.content.casefold():
+    if new.hedged or (new.adds and not new.negated) or new.content.casefold() == old.content.casefold():
         return False
-    theirs = {s.key: s for s in old.slots}
+    theirs = {_kin(s.key): s for s in old.slots}
     mine_of = {s.key: s for s in new.slots}
     if "marital" in mine_of and mine_of["marital"].value in _UNPARTNERED and not mine_of["marital"].negated \
             and "partner" in theirs and not theirs["partner"].negated:
         return True  # "User is single" ends "User's partner is Sofia"
-    shared = [(s, theirs[s.key]) for s in new.slots if s.key in theirs]
+    shared = [(s, theirs[_kin(s.key)]) for s in new.slots if _kin(s.key) in theirs]
     for mine, other in shared:
         if (mine.value, mine.negated) == (other.value, other.negated):
             continue

@@ -118,10 +118,12 @@ class Marks(frozenset):
         return marks
 
 
-# "not", "never", "no longer", "doesn't", "stopped", "used to", "switched from": the clause says it is not so (now).
+# "not", "never", "no longer", "doesn't", "stopped", "used to", "switched from", "replaced", "was ... until": the clause
+# says it is not so (now).
 _NEGATION = re.compile(r"\b(?:not|no|never|nor|no\s+longer|no\s+more|any\s*more|any\s+longer|stopped|quit|quits"
-                       r"|gave\s+up|used\s+to|formerly|instead\s+of|rather\s+than|(?:switched|moved|changed|went)"
-                       r"\s+(?:away\s+)?from)\b|n't\b", re.I)
+                       r"|gave\s+up|gave\s+away|used\s+to|formerly|instead\s+of|rather\s+than|replaced|swapped|ditched"
+                       r"|sold|(?:switched|moved|changed|went)\s+(?:away\s+)?from|(?:was|were)\b.*\buntil)\b|n't\b",
+                       re.I)
 # Where a sentence's clauses part: punctuation, or before "but", "instead of", ... (which open the next clause).
 _CLAUSES = re.compile(r"[;,:()]|\s[-–—]+\s|(?=\s(?:but|while|whereas|although|though|yet|however|instead\s+of"
                       r"|rather\s+than|except|unlike)\s)", re.I)

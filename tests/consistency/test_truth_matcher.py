@@ -5,7 +5,9 @@ hand-written MEMORY.md, and `doctor()` finds what the matcher finds.
 The labelled table (tests/data/truth_matcher_table.json, 64 (retired fact, sentence, states?) pairs) was split in
 halves before the matcher changed. The matcher before: A 21/32 right (recall 0.625, precision 0.667), B 21/32
 (recall 0.533, precision 0.667). After: B, measured first, before any tuning on A: 32/32 (recall 1.000, precision
-1.000); A: 32/32, and nothing was tuned on it after."""
+1.000); A: 32/32, and nothing was tuned on it after. Since both were perfect at once, a third set C (24 pairs in the
+prose of summaries) was written afterwards and measured once: 21/24 (recall 0.917, precision 0.846); "replaced X
+with Y" and "was X until" then became negations: 23/24. Left: "At 41, the user ..." (an age said without "is")."""
 
 from __future__ import annotations
 
@@ -39,9 +41,14 @@ def test_the_labelled_table_is_judged_right_in_both_halves(half):
     assert wrong == []
 
 
+def test_the_set_written_afterwards_in_summary_prose():
+    wrong = [(r["fact"], r["sentence"], r["states"]) for r in rows("C") if judged(r) != r["states"]]
+    assert wrong == [("User is 41", "At 41, the user is training for a marathon.", True)]
+
+
 def test_the_table_is_varied_and_split_in_halves():
     table = rows()
-    assert len(table) >= 60 and len(rows("A")) == len(rows("B"))
+    assert len(table) >= 60 and len(rows("A")) == len(rows("B")) >= 30
     for half in "AB":
         labels = [r["states"] for r in rows(half)]
         assert 0.35 <= sum(labels) / len(labels) <= 0.65

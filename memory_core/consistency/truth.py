@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Iterable, Mapping, Sequence
 
-from memory_core.text.words import STOPWORDS, stem, words
+from memory_core.text.words import NUMBER_WORDS, STOPWORDS, stem, words
 
 # Verbs and fillers that statements about the user share: never distinctive on their own.
 GENERIC = frozenset("""user user's users is are was were be been has have had works work worked working lives live
@@ -66,16 +66,12 @@ def sentence_key(text: str) -> str:
     return hashlib.sha256(folded.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-_NUMBER_WORDS = {w: str(n) for n, w in enumerate("""zero one two three four five six seven eight nine ten eleven
-twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty""".split())}
-_NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
-                      "ninety": "90", "hundred": "100"})
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 
 
 def _token(word: str) -> str:
     """A word as the matcher compares it: numbers as digits ("two", "02" and "2nd" are "2"), others as they are."""
-    word = _NUMBER_WORDS.get(word, word)
+    word = NUMBER_WORDS.get(word, word)
     ordinal = _ORDINAL.match(word)
     if ordinal:
         word = ordinal.group(1)

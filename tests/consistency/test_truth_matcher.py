@@ -109,8 +109,10 @@ def test_doctor_finds_what_the_matcher_finds():
              _fact("fact_b", "User's birthday is March 3", False)]
     summary = ("User has 2 kids. User has 3 kids. User no longer likes jazz. User's birthday is March 13. "
                "User has 4 cats.")
-    core = "# Memory\n- User likes jazz\n- User lives on floor 4\n- User lives on floor 5\n- User celebrates their birthday on March 3\n"
-    found = {(f.place, f.text, f.fact_ids) for f in check({"personalContext": summary}, core, facts) if f.kind == "stale"}
+    core = ("# Memory\n- User likes jazz\n- User lives on floor 4\n- User lives on floor 5\n"
+            "- User celebrates their birthday on March 3\n")
+    found = {(f.place, f.text, f.fact_ids) for f in check({"personalContext": summary}, core, facts)
+             if f.kind == "stale"}
     assert found == {("summary:personalContext", "User has 2 kids.", ("fact_2",)),
                      ("MEMORY.md", "User likes jazz", ("fact_j",)),
                      ("MEMORY.md", "User lives on floor 4", ("fact_4",)),

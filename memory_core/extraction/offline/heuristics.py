@@ -59,7 +59,8 @@ _RULES: list[tuple[re.Pattern[str], str, float, str | None]] = [(re.compile(p, r
     (r"^(?P<rest>i(?:'m|\s+am)\s+\d{1,3}\b(?:\s+years\s+old)?)$", "context", 0.85, None),
     (r"^i\s+(?:just\s+)?turned\s+(?P<rest>\d{1,3})(?:\s+years\s+old)?$", "context", 0.85, "User is {rest}"),
     (r"^(?P<rest>i(?:'m|\s+am)\s+\d'\s?\d{1,2}\b.*)$", "context", 0.8, None),
-    (r"^(?P<rest>i(?:'m|\s+am)\s+(?:(?:fully|strictly|completely|totally|mostly)\s+)?(?:vegan|vegetarian|pescatarian|single|engaged|married|widowed|divorced|retired|self-employed"
+    (r"^(?P<rest>i(?:'m|\s+am)\s+(?:(?:fully|strictly|completely|totally|mostly)\s+)?(?:vegan|vegetarian|pescatarian"
+     r"|single|engaged|married|widowed|divorced|retired|self-employed"
      r"|unemployed|allergic|left-handed|right-handed|colou?r-?blind|lactose\s+intolerant|gluten\s+intolerant"
      r"|diabetic|pregnant|deaf|blind|dyslexic|autistic|introverted|extroverted|bilingual|trilingual|fluent"
      r"|american|british|english|scottish|irish|canadian|australian|german|french|spanish|portuguese|italian|dutch"

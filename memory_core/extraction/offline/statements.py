@@ -1,9 +1,10 @@
 """What a third-person statement about the user is about, and when one replaces another.
 
-A statement ("User lives in Porto") fills slots ("residence" = "porto"); a later statement in the same
-single-valued slot, or any statement said as a correction ("actually", "now", "no longer", "moved to", ...),
-supersedes the one it contradicts instead of standing beside it. The offline extractor (heuristics.py) and the
-offline Deep Dream (tiers/offline_dream.py) both reason with these."""
+A statement ("User lives in Porto") fills slots ("residence" = "porto"; "named:dog" = "max" for "User's dog is called
+Max"; "count:user has # kid" = "3" for "User has 3 kids"); a later statement in the same single-valued slot, or any
+statement said as a correction ("actually", "now", "no longer", "moved to", ...), supersedes the one it contradicts
+instead of standing beside it; one said as an addition ("also", "too") replaces nothing. The offline extractor
+(heuristics.py) and the offline Deep Dream (tiers/offline_dream.py) both reason with these."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from memory_core.text.words import STOPWORDS, stem, words
+from memory_core.text.words import NUMBER_WORDS, STOPWORDS, stem, words
 
 _THIRD = {"like": "likes", "love": "loves", "enjoy": "enjoys", "prefer": "prefers", "hate": "hates",
           "dislike": "dislikes", "adore": "adores", "work": "works", "live": "lives", "want": "wants",
@@ -92,7 +93,8 @@ SLOT_PATTERNS: list[tuple[str, re.Pattern[str], bool]] = [(k, re.compile(p), n) 
     ("named:{topic}", r"^User's (?P<topic>(?:[\w-]+ ){0,2}?[\w-]+)(?:'s name is| is (?:called|named)) (?P<value>.+)$",
      False),
     ("a-named:{topic}", r"^User has an? (?P<topic>[\w-]+) (?:called|named) (?P<value>.+)$", False),  # one of some
-    ("own:{topic}", r"^User's (?P<topic>(?:[\w-]+ ){0,2}?[\w-]+) (?:is|are) (?!(?:called|named) )(?P<value>.+)$", False),
+    ("own:{topic}", r"^User's (?P<topic>(?:[\w-]+ ){0,2}?[\w-]+) (?:is|are) (?!(?:called|named) )(?P<value>.+)$",
+     False),
     ("marital", r"^User is (?:now |happily |newly )?(?P<value>single|married|engaged|divorced|widowed|separated)\b.*$",
      False),
     ("marital", r"^User (?:has )?got (?P<value>married|engaged|divorced)\b.*$", False),
@@ -200,7 +202,7 @@ def _frames(plain: str, negated: bool, named: bool) -> list[Slot]:
         found = [s for s in found if not named or s.key.startswith("topic:")]
     if named:
         return found
-    tokens = [_NUMBER.get(w, w) for w in words(plain)]
+    tokens = [NUMBER_WORDS.get(w, w) for w in words(plain)]
     numbers = [t for t in tokens if t.isdigit() and len(t) < 4]  # a year dates a statement rather than counts
     if numbers:
         frame = " ".join("#" if t in numbers else stem(re.sub(r"(?<=\w\w\w)s$", "", t)) for t in tokens)
@@ -212,8 +214,6 @@ def _frames(plain: str, negated: bool, named: bool) -> list[Slot]:
     return found
 
 
-_NUMBER = {w: str(n) for n, w in enumerate("""zero one two three four five six seven eight nine ten eleven twelve
-thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty""".split())}
 _CATEGORY_OF_THIRD_PERSON: list[tuple[str, re.Pattern[str]]] = [(c, re.compile(p)) for c, p in [
     ("goal", r"^User (?:\w+ly )?(?:wants|plans|hopes|intends|aims|needs|would like|is (?:planning|trying|hoping|going"
              r"|training for|saving for|preparing))\b|^User's goal\b"),

@@ -72,9 +72,21 @@ def conflicting_facts(facts: Sequence["Fact"]) -> list[Finding]:
             first.setdefault(value, fact)
         pair = list(first.values())[:2]
         found.append(Finding("conflict", "facts", f"{pair[0].content} / {pair[1].content}",
-                             (pair[0].id, pair[1].id), f"both say the user's {key.rstrip(':')}: supersede the one "
-                             "that is no longer true", "facts"))
+                             (pair[0].id, pair[1].id), f"both say {_what(key)}: supersede the one that is no longer "
+                             "true", "facts"))
     return found
+
+
+def _what(key: str) -> str:
+    """A slot's key as the advice says it: "count:user has # kid" -> 'how many in "user has # kid"'."""
+    kind, _, topic = key.partition(":")
+    if kind == "count":
+        return f'how many in "{topic}"'
+    if kind == "named":
+        return f"what the user's {topic} is called"
+    if kind == "favourite":
+        return f"the user's favourite {topic}".rstrip()
+    return f"the user's {topic or kind}"
 
 
 def check(summaries: dict[str, str], core: str | None, facts: Sequence["Fact"],

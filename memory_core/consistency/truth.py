@@ -5,6 +5,9 @@ When a fact is retired (invalidated, superseded, deleted, merged away), the copi
 stop stating it. A sentence (or a MEMORY.md bullet) states a fact when it holds the fact's distinctive words:
 its content words less the verbs every statement about the user shares ("works", "lives", "likes", ...) and less
 the words its replacement also says ("User works at Acme" -> "User works at Globex": only "acme" is distinctive).
+Numbers, dates, names and negation are part of the statement (`Marks`): "User has 3 kids" does not state "User has
+2 kids" (a number is read next to the word it counts: "2 kids", "floor 4", "March 3"), "User plays tennis with
+João" does not state "... with Maria", and "User no longer likes jazz" does not state "User likes jazz".
 Where memory_core wrote a sentence itself from facts, it stored the sentence's provenance (`Provenance`, keyed by
 `sentence_key`): that is read first and is exact; the distinctive words are the fallback for text without it (written
 by hand, LLM prose). Pure functions; `memory_core.consistency.propagation` applies them to the stored copies."""
@@ -17,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Iterable, Mapping, Sequence
 
-from memory_core.text.words import STOPWORDS, stem, words
+from memory_core.text.words import NUMBER_WORDS, STOPWORDS, stem, words
 
 # Verbs and fillers that statements about the user share: never distinctive on their own.
 GENERIC = frozenset("""user user's users is are was were be been has have had works work worked working lives live
@@ -63,9 +66,25 @@ def sentence_key(text: str) -> str:
     return hashlib.sha256(folded.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+_ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
+
+
+def _token(word: str) -> str:
+    """A word as the matcher compares it: numbers as digits ("two", "02" and "2nd" are "2"), others as they are."""
+    word = NUMBER_WORDS.get(word, word)
+    ordinal = _ORDINAL.match(word)
+    if ordinal:
+        word = ordinal.group(1)
+    return str(int(word)) if word.isdigit() and len(word) < 10 else word
+
+
+def _tokens(text: str) -> list[str]:
+    return [stem(_token(w)) for w in words(text)]
+
+
 @lru_cache(maxsize=4096)
 def _stems(text: str) -> frozenset[str]:
-    return frozenset(stem(w) for w in words(text))
+    return frozenset(_tokens(text))
 
 
 def stems(text: str) -> frozenset[str]:
@@ -74,37 +93,126 @@ def stems(text: str) -> frozenset[str]:
 
 def content_stems(text: str) -> set[str]:
     """The stems of a text's words that carry meaning (no stop words, no 'user')."""
-    return {stem(w) for w in words(text) if w not in STOPWORDS and w not in GENERIC and len(w) > 1}
+    return {stem(_token(w)) for w in words(text) if w not in STOPWORDS and w not in GENERIC and len(w) > 1}
+
+
+class Marks(frozenset):
+    """The distinctive stems of a fact (the set itself) and what else a sentence must agree on to state it: the
+    `exact` stems it must hold all of (the fact's numbers, names and months), `anchors` of which it must hold one
+    (what a number counts, where the number is all that is distinctive), each number's `bound` neighbours (a
+    sentence must say the number next to one of them) and whether the fact is `negated`."""
+
+    exact: frozenset[str]
+    anchors: frozenset[str]
+    bound: tuple[tuple[str, frozenset[str]], ...]
+    negated: bool
+
+    def __new__(cls, stems: Iterable[str], exact: Iterable[str] = (), anchors: Iterable[str] = (),
+                bound: tuple[tuple[str, frozenset[str]], ...] = (), negated: bool = False) -> "Marks":
+        marks = super().__new__(cls, stems)
+        marks.exact, marks.anchors, marks.bound, marks.negated = frozenset(exact), frozenset(anchors), bound, negated
+        return marks
+
+
+# "not", "never", "no longer", "doesn't", "stopped", "used to", "switched from", "replaced", "was ... until": the clause
+# says it is not so (now).
+_NEGATION = re.compile(r"\b(?:not|no|never|nor|no\s+longer|no\s+more|any\s*more|any\s+longer|stopped|quit|quits"
+                       r"|gave\s+up|gave\s+away|used\s+to|formerly|instead\s+of|rather\s+than|replaced|swapped|ditched"
+                       r"|sold|(?:switched|moved|changed|went)\s+(?:away\s+)?from|(?:was|were)\b.*\buntil)\b|n't\b",
+                       re.I)
+# Where a sentence's clauses part: punctuation, or before "but", "instead of", ... (which open the next clause).
+_CLAUSES = re.compile(r"[;,:()]|\s[-–—]+\s|(?=\s(?:but|while|whereas|although|though|yet|however|instead\s+of"
+                      r"|rather\s+than|except|unlike)\s)", re.I)
+_NEAR = 2  # how many words apart a number and what it counts may stand in a sentence ("two young kids")
+_UNBOUND = frozenset({"a", "an", "the", "user", "user'"})
+
+
+def negated(text: str, about: frozenset[str] | set[str] = frozenset()) -> bool:
+    """Whether `text` says that something is not (or no longer) so: in the clauses that hold a stem of `about`
+    when given (and some do), else anywhere ("User likes ramen but not sushi" is negated about sushi only)."""
+    clauses = [c for c in _CLAUSES.split(text) if c and c.strip()]
+    holding = [c for c in clauses if about & stems(c)] if about else []
+    return any(_NEGATION.search(c) for c in (holding or clauses))
+
+
+def _numbers(content: str) -> list[tuple[str, frozenset[str]]]:
+    """Each number of a fact with the stems next to it (what it counts or orders: "2 kids", "floor 4")."""
+    tokens = _tokens(content)
+    return [(t, frozenset(tokens[j] for j in (i - 1, i + 1) if 0 <= j < len(tokens)) - _UNBOUND)
+            for i, t in enumerate(tokens) if t.isdigit()]
+
+
+def _bound(text: str, bound: tuple[tuple[str, frozenset[str]], ...]) -> bool:
+    """Whether `text` says each number next to (within _NEAR words of) one of the stems it stood beside."""
+    tokens = _tokens(text)
+    for number, near in bound:
+        if not near:
+            continue
+        if not any(t == number and near & set(tokens[max(0, i - _NEAR):i] + tokens[i + 1:i + 1 + _NEAR])
+                   for i, t in enumerate(tokens)):
+            return False
+    return True
+
+
+@lru_cache(maxsize=4096)
+def _exact(content: str) -> frozenset[str]:
+    """The stems a sentence must hold all of to state `content`: its numbers, its names, its months and days."""
+    names = {stem(_token(w)) for name in proper_names(content) for w in name.split()}
+    found = {t for t in _tokens(content) if t.isdigit()} | names
+    return frozenset(found | {stem(w) for w in words(content) if w in _CALENDAR})
 
 
 @lru_cache(maxsize=4096)
 def distinctive(content: str, replacement: str | None = None) -> frozenset[str]:
-    """What a sentence must hold to state `content`: its meaningful stems less those its replacement shares."""
-    found = frozenset(content_stems(content))
-    if replacement:
-        found -= stems(replacement)
-    return found
+    """What a sentence must hold to state `content` (a `Marks`): its meaningful stems and numbers less those its
+    replacement shares, unless the replacement says the opposite ("User no longer likes jazz" leaves "jazz")."""
+    numbers = _numbers(content)
+    own = frozenset(content_stems(content)) | {n for n, _near in numbers}
+    is_negated = negated(content)
+    found = own
+    if replacement and negated(replacement) == is_negated:
+        found = own - stems(replacement)
+    anchors = own - found if found and all(m.isdigit() for m in found) else frozenset()
+    return Marks(found, _exact(content) & found, anchors, tuple(numbers), is_negated)
+
+
+def _agrees(text: str, marks: Marks, held: frozenset[str]) -> bool:
+    return marks.exact <= held and (not marks.anchors or bool(marks.anchors & held)) \
+        and _bound(text, marks.bound) and negated(text, marks | marks.exact) == marks.negated
 
 
 def states(text: str, marks: frozenset[str] | set[str]) -> bool:
     """Whether `text` holds the distinctive stems `marks`: all of them when there are up to three, else three
-    in four (a sentence rarely repeats a long fact word for word)."""
+    in four (a sentence rarely repeats a long fact word for word); for a fact's `Marks`, agreeing on its numbers,
+    names and negation too."""
     if not marks:
         return False
-    held = len(marks & stems(text))
-    return held == len(marks) if len(marks) <= 3 else held >= max(3, round(0.75 * len(marks)))
+    held_stems = stems(text)
+    held = len(marks & held_stems)
+    if not (held == len(marks) if len(marks) <= 3 else held >= max(3, round(0.75 * len(marks)))):
+        return False
+    return _agrees(text, marks, held_stems) if isinstance(marks, Marks) else True
 
 
 @lru_cache(maxsize=4096)
 def full_stems(content: str) -> frozenset[str]:
-    """Every meaningful stem of a fact, its verb included (what makes two statements the same statement)."""
-    return frozenset(stem(w) for w in words(content) if w not in STOPWORDS and w not in {"user", "user's", "users"})
+    """Every meaningful stem of a fact, its verb and numbers included (what makes two statements the same
+    statement)."""
+    return frozenset(stem(_token(w)) for w in words(content)
+                     if (w not in STOPWORDS or _token(w).isdigit()) and w not in {"user", "user's", "users"})
+
+
+@lru_cache(maxsize=4096)
+def _full_marks(content: str) -> Marks:
+    return Marks(full_stems(content), _exact(content), (), tuple(_numbers(content)), negated(content))
 
 
 def says_same(text: str, content: str) -> bool:
-    """Whether `text` says all that `content` says (every meaningful stem of it is there)."""
-    marks = full_stems(content)
-    return bool(marks) and marks <= stems(text)
+    """Whether `text` says all that `content` says (every meaningful stem of it, its numbers where they stood, and
+    negated alike)."""
+    marks = _full_marks(content)
+    held = stems(text)
+    return bool(marks) and marks <= held and _agrees(text, marks, held)
 
 
 def stale(sentence: str, retired: Sequence[Retired], valid: Sequence[str]) -> Retired | None:
@@ -167,14 +275,15 @@ def scrub_prose(text: str, retired: Sequence[Retired], valid: Sequence[str], rew
     `judge`); returns (new text, dropped)."""
     out: list[str] = []
     dropped: list[str] = []
-    for sentence in split_sentences(text):
+    sentences = split_sentences(text)
+    for n, sentence in enumerate(sentences):
         old, _how = judge(sentence, retired, valid, sources, valid_ids)
         if old is None:
             out.append(sentence)
             continue
         dropped.append(sentence)
         new = _replace(sentence, old, retired, rewrite)
-        if new and not any(says_same(s, new) for s in out):
+        if new and not any(says_same(s, new) for s in out + sentences[n + 1:]):  # said already, before or after
             out.append(new)
     return " ".join(out), dropped
 
@@ -185,7 +294,8 @@ def scrub_markdown(markdown: str, retired: Sequence[Retired], valid: Sequence[st
     fact's bullet becomes its replacement's. Returns (new text, what was dropped)."""
     lines: list[str] = []
     dropped: list[str] = []
-    for line in markdown.split("\n"):
+    source = markdown.split("\n")
+    for n, line in enumerate(source):
         if not line.strip() or line.lstrip().startswith("#"):
             lines.append(line)
             continue
@@ -198,7 +308,7 @@ def scrub_markdown(markdown: str, retired: Sequence[Retired], valid: Sequence[st
         if bullet:
             dropped.append(body)
             new = _replace(body, old, retired, rewrite, punctuate=False)
-            if new and not any(says_same(existing, new) for existing in lines):
+            if new and not any(says_same(existing, new) for existing in lines + source[n + 1:]):
                 lines.append(lead + new)
             continue
         kept, gone = scrub_prose(line, retired, valid, rewrite, sources, valid_ids)

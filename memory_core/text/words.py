@@ -17,6 +17,13 @@ about also very really more most some any all much many like get got one two out
 """.split())
 
 
+# Numbers said in words, as digits: "two kids" and "2 kids" say one thing.
+NUMBER_WORDS = {w: str(n) for n, w in enumerate("""zero one two three four five six seven eight nine ten eleven twelve
+thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty""".split())}
+NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
+                     "ninety": "90", "hundred": "100"})
+
+
 def strip_bidi(text: str) -> str:
     """`text` without bidirectional control characters (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C)."""
     return _BIDI_CONTROLS.sub("", text)

@@ -25,7 +25,7 @@ from tests.conftest import PG_URL, make_memory
 
 SCOPE = Scope("default", "default")
 BERLIN = [{"role": "user", "content": "I live in Berlin."}, {"role": "assistant", "content": "Noted."}]
-MOVED = "User moved from Berlin to Paris"  # says every distinctive word of "User lives in Berlin" again
+MOVED = "User moved to Potsdam near Berlin"  # says every distinctive word of "User lives in Berlin" again
 
 
 def provenance(m) -> dict[str, dict[str, Provenance]]:
@@ -43,6 +43,8 @@ def test_provenance_is_read_first_and_the_words_are_the_fallback():
     sentence = "User lives in Berlin."
     # The words cannot see it: the replacement says "Berlin" too, so nothing distinctive is left.
     assert judge(sentence, [old], [MOVED]) == (None, None)
+    # ("User moved from Berlin to Paris" would not hide it: "from Berlin" says it is no longer so.)
+    assert judge(sentence, [Retired("fact_a", old.content, "User moved from Berlin to Paris")], [])[1] == "words"
     assert judge(sentence, [old], [MOVED], {key(sentence): Provenance(frozenset({"fact_a"}))}) == (old, "provenance")
     # Written from a fact that is still true: it states nothing retired, whatever words it shares.
     tea = Retired("fact_t", "User drinks green tea")

@@ -57,8 +57,10 @@ _RULES: list[tuple[re.Pattern[str], str, float, str | None]] = [(re.compile(p, r
     (r"^(?P<rest>i(?:'m|\s+am)\s+(?:originally\s+|also\s+|still\s+)?(?:a|an|the|from|based|currently|working|studying"
      r"|living|at|in|married|on\s+an?)\b.+)$", "context", 0.8, None),
     (r"^(?P<rest>i(?:'m|\s+am)\s+\d{1,3}\b(?:\s+years\s+old)?)$", "context", 0.85, None),
+    (r"^i\s+(?:just\s+)?turned\s+(?P<rest>\d{1,3})(?:\s+years\s+old)?$", "context", 0.85, "User is {rest}"),
     (r"^(?P<rest>i(?:'m|\s+am)\s+\d'\s?\d{1,2}\b.*)$", "context", 0.8, None),
-    (r"^(?P<rest>i(?:'m|\s+am)\s+(?:vegan|vegetarian|pescatarian|single|engaged|married|widowed|divorced|retired|self-employed"
+    (r"^(?P<rest>i(?:'m|\s+am)\s+(?:(?:fully|strictly|completely|totally|mostly)\s+)?(?:vegan|vegetarian|pescatarian"
+     r"|single|engaged|married|widowed|divorced|retired|self-employed"
      r"|unemployed|allergic|left-handed|right-handed|colou?r-?blind|lactose\s+intolerant|gluten\s+intolerant"
      r"|diabetic|pregnant|deaf|blind|dyslexic|autistic|introverted|extroverted|bilingual|trilingual|fluent"
      r"|american|british|english|scottish|irish|canadian|australian|german|french|spanish|portuguese|italian|dutch"
@@ -99,7 +101,11 @@ _NOT_A_FACT = re.compile(r"^i\s+(?:really\s+|just\s+|absolutely\s+)?(?:like|love
 _HEDGE = re.compile(r"\b(maybe|perhaps|probably|i think|i guess|might|kind of|sort of|not sure)\b", re.I)
 # Words that say a statement corrects or changes something said before.
 CORRECTION_CUES = re.compile(r"\b(?:actually|correction|i\s+meant|no\s+longer|any\s*more|any\s+longer|now|these\s+days"
-                             r"|nowadays|moved\s+to|changed\s+jobs|switched\s+to|quit|stopped)\b", re.I)
+                             r"|nowadays|moved\s+to|changed\s+jobs|switched\s+to|quit|stopped|used\s+to|no\s+more"
+                             r"|(?:switched|moved|changed|went|migrated)\s+from)\b", re.I)
+# "also", "too", "another": one more, beside what is known, not instead of it.
+_ADDS = re.compile(r"\b(?:also|too|as\s+well|another|second|other|either)\b", re.I)
+_USED_TO = re.compile(r"^(?P<i>i)\s+used\s+to\s+(?P<be>be\s+)?(?P<rest>.+)$", re.I)
 _NO_LONGER = re.compile(r"^(?P<i>i(?:'m|\s+am)?)\s+no\s+longer\s+(?P<rest>.+)$", re.I)
 _NOT_ANYMORE = re.compile(r"^(?P<i>i(?:'m|\s+am)?)\s+(?:not|don't|do\s+not)\s+(?P<rest>.+?)[,\s]+"
                           r"(?:anymore|any\s+more|any\s+longer)\b(?P<tail>.*)$", re.I)
@@ -111,6 +117,7 @@ _TEMPORAL = [re.compile(p, re.I) for p in (
     r",?\s+(?:about\s+|around\s+)?(?:a|an|one|two|three|four|a\s+few|few|several|\d+)\s+(?:days?|weeks?|months?"
     r"|years?)\s+ago$",
     r",?\s+(?:recently|yesterday|a\s+while\s+ago|earlier\s+this\s+(?:week|month|year))$",
+    r",?\s+(?:actually|in\s+fact|by\s+the\s+way|btw|as\s+i\s+said|as\s+i\s+told\s+you|then)$",
 )]
 _TEMPORAL_AFTER_I = re.compile(r"^(i(?:'m|\s+am|'ve|\s+have)?)\s+(?:now|currently|recently|finally|just|already"
                                r"|officially|actually)\s+", re.I)
@@ -154,6 +161,9 @@ def _drop_negation(clause: str) -> tuple[str, bool]:
     match = _NOT_ANYMORE.match(clause)
     if match:
         return f"{match.group('i')} {match.group('rest')}{match.group('tail')}".strip(), True
+    match = _USED_TO.match(clause)  # "I used to drink coffee": no longer so
+    if match:
+        return ("I'm " if match.group("be") else "I ") + match.group("rest"), True
     return clause, False
 
 
@@ -207,7 +217,7 @@ def _statement(clause: str, cue: bool) -> Statement | None:
         if len(content.split()) < 3:  # "User moved", "User quit": nothing lasting left once "when" is gone
             return None
         return describe(content[:500], category, round(confidence * 0.7, 2) if hedged else confidence,
-                        cue=cue, hedged=hedged)
+                        cue=cue, hedged=hedged, adds=bool(_ADDS.search(clause)))
     return None
 
 

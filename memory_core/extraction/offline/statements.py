@@ -1,9 +1,10 @@
 """What a third-person statement about the user is about, and when one replaces another.
 
-A statement ("User lives in Porto") fills slots ("residence" = "porto"); a later statement in the same
-single-valued slot, or any statement said as a correction ("actually", "now", "no longer", "moved to", ...),
-supersedes the one it contradicts instead of standing beside it. The offline extractor (heuristics.py) and the
-offline Deep Dream (tiers/offline_dream.py) both reason with these."""
+A statement ("User lives in Porto") fills slots ("residence" = "porto"; "named:dog" = "max" for "User's dog is called
+Max"; "count:user has # kid" = "3" for "User has 3 kids"); a later statement in the same single-valued slot, or any
+statement said as a correction ("actually", "now", "no longer", "moved to", ...), supersedes the one it contradicts
+instead of standing beside it; one said as an addition ("also", "too") replaces nothing. The offline extractor
+(heuristics.py) and the offline Deep Dream (tiers/offline_dream.py) both reason with these."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from memory_core.text.words import STOPWORDS, stem, words
+from memory_core.text.words import NUMBER_WORDS, STOPWORDS, stem, words
 
 _THIRD = {"like": "likes", "love": "loves", "enjoy": "enjoys", "prefer": "prefers", "hate": "hates",
           "dislike": "dislikes", "adore": "adores", "work": "works", "live": "lives", "want": "wants",
@@ -87,9 +88,35 @@ SLOT_PATTERNS: list[tuple[str, re.Pattern[str], bool]] = [(k, re.compile(p), n) 
     ("favourite:{topic}", r"^User's favou?rite (?P<topic>[\w -]+?) is (?P<value>.+)$", False),
     ("favourite:", r"^User's favou?rite is (?P<value>.+)$", False),  # "my favourite is jazz": of no named kind
     ("prefers:{pair}", r"^User prefers (?P<value>.+?) (?:over|to|rather than|instead of) (?P<other>.+)$", False),
+    # What the user's own things are called or are: "User's dog's name is Max" and "User's dog is called Rex" are one
+    # slot, "User's birthday is March 13" another.
+    ("named:{topic}", r"^User's (?P<topic>(?:[\w-]+ ){0,2}?[\w-]+)(?:'s name is| is (?:called|named)) (?P<value>.+)$",
+     False),
+    ("a-named:{topic}", r"^User has an? (?P<topic>[\w-]+) (?:called|named) (?P<value>.+)$", False),  # one of some
+    ("own:{topic}", r"^User's (?P<topic>(?:[\w-]+ ){0,2}?[\w-]+) (?:is|are) (?!(?:called|named) )(?P<value>.+)$",
+     False),
+    ("marital", r"^User is (?:now |happily |newly )?(?P<value>single|married|engaged|divorced|widowed|separated)\b.*$",
+     False),
+    ("marital", r"^User (?:has )?got (?P<value>married|engaged|divorced)\b.*$", False),
+    ("diet", r"^User is (?:\w+ly )?(?P<value>vegan|vegetarian|pescatarian|omnivore|carnivore)\b.*$", False),
+    ("diet", r"^User (?:\w+ly )?eats (?P<value>meat)\b.*$", False),
 ]]
+# "User codes in Rust", "User writes with a fountain pen": a verb and what it is done in or with, for a correction of
+# that ("I play tennis now" beside "User plays football" is left alone: it may well be one more).
+_DOES = re.compile(r"^User (?:\w+ly )?(?P<verb>(?!(?:is|has|was|lives|works|likes|loves|enjoys|prefers|adores|hates"
+                   r"|dislikes|moved|got|quit|left|changed|switched|no|does|did|used|wants|plans|hopes|needs|would|will"
+                   r"|can|could|should|might|may|must)\b)[a-z]+s) (?P<prep>in|with|at|on|for|from|as|by) "
+                   r"(?P<value>.+)$")
+# "User switched from Vim to Emacs": what was before is no longer, what follows is now.
+_FROM_TO = re.compile(r"^User (?:has )?(?:switched|moved|changed|went|migrated|converted) from (?P<old>.+?) to "
+                      r"(?P<value>.+)$")
+# Facts about the user's own things whose value is one at a time (a new one replaces the old without a cue).
+_ONE_OWN = re.compile(r"^(?:named:.*|own:(?:birthday|nickname|name|middle name|last name|surname|full name|age"
+                      r"|(?:native|main|first|mother) (?:language|tongue)|mother tongue|blood type|height|weight"
+                      r"|anniversary|due date|zodiac sign|star sign))$")
 # Slots that hold one value at a time: a new value replaces the old one even without a correction cue.
-SINGLE_VALUED = ("residence", "employer", "job", "name", "age", "partner", "favourite:", "prefers:")
+SINGLE_VALUED = ("residence", "employer", "job", "name", "age", "partner", "favourite:", "prefers:", "marital", "diet",
+                 "count:")
 # A liking is about its head noun ("pref:answer" for "prefers short answers"); some nouns share a topic.
 _LIKING = re.compile(r"^User (?:\w+ly )?(?:likes|loves|enjoys|prefers|adores|hates|dislikes|drinks|uses|plays|eats"
                      r"|has switched to|switched to) (?P<value>.+)$")
@@ -124,10 +151,12 @@ def positive(content: str) -> tuple[str, bool]:
 
 
 def slots_of(content: str) -> tuple[Slot, ...]:
-    """The slots a third-person statement fills, from the SLOT_PATTERNS table and its liking, if any."""
+    """The slots a third-person statement fills, from the SLOT_PATTERNS table, its liking and its frames, if any."""
     plain, negated = positive(content)
     found: dict[str, Slot] = {}
     for key, pattern, negates in SLOT_PATTERNS:
+        if key.startswith("own:") and found:
+            continue  # "User's name is Ana": the named slot says it
         match = pattern.match(content if negates else plain)
         if not match:
             continue
@@ -147,7 +176,42 @@ def slots_of(content: str) -> tuple[Slot, ...]:
             name = next((n for n in names if re.search(rf"\b{re.escape(n)}\b", thing)), None)
             if name:
                 found.setdefault(f"topic:{topic}", Slot(f"topic:{topic}", name, negated))
+    for slot in _frames(plain, negated, bool(found)):
+        found.setdefault(slot.key, slot)
     return tuple(found.values())
+
+
+_UNPARTNERED = ("single", "divorced", "widowed", "separated")
+
+
+def _kin(key: str) -> str:
+    """The slot a key is about: "User has a dog named Rex" (a-named:, one dog of some) and "User's dog is called
+    Max" (named:, the dog) name one dog; only the second says there is no other."""
+    return key[2:] if key.startswith("a-named:") else key
+
+
+def _frames(plain: str, negated: bool, named: bool) -> list[Slot]:
+    """The slots any statement fills: for "switched from X to Y", X as no longer (its liking, negated) and Y's liking;
+    for a statement of no `named` kind, its counted things ("count:User has # kids" = "3") and a verb's object
+    ("does:code in" = "rust")."""
+    found: list[Slot] = []
+    from_to = _FROM_TO.match(plain)
+    if from_to:  # "moved from Lisbon to Porto" is a move (named): only a known topic (an editor, an OS) changes
+        found += [Slot(s.key, s.value, True) for s in slots_of(f"User uses {from_to.group('old')}")]
+        found += list(slots_of(f"User uses {from_to.group('value')}"))
+        found = [s for s in found if not named or s.key.startswith("topic:")]
+    if named:
+        return found
+    tokens = [NUMBER_WORDS.get(w, w) for w in words(plain)]
+    numbers = [t for t in tokens if t.isdigit() and len(t) < 4]  # a year dates a statement rather than counts
+    if numbers:
+        frame = " ".join("#" if t in numbers else stem(re.sub(r"(?<=\w\w\w)s$", "", t)) for t in tokens)
+        found.append(Slot(f"count:{frame}", " ".join(numbers), negated))
+    does = _DOES.match(plain)
+    if does and not from_to:
+        found.append(Slot(f"does:{stem(does.group('verb'))} {does.group('prep')}",
+                          _value(does.group("value")), negated))
+    return found
 
 
 _CATEGORY_OF_THIRD_PERSON: list[tuple[str, re.Pattern[str]]] = [(c, re.compile(p)) for c, p in [
@@ -184,19 +248,20 @@ class Statement:
     cue: bool = False  # said as a correction or a change
     negated: bool = False  # says that something stopped being so
     hedged: bool = False
+    adds: bool = False  # said as one more ("also", "too", "another"): it replaces nothing it does not negate
 
 
 def describe(content: str, category: str | None = None, confidence: float = 1.0, *, cue: bool = False,
-             hedged: bool = False) -> Statement:
+             hedged: bool = False, adds: bool = False) -> Statement:
     """A Statement for third-person `content` (a stored fact, a MEMORY.md bullet, a rule's output)."""
     slots = slots_of(content)
     negated = positive(content)[1] or any(s.negated for s in slots)
-    return Statement(content, category or classify(content), confidence, slots, cue, negated, hedged)
+    return Statement(content, category or classify(content), confidence, slots, cue, negated, hedged, adds)
 
 
 def single_valued(key: str) -> bool:
     """Whether a slot holds one value at a time (where the user lives) rather than many (what they like)."""
-    return key.startswith(SINGLE_VALUED)
+    return key.startswith(SINGLE_VALUED) or bool(_ONE_OWN.match(key))
 
 
 def _stems(text: str) -> set[str]:
@@ -207,10 +272,14 @@ def supersedes(new: Statement, old: Statement) -> bool:
     """Whether `new` replaces `old`: they fill a slot differently and either the slot holds one value or `new`
     was said as a correction; or `new` says, as a change, that what `old` says stopped ("User quit smoking" and
     "User smokes")."""
-    if new.hedged or new.content.casefold() == old.content.casefold():
+    if new.hedged or (new.adds and not new.negated) or new.content.casefold() == old.content.casefold():
         return False
-    theirs = {s.key: s for s in old.slots}
-    shared = [(s, theirs[s.key]) for s in new.slots if s.key in theirs]
+    theirs = {_kin(s.key): s for s in old.slots}
+    mine_of = {s.key: s for s in new.slots}
+    if "marital" in mine_of and mine_of["marital"].value in _UNPARTNERED and not mine_of["marital"].negated \
+            and "partner" in theirs and not theirs["partner"].negated:
+        return True  # "User is single" ends "User's partner is Sofia"
+    shared = [(s, theirs[_kin(s.key)]) for s in new.slots if _kin(s.key) in theirs]
     for mine, other in shared:
         if (mine.value, mine.negated) == (other.value, other.negated):
             continue

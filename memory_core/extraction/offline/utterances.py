@@ -41,8 +41,12 @@ _PREAMBLE = re.compile(
     r"|mention|tell\s+you|share|update\s+you)|as\s+you\s+(?:may\s+)?know|in\s+case\s+it\s+helps|fun\s+fact)"
     r"\b(?:\s+that)?\s*[:,!.;–—-]*\s*", re.I)
 # "Sorry, typo: my name is ...", "Quick question first, some background: I'm ...": a short head before a colon.
-_HEAD = re.compile(r"^(?P<head>[^:I]{1,50}):\s*(?=(?:I|my|My)\b)")
-_CUE_WORDS = re.compile(r"\b(?:correction|sorry|typo|actually|oops|wait|fix)\b", re.I)
+_HEAD = re.compile(r"^(?P<head>(?:I\s+meant\b)?[^:I]{1,50}):\s*(?=(?:I|my|My)\b)")
+_CUE_WORDS = re.compile(r"\b(?:correction|sorry|typo|actually|oops|wait|fix|meant)\b", re.I)
+# "Kotlin is my main language", "Not Java but Kotlin is my main language": the user's thing named first.
+_INVERTED = re.compile(r"^(?P<not>not\s+[^,]{1,30}?,?\s+but\s+)?(?P<value>(?!(?:This|That|It|Here|There|What|Which|Who"
+                       r"|That's|It's|Mine)\b)[A-Z][\w+#.'-]*(?:\s+[A-Z][\w+#.'-]*){0,2})\s+is\s+(?:now\s+)?my\s+"
+                       r"(?P<what>(?:[\w-]+\s+){0,2}[\w-]+)(?P<tail>\s+now)?$", re.I)
 _QUOTED = [re.compile(p, re.I) for p in (  # what someone else said or wrote, quoted
     r"(?:(?<=:)|\b(?:said|says|told\s+me|wrote|writes|asked|replied|goes)\b:?)\s*[\"“«][^\"”»]*[\"”»]?",
     r"(?:(?<=:)|\b(?:said|says|told\s+me|wrote|writes|asked|replied|goes)\b:?)\s*'(?=\S)[^\n]*'",
@@ -256,6 +260,11 @@ def _subjectless(sentence: str) -> str:
     return sentence
 
 
+def _contrasted(clause: str, sentence: str) -> bool:
+    """Whether the sentence says the clause against what it is not: "my dog's name is Max, not Rex"."""
+    return bool(re.search(re.escape(clause) + r"\s*(?:,\s*not\s|\(not\s)", sentence))
+
+
 def first_person_clauses(text: str) -> list[tuple[str, bool]]:
     """The clauses of `text` in which the user says something about themselves, in order, each with whether it was
     said as a correction ("Actually, ..."). Questions, hypotheses, requests and others' quoted words are left out."""
@@ -273,6 +282,10 @@ def first_person_clauses(text: str) -> list[tuple[str, bool]]:
         sentence = _FILLER_TAIL.sub("", sentence.rstrip(".!… ")).strip()
         sentence = re.sub(r"^name\s+is\b", "my name is", _WE.sub("I ", sentence), flags=re.I)
         sentence = _subjectless(sentence)
+        inverted = _INVERTED.match(sentence)
+        if inverted and inverted.group("value")[0].isupper():
+            sentence = f"my {inverted.group('what')} is {inverted.group('value')}{inverted.group('tail') or ''}"
+            cue = cue or bool(inverted.group("not"))
         parts = [sentence]
         for pattern, prefix in ((_SUBORDINATE, ""), (_AS_A, "I'm ")):
             match = pattern.match(sentence)
@@ -282,5 +295,6 @@ def first_person_clauses(text: str) -> list[tuple[str, bool]]:
         for n, part in enumerate(parts):
             intro = _introduction(part, greeted)
             clauses = intro if intro is not None else _clauses_of(part)
-            found.extend((clause, cue and n == 0 and i == 0) for i, clause in enumerate(clauses))
+            found.extend((clause, (cue and n == 0 and i == 0) or _contrasted(clause, part))
+                         for i, clause in enumerate(clauses))
     return found

@@ -139,6 +139,10 @@ def compose(settings: Settings, *, clock: Clock, llm: ChatModel | None = None, e
     daily = DailyTier(documents, settings, clock)
     core = CoreTier(documents, db, clock, max_chars=settings.max_document_chars)
     propagation = Propagation(store, core, llm_rewriter(llm) if llm else None)
+    # One truth: offline, summaries are scrubbed inside the transaction that retires a fact; then (and with an
+    # LLM, only then) MEMORY.md and the summaries are rewritten after its commit.
+    store.before_retire = propagation.in_transaction
+    store.retire_listeners.append(propagation.after_commit)
     consolidator = LLMConsolidator(llm, max_output_tokens=settings.llm_max_output_tokens) if llm else DeterministicConsolidator()
     # The dream reads the scope's facts too: valid ones are sources, invalidated ones are kept out.
     dreamer = DeepDream(settings, db, clock, daily, core, consolidator,

@@ -74,8 +74,6 @@ class Propagation:
         self.rewrite = rewrite
         # {id: text} of the scope's valid facts: what a sentence may still say, and which provenance still holds
         self.valid_of = valid_of or (lambda scope: {f.id: f.content for f in store.list(scope)})
-        store.before_retire = self.in_transaction
-        store.retire_listeners.append(self.after_commit)
 
     def in_transaction(self, tx: "FactTransaction", retired: list[Retired]) -> None:
         if self.rewrite is not None:

@@ -178,7 +178,8 @@ def app(tmp_path_factory, pixel):
     filled = fill(home, pixel.port)
     log_path = base / "server.log"
     with start_streamlit(ROOT / "streamlit_app.py", port=free_port(), cwd=ROOT, log_path=log_path,
-                         env=app_env(home, max_injection_tokens=filled["budget"])) as server:
+                         env=app_env(home, max_injection_tokens=filled["budget"],
+                                     dream_schedule_enabled=False)) as server:  # the versions stay those written
         yield {"url": server.url, "home": home, "log": log_path, **filled}
 
 
@@ -381,8 +382,11 @@ def test_search_page(app, page, pixel):
     expanders = page.locator("[data-testid=stExpander]")
     expanders.first.wait_for(timeout=30_000)
     settle(page)
-    for i in range(expanders.count()):
-        expanders.nth(i).locator("summary").click()
+    for i in range(expanders.count()):  # open each one that is closed (a click on an open one would close it)
+        details = expanders.nth(i).locator("details")
+        if details.get_attribute("open") is None:
+            expanders.nth(i).locator("summary").click()
+            details.and_(page.locator("details[open]")).wait_for(timeout=30_000)
     core_line = [p for p in shown["core"] if not p.startswith(("![ref]", "[core]"))]
     check.page_state("Search page, hits expanded", {**{k: shown[k] for k in ("fact-kept", "fact-ref", "daily")},
                                                     "core": core_line})

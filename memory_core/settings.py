@@ -90,6 +90,8 @@ class Settings:
     # scope may spend in a day (None: no limit)
     llm_prices: dict | None = None
     daily_token_budget: int | None = None
+    # the answer tokens a call reserves against daily_token_budget when it names no max_tokens of its own
+    budget_reserve_output_tokens: int = 1024
     # a public demo's bounds: sandboxes open at once, opened per minute, and an anonymous visitor's upload
     sandbox_max_live: int = 500  # with the demo data, about 0.5 MiB each
     sandbox_max_per_minute: int = 10
@@ -144,6 +146,8 @@ class Settings:
                 raise ValueError(f"llm_prices[{model!r}] must be [input $ per 1M tokens, output $ per 1M]")
         if self.daily_token_budget is not None and int(self.daily_token_budget) < 0:
             raise ValueError("daily_token_budget must not be negative")
+        if int(self.budget_reserve_output_tokens) < 0:
+            raise ValueError("budget_reserve_output_tokens must not be negative")
         self.llm_response_format = str(self.llm_response_format).strip().lower()
         if self.llm_response_format not in ("auto", "json_schema", "json_object", "text"):
             raise ValueError("llm_response_format must be 'auto', 'json_schema', 'json_object' or 'text'")

@@ -65,6 +65,8 @@ class Settings:
     mcp_session_idle_seconds: float = 600.0
     mcp_header_timeout_seconds: float = 10.0
     mcp_body_timeout_seconds: float = 30.0
+    # OAuth dynamic client registrations one client address may make in a minute (a token bucket)
+    mcp_registrations_per_minute: int = 10
     # tiers
     context_budget_tokens: int = 8000
     context_sessions_max: int = 64
@@ -112,7 +114,8 @@ class Settings:
         if not 0.0 <= float(self.fact_confidence_threshold) <= 1.0:
             raise ValueError("fact_confidence_threshold must be between 0 and 1")
         for name in ("max_facts", "max_injection_tokens", "queue_max_depth", "dream_max_bullets", "max_document_chars",
-                     "max_conversation_chars", "queue_workers", "mcp_sessions_per_token"):
+                     "max_conversation_chars", "queue_workers", "mcp_sessions_per_token",
+                     "mcp_registrations_per_minute"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be at least 1")
         if self.debounce_seconds < 0 or self.rate_limit_seconds < 0:

@@ -394,6 +394,7 @@ class OAuthClientRow(SQLModel, table=True):
     client_id: str = Field(max_length=64, primary_key=True)
     info: str = Field(sa_column=Column(Text, nullable=False))
     created_at: datetime = Field(sa_column=_ts())
+    used_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))  # first tokens
 
 
 class OAuthTokenRow(SQLModel, table=True):

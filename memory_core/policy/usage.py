@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from memory_core.policy.actors import current_actor
 from memory_core.clock import utc
@@ -91,15 +91,15 @@ class Ledger:
         scope, default_operation = _PAYER.get()
         self.store.add(self._row(scope, operation or default_operation, model, input_tokens, output_tokens))
 
-    def reserve(self, tokens: int) -> Reservation:
-        """Hold `tokens` against the daily budget of the scope paying now; BudgetExceeded (nothing held) when
-        what it has spent and holds reaches the budget."""
+    def reserve(self, tokens: Callable[[], int]) -> Reservation:
+        """Hold `tokens()` (asked only when there is a budget) against the daily budget of the scope paying now;
+        BudgetExceeded (nothing held) when what it has spent and holds reaches the budget."""
         scope, operation = _PAYER.get()
         budget = self.settings.daily_token_budget
         if scope is None or budget is None:
             return Reservation(None, scope, operation)
         now = self.clock.now()
-        pk, spent = self.store.reserve(scope, self.day(now), max(0, int(tokens)), int(budget), now, now - HOLD)
+        pk, spent = self.store.reserve(scope, self.day(now), max(0, int(tokens())), int(budget), now, now - HOLD)
         if pk is None:
             raise BudgetExceeded(self._reason(scope, spent, int(budget)))
         return Reservation(pk, scope, operation)
@@ -154,9 +154,11 @@ class MeteredChatModel:
     def complete(self, messages: list[dict[str, str]], **options: Any) -> "ChatResult":
         """The wrapped model's answer, its estimate reserved before (BudgetExceeded: no call is made) and its
         usage settled after."""
-        counted = sum(count_tokens(str(m.get("content", ""))) for m in messages)
+        def counted() -> int:
+            return sum(count_tokens(str(m.get("content", ""))) for m in messages)
+
         answer = options.get("max_tokens") or self.ledger.settings.budget_reserve_output_tokens
-        ticket = self.ledger.reserve(counted + int(answer))
+        ticket = self.ledger.reserve(lambda: counted() + int(answer))
         try:
             result = self.llm.complete(messages, **options)
         except BaseException:
@@ -164,7 +166,7 @@ class MeteredChatModel:
             raise
         tin, tout = result.input_tokens, result.output_tokens
         if not tin and not tout:  # the server reported no usage: counted here
-            tin, tout = counted, count_tokens(result.text)
+            tin, tout = counted(), count_tokens(result.text)
         self._settle(ticket, tin, tout)
         return result
 

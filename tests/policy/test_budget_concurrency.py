@@ -110,3 +110,56 @@ def test_context_summaries_rewrites_and_dreams_make_no_call_once_the_budget_is_s
             ana.update([{"role": "user", "content": "I like black coffee."}], thread_id="t1")
         assert llm.calls == calls and len(m.usage()) == usage  # not one LLM call more
         assert m.budget_paused(user_id="bob") is None  # other scopes are not held
+
+
+def _update_in_a_process(database_url, home, budget, i, arrived, changed, outcomes) -> None:
+    """One process's update on the shared database, its LLM call held like the threads' above."""
+    from memory_core import Memory, Settings
+    from memory_core.search.embedders import HashingEmbedder
+
+    def answer(messages):
+        with changed:
+            arrived.value += 1
+            changed.notify_all()
+            changed.wait_for(lambda: arrived.value >= PROCESSES, timeout=120)
+        return GOOD
+
+    settings = Settings(home=home, database_url=database_url, timezone="UTC", llm_api_key=None, llm_base_url=None,
+                        daily_token_budget=budget)
+    with Memory(settings, llm=ScriptedChatModel(default=answer), embedder=HashingEmbedder()) as m:
+        try:
+            m.update([{"role": "user", "content": f"I keep {i} plants at home."}], thread_id=f"p{i}", user_id="ana")
+            outcomes.put("done")
+        except BudgetExceeded:
+            outcomes.put("refused")
+            with changed:
+                arrived.value += 1
+                changed.notify_all()
+
+
+PROCESSES = 4
+
+
+def test_processes_sharing_a_database_go_over_by_at_most_one_call(tmp_path, database_url):
+    import multiprocessing
+
+    llm = ScriptedChatModel(default=GOOD)
+    with make_memory(tmp_path, database_url, llm=llm) as m:
+        m.update([{"role": "user", "content": "I like green tea in the morning."}], thread_id="t0", user_id="ana")
+        before, _ = spent_today(m)
+    ctx = multiprocessing.get_context("spawn")
+    arrived, changed, outcomes = ctx.Value("i", 0), ctx.Condition(), ctx.Queue()
+    url = database_url  # each process opens the same database (the test's own memory is closed), on the same
+    # system clock: the same day
+    procs = [ctx.Process(target=_update_in_a_process,
+                         args=(url, tmp_path / f"home{i}", before + 1, i, arrived, changed, outcomes))
+             for i in range(PROCESSES)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(180)
+    assert [p.exitcode for p in procs] == [0] * PROCESSES
+    assert sorted(outcomes.get(timeout=5) for _ in range(PROCESSES)) == ["done"] + ["refused"] * (PROCESSES - 1)
+    with make_memory(tmp_path, database_url, llm=llm) as m:
+        spent, one_call = spent_today(m)
+        assert spent <= before + 1 + one_call

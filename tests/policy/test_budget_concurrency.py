@@ -1,8 +1,8 @@
 """The daily token budget holds under concurrency (API.md "Limits that hold under concurrency"): every LLM call
 reserves its estimate before it is made and settles to the reported usage after, in the database, so that 16
 updates at once (threads), or 4 processes sharing the database, on a nearly spent budget go over it by at most
-one call; and every LLM call counts against it
-(context summaries and rewrites after a correction make no call once it is spent). SQLite and PostgreSQL."""
+one call; and every LLM call counts against it (context summaries and rewrites after a correction make no call
+once it is spent). SQLite and PostgreSQL."""
 
 from __future__ import annotations
 

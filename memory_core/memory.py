@@ -332,7 +332,7 @@ class Memory:
         return self.dreamer.approve(proposal_id)
 
     def reject_dream(self, proposal_id: str) -> None:
-        """Drop a proposal (KeyError if unknown)."""
+        """Drop a proposal (KeyError if unknown or no longer open)."""
         self.dreamer.reject(proposal_id)
 
     def dream_diaries(self, *, user_id: str = "default", agent_name: str = "default") -> list[str]:

@@ -67,6 +67,8 @@ class Settings:
     mcp_session_idle_seconds: float = 600.0
     mcp_header_timeout_seconds: float = 10.0
     mcp_body_timeout_seconds: float = 30.0
+    # OAuth dynamic client registrations one client address may make in a minute (a token bucket)
+    mcp_registrations_per_minute: int = 10
     # tiers
     context_budget_tokens: int = 8000
     context_sessions_max: int = 64
@@ -92,6 +94,8 @@ class Settings:
     # scope may spend in a day (None: no limit)
     llm_prices: dict | None = None
     daily_token_budget: int | None = None
+    # the answer tokens a call reserves against daily_token_budget when it names no max_tokens of its own
+    budget_reserve_output_tokens: int = 1024
     # a public demo's bounds: sandboxes open at once, opened per minute, and an anonymous visitor's upload
     sandbox_max_live: int = 500  # with the demo data, about 0.5 MiB each
     sandbox_max_per_minute: int = 10
@@ -112,7 +116,8 @@ class Settings:
         if not 0.0 <= float(self.fact_confidence_threshold) <= 1.0:
             raise ValueError("fact_confidence_threshold must be between 0 and 1")
         for name in ("max_facts", "max_injection_tokens", "queue_max_depth", "dream_max_bullets", "max_document_chars",
-                     "max_conversation_chars", "queue_workers", "mcp_sessions_per_token", "llm_max_output_tokens"):
+                     "max_conversation_chars", "queue_workers", "mcp_sessions_per_token", "llm_max_output_tokens",
+                     "mcp_registrations_per_minute"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be at least 1")
         if self.debounce_seconds < 0 or self.rate_limit_seconds < 0:
@@ -146,6 +151,8 @@ class Settings:
                 raise ValueError(f"llm_prices[{model!r}] must be [input $ per 1M tokens, output $ per 1M]")
         if self.daily_token_budget is not None and int(self.daily_token_budget) < 0:
             raise ValueError("daily_token_budget must not be negative")
+        if int(self.budget_reserve_output_tokens) < 0:
+            raise ValueError("budget_reserve_output_tokens must not be negative")
         self.llm_response_format = str(self.llm_response_format).strip().lower()
         if self.llm_response_format not in ("auto", "json_schema", "json_object", "text"):
             raise ValueError("llm_response_format must be 'auto', 'json_schema', 'json_object' or 'text'")

@@ -7,14 +7,14 @@ import pandas as pd
 import streamlit as st
 
 from memory_core.policy.access import ROLES
-from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, get_memory, who
+from memory_core.dashboard.helpers import code_span, ensure_entrypoint, escape_markdown, get_memory, header, who
 
 ensure_entrypoint()
 memory = get_memory()
 me = who()
 access = memory.access
 mine = access.admin_patterns(me)
-st.title("Access")
+header("Access", st.session_state.get("_view"))  # the scope picked in the sidebar, as on every other page
 if not mine:  # the page is listed only for admins; a crafted URL gets nothing either
     st.error("This page is for admins.")
     st.stop()
@@ -35,7 +35,7 @@ with tab_grants:
                                 "granted": g.created_at, "by": g.created_by or ""} for g in grants],
                               columns=["id", "who", "role", "scope", "granted", "by"]), hide_index=True, width="stretch")
     if memory.settings.admins:
-        st.caption("Bootstrap admins (Settings.admins): " + escape_markdown(", ".join(memory.settings.admins)))
+        st.caption("Bootstrap admins (Settings.admins): " + ", ".join(map(code_span, memory.settings.admins)))
     with st.form("grant", clear_on_submit=True):
         g1, g2, g3 = st.columns([3, 1, 2])
         subject = g1.text_input("E-mail or @domain", max_chars=320)

@@ -346,9 +346,11 @@ def view() -> ScopedMemory:
     return current
 
 
-def header(title: str, memory: ScopedMemory, caption: str | None = None) -> None:
+def header(title: str, memory: ScopedMemory | None, caption: str | None = None) -> None:
     """A page's title and, under it, the scope it shows (every page, so nobody edits the wrong scope)."""
     st.title(title)
+    if memory is None:  # a page that is not about one scope (Access) with no scope picked
+        return
     line = f":material/folder_shared: Scope **{escape_markdown(memory.scope.key)}** · {memory.role}"
     st.caption(line + (f" · {caption}" if caption else ""))
 
@@ -369,6 +371,15 @@ def escape_markdown(text: str) -> str:
     text = _MARKDOWN_SPECIAL.sub(r"\\\1", str(text)).replace("\n", " ")
     text = text.replace(":", ":" + _ZWSP).replace("@", _ZWSP + "@")
     return re.sub(r"(?i)(www)(\\?\.)", lambda m: m.group(1) + _ZWSP + m.group(2), text)
+
+
+def code_span(text: str) -> str:
+    """Text as Markdown inline code: shown exactly as written, for what a person copies (an e-mail address, a
+    scope pattern): no link, no emphasis and no zero-width space, unlike `escape_markdown`."""
+    text = str(text).replace("\n", " ")
+    ticks = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
 def ensure_entrypoint() -> None:

@@ -75,6 +75,8 @@ class AgentItems:
     def get(self, namespace: tuple[str, ...], key: str) -> AgentItem | None:
         scope, path = split_namespace(namespace)
         row = self._store.get(scope, path, _key(key))
+        if row is None and not path and key.startswith("fact_"):  # what search gave for a fact without an item
+            return self._fact_item(scope, key)
         return self._live(row) if row else None
 
     def items(self, prefix: tuple[str, ...] = ()) -> list[AgentItem]:
@@ -89,19 +91,43 @@ class AgentItems:
                keep: Any = None) -> list[AgentItem]:
         """Items under `prefix` for `query`: the facts memory_core's search ranks (best first, with its
         score), then the items that are not facts (no score), as LangGraph's own store fills up with the
-        items it has no vectors for. `keep(item)` filters before paging."""
-        candidates = [item for item in self.items(prefix) if keep is None or keep(item)]
+        items it has no vectors for. A prefix that is a whole scope, `(user_id, agent_name)`, searches that
+        scope's memory: a fact added any other way (the library, MCP, the dashboard, `update()`) comes as a
+        fact item (`fact_item`). `keep(item)` filters before paging."""
+        everything = self.items(prefix)
+        candidates = [item for item in everything if keep is None or keep(item)]
         facts = {item.fact_id: item for item in candidates if item.fact_id}
+        linked = {item.fact_id for item in everything if item.fact_id}
+        whole = split_namespace(prefix)[0] if len(prefix) == 2 else None
+        scopes = {(i.namespace[0], i.namespace[1]) for i in facts.values()} | ({tuple(whole)} if whole else set())
         ranked: list[AgentItem] = []
         depth = min(50, max(10, (offset + limit) * 3))
-        for scope in sorted({(i.namespace[0], i.namespace[1]) for i in facts.values()}):
+        for scope in sorted(scopes):
             for hit in self.memory.search(query, k=depth, user_id=scope[0], agent_name=scope[1]):
-                item = facts.pop(hit.ref, None) if hit.kind == "fact" else None
+                if hit.kind != "fact":
+                    continue
+                item = facts.pop(hit.ref, None)
+                if item is None and whole is not None and hit.ref not in linked:
+                    linked.add(hit.ref)
+                    item = self._fact_item(whole, hit.ref)
+                    item = item if item is not None and (keep is None or keep(item)) else None
                 if item is not None:
                     ranked.append(_scored(item, float(hit.score)))
         ranked.sort(key=lambda item: -(item.score or 0.0))
         plain = [item for item in candidates if not item.fact_id]
         return (ranked + plain)[offset:offset + limit]
+
+    def _fact_item(self, scope: Scope, fact_id: str) -> AgentItem | None:
+        """A valid fact of `scope` that no item holds, as an item: namespace `(user_id, agent_name)`, key its fact
+        id, value its content, category and confidence."""
+        try:
+            fact = self.memory.facts.get(fact_id)
+        except KeyError:
+            return None
+        if not fact.valid or (fact.user_id, fact.agent_name) != tuple(scope):
+            return None
+        value = {"content": fact.content, "category": fact.category, "confidence": fact.confidence}
+        return AgentItem((scope.user_id, scope.agent_name), fact.id, value, fact.created_at, fact.updated_at, fact.id)
 
     def namespaces(self) -> list[tuple[str, ...]]:
         return sorted({item.namespace for item in self.items()})

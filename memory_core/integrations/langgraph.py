@@ -7,8 +7,10 @@
 Namespaces are `(user_id, agent_name, *more)`. An item whose value holds a `"content"` string is a fact of
 that scope (its `category` and `confidence` read from the value when they are valid, defaults otherwise):
 on the dashboard, in search and in injection like any other, and a correction made there is what the graph
-reads back. `search(namespace, query=...)` uses memory_core's search; `delete` invalidates the fact. Other
-values are kept as they are. Needs `langgraph` (`pip install memory_core[langgraph]`).
+reads back. `search(namespace, query=...)` uses memory_core's search; searching a whole scope,
+`(user_id, agent_name)`, finds every valid fact of it, and a fact no item holds (added by the library, MCP,
+the dashboard or `update()`) comes as an item of that namespace keyed by its fact id (`get` reads it back).
+`delete` invalidates the fact. Other values are kept as they are. Needs `langgraph` (`pip install memory_core[langgraph]`).
 """
 
 from __future__ import annotations

@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 CALLBACK_PATH = "/oauth/callback"
 SCOPE = "memory"  # the one OAuth scope; what a token may do is the person's grants, read at every request
 MAX_CLIENTS = 10_000
+UNUSED_CLIENT_TTL = timedelta(days=1)  # a client that got no token within this is gone (pruned on registration)
 
 
 @dataclass(frozen=True)
@@ -82,21 +83,37 @@ class MemoryOAuthProvider:
 
     # -- clients ------------------------------------------------------------------------------------
 
+    def _unused_before(self):
+        return self.memory.clock.now() - UNUSED_CLIENT_TTL
+
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
-        info = await anyio.to_thread.run_sync(self.store.client, client_id[:64])
+        info = await anyio.to_thread.run_sync(self.store.client, client_id[:64], self._unused_before())
         return OAuthClientInformationFull.model_validate_json(info) if info else None
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         def save() -> None:
-            if self.store.clients() >= MAX_CLIENTS:
+            if not self.store.save_client(client_info.client_id or "", client_info.model_dump_json(),
+                                          max_clients=MAX_CLIENTS, unused_before=self._unused_before()):
                 raise RegistrationError("invalid_client_metadata", "this server has too many registered clients")
-            self.store.save_client(client_info.client_id or "", client_info.model_dump_json())
         await anyio.to_thread.run_sync(save)
         log.info("OAuth client registered: %s (%s)", client_info.client_id, (client_info.client_name or "")[:80])
+
+    def names_this_server(self, resource: str) -> bool:
+        """Whether a resource indicator (RFC 8707) is a URL of this server: its scheme and host, no query or
+        fragment."""
+        try:
+            wanted, ours = urlsplit(resource), urlsplit(self.issuer)
+        except ValueError:
+            return False
+        return (wanted.scheme.lower(), wanted.netloc.lower()) == (ours.scheme.lower(), ours.netloc.lower()) \
+            and not wanted.query and not wanted.fragment
 
     # -- authorization: off to the OIDC provider, and back ------------------------------------------
 
     async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
+        if params.resource and not self.names_this_server(params.resource):
+            raise AuthorizeError("invalid_target", f"resource must be this server's {self.issuer}/mcp/{{user_id}}/"
+                                                   "{agent_name}, or absent")
         if params.resource and scope_of_resource(params.resource) is None:
             # /mcp itself takes API tokens only: a sign-in names the memory it is for.
             raise AuthorizeError("invalid_request", f"connect to {self.issuer}/mcp/{{user_id}}/{{agent_name}}: "
@@ -164,7 +181,10 @@ class MemoryOAuthProvider:
 
     async def load_authorization_code(self, client: OAuthClientInformationFull, authorization_code: str) -> AuthorizationCode | None:
         row = await anyio.to_thread.run_sync(self.store.get, hash_secret(authorization_code[:256]), "code")
-        if row is None or row.client_id != client.client_id:
+        if row is None:
+            await self._replay(hash_secret(authorization_code[:256]), "code")
+            return None
+        if row.client_id != client.client_id:
             return None
         data = json.loads(row.data)
         return AuthorizationCode(code=authorization_code, scopes=data["scopes"], expires_at=utc(row.expires_at).timestamp(),
@@ -173,15 +193,21 @@ class MemoryOAuthProvider:
                                  redirect_uri_provided_explicitly=data["redirect_uri_provided_explicitly"])
 
     async def exchange_authorization_code(self, client: OAuthClientInformationFull, authorization_code: AuthorizationCode) -> OAuthToken:
-        row = await anyio.to_thread.run_sync(self.store.take, hash_secret(authorization_code.code), "code")
+        row = await anyio.to_thread.run_sync(self.store.spend, hash_secret(authorization_code.code), "code")
         if row is None:
             raise TokenError("invalid_grant", "the code was used already or has expired")
-        return await self._issue(client.client_id or "", row.email or "", authorization_code.scopes,
-                                 authorization_code.resource, secrets.token_hex(16))
+        # The tokens join the code's family: a replay of the code revokes them (RFC 6749 4.1.2).
+        issued = await self._issue(client.client_id or "", row.email or "", authorization_code.scopes,
+                                   authorization_code.resource, row.family)
+        await anyio.to_thread.run_sync(self.store.mark_used, client.client_id or "")
+        return issued
 
     async def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> RefreshToken | None:
         row = await anyio.to_thread.run_sync(self.store.get, hash_secret(refresh_token[:256]), "refresh")
-        if row is None or row.client_id != client.client_id:
+        if row is None:
+            await self._replay(hash_secret(refresh_token[:256]), "refresh")
+            return None
+        if row.client_id != client.client_id:
             return None
         data = json.loads(row.data)
         return RefreshToken(token=refresh_token, client_id=row.client_id, scopes=data["scopes"], subject=row.email,
@@ -189,11 +215,23 @@ class MemoryOAuthProvider:
 
     async def exchange_refresh_token(self, client: OAuthClientInformationFull, refresh_token: RefreshToken,
                                      scopes: list[str]) -> OAuthToken:
-        row = await anyio.to_thread.run_sync(self.store.take, hash_secret(refresh_token.token), "refresh")
+        row = await anyio.to_thread.run_sync(self.store.spend, hash_secret(refresh_token.token), "refresh")
         if row is None:
             raise TokenError("invalid_grant", "the refresh token was used already, revoked or has expired")
         return await self._issue(row.client_id, row.email or "", scopes or refresh_token.scopes,
                                  refresh_token.resource, row.family)
+
+    async def _replay(self, token_hash: str, kind: str) -> None:
+        """A spent code or refresh token presented again: what it issued is revoked (its whole family)."""
+        row = await anyio.to_thread.run_sync(self.store.replayed, token_hash, kind)
+        if row is None:
+            return
+        log.warning("OAuth %s replayed for client %s: its sign-in's tokens are revoked", kind, row.client_id)
+
+        def record() -> None:
+            with self.memory.acting_as(f"mcp:{row.email}"):
+                self.memory.access.record("mcp_token_revoked", client=row.client_id, reason=f"{kind} replayed")
+        await anyio.to_thread.run_sync(record)
 
     async def load_access_token(self, token: str) -> AccessToken | None:
         row = await anyio.to_thread.run_sync(self.store.get, hash_secret(token[:256]), "access")

@@ -6,7 +6,8 @@ One ASGI app serves:
   so a revoked grant stops the next call). Changes are recorded as `mcp:<e-mail>`. A session belongs to
   the person, the client and the scope that opened it.
 - `/mcp`: static API tokens, exactly as without OAuth (`memory_core.mcp.http.BearerAuth`).
-- the authorization server (the SDK's routes over `MemoryOAuthProvider`), `/oauth/callback`, and the
+- the authorization server (the SDK's routes over `MemoryOAuthProvider`; registration bounded and rate-limited
+  by `RegistrationGuard`), `/oauth/callback`, and the
   RFC 9728 metadata of every resource at `/.well-known/oauth-protected-resource/mcp/...`, naming it.
 Every 401 carries `WWW-Authenticate: Bearer ..., resource_metadata="..."`; other `/.well-known/` paths are 404.
 """
@@ -40,6 +41,7 @@ from memory_core.mcp.discovery import PREFIX, WellKnown, challenge
 from memory_core.mcp.http import PATH, BearerAuth, bearer_secret, max_body_bytes, request_view, token_owner
 from memory_core.mcp.oauth import CALLBACK_PATH, SCOPE, Lifetimes, MemoryOAuthProvider, scope_of_resource
 from memory_core.mcp.oidc import OidcConfig, Upstream, redact_in_logs
+from memory_core.mcp.registration import RegistrationGuard
 from memory_core.mcp.server import build_server
 from memory_core.mcp.sessions import SessionCap
 
@@ -200,5 +202,6 @@ def oauth_http_app(memory: "Memory", config: OidcConfig, *, issuer: str, host: s
     capped = SessionCap(mcp_app, memory.settings.mcp_sessions_per_token, memory.settings.mcp_session_idle_seconds,
                         owner=session_owner)
     api = BearerAuth(capped, memory.access.verify_token, challenge=challenge(issuer + RESOURCE_METADATA + PATH))
-    return OAuthRouter(api, PersonGate(capped, provider, memory), Starlette(routes=routes))
+    auth = RegistrationGuard(Starlette(routes=routes), memory.settings.mcp_registrations_per_minute, memory.clock)
+    return OAuthRouter(api, PersonGate(capped, provider, memory), auth)
 

@@ -2,15 +2,23 @@
 
 The chat model and the embedder are wrapped once by the composition root (`Metered`); who pays for a call is
 said by the caller around it (`metering(scope, "extract")`), so that no signature carries a scope. Counts are
-the provider's reported usage where it reports one, else counted locally. Offline work records nothing."""
+the provider's reported usage where it reports one, else counted locally. Offline work records nothing.
+
+The budget holds under concurrency: every chat call of a scope with a budget first reserves its estimate (the
+input counted here plus its `max_tokens`, else `Settings.budget_reserve_output_tokens`) in the database, in one
+transaction under the scope's budget lock, and is refused (BudgetExceeded) when what is spent and held already
+reaches the budget; after the call the reservation is replaced by the usage the provider reported. So however
+many calls run at once, in any thread or process, and whatever spends them (updates, the queue, context
+summaries, rewrites after a correction, dreams), the day ends at most one call over the budget."""
 
 from __future__ import annotations
 
 import logging
 from contextlib import contextmanager
 from contextvars import ContextVar
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from memory_core.policy.actors import current_actor
 from memory_core.clock import utc
@@ -27,6 +35,9 @@ if TYPE_CHECKING:
     from memory_core.store.usage_store import UsageStore
 
 log = logging.getLogger(__name__)
+
+# A reservation older than this is of a call whose process died before settling it: it holds nothing any more.
+HOLD = timedelta(hours=1)
 
 _PAYER: ContextVar[tuple["Scope | None", str]] = ContextVar("memory_core_payer", default=(None, "other"))
 
@@ -49,6 +60,15 @@ def cost(prices: Mapping[str, Any] | None, model: str, input_tokens: int, output
     return round((input_tokens * float(price[0]) + output_tokens * float(price[1])) / 1_000_000, 8)
 
 
+@dataclass(frozen=True)
+class Reservation:
+    """Tokens one call holds against its scope's budget until it is settled (`pk` None: no budget to hold)."""
+
+    pk: int | None
+    scope: "Scope | None"
+    operation: str
+
+
 class Ledger:
     def __init__(self, store: "UsageStore", settings: "Settings", clock: "Clock") -> None:
         self.store = store
@@ -58,18 +78,45 @@ class Ledger:
     def day(self, when: datetime | None = None) -> str:
         return (when or self.clock.now()).astimezone(self.settings.tz).date().isoformat()
 
+    def _row(self, scope: "Scope | None", operation: str, model: str, input_tokens: int,
+             output_tokens: int) -> UsageRow:
+        now = self.clock.now()
+        return UsageRow(at=now, day=self.day(now), user_id=scope.user_id if scope else None,
+                        agent_name=scope.agent_name if scope else None, operation=operation[:32],
+                        model=str(model)[:128], input_tokens=int(input_tokens), output_tokens=int(output_tokens),
+                        cost_usd=cost(self.settings.llm_prices, model, input_tokens, output_tokens),
+                        actor=current_actor())
+
     def record(self, model: str, input_tokens: int, output_tokens: int, operation: str | None = None) -> None:
         scope, default_operation = _PAYER.get()
+        self.store.add(self._row(scope, operation or default_operation, model, input_tokens, output_tokens))
+
+    def reserve(self, tokens: Callable[[], int]) -> Reservation:
+        """Hold `tokens()` (asked only when there is a budget) against the daily budget of the scope paying now;
+        BudgetExceeded (nothing held) when what it has spent and holds reaches the budget."""
+        scope, operation = _PAYER.get()
+        budget = self.settings.daily_token_budget
+        if scope is None or budget is None:
+            return Reservation(None, scope, operation)
         now = self.clock.now()
-        self.store.add(UsageRow(at=now, day=self.day(now), user_id=scope.user_id if scope else None,
-                                agent_name=scope.agent_name if scope else None,
-                                operation=(operation or default_operation)[:32], model=str(model)[:128],
-                                input_tokens=int(input_tokens), output_tokens=int(output_tokens),
-                                cost_usd=cost(self.settings.llm_prices, model, input_tokens, output_tokens),
-                                actor=current_actor()))
+        pk, spent = self.store.reserve(scope, self.day(now), max(0, int(tokens())), int(budget), now, now - HOLD)
+        if pk is None:
+            raise BudgetExceeded(self._reason(scope, spent, int(budget)))
+        return Reservation(pk, scope, operation)
+
+    def settle(self, reservation: Reservation, model: str | None = None, input_tokens: int = 0,
+               output_tokens: int = 0) -> None:
+        """Replace the reservation by the call's usage (`model` None: the call failed and spent nothing)."""
+        row = None if model is None else self._row(reservation.scope, reservation.operation, model, input_tokens,
+                                                   output_tokens)
+        if reservation.pk is None and row is None:
+            return
+        self.store.settle(reservation.pk, row)
 
     def spent_today(self, scope: "Scope") -> int:
-        return self.store.spent(scope, self.day())
+        """Tokens the scope has spent today, with those its calls in flight hold."""
+        now = self.clock.now()
+        return self.store.spent(scope, self.day(now), held_since=now - HOLD)
 
     def paused(self, scope: "Scope") -> str | None:
         """Why the scope's LLM work waits (its budget is spent today), or None."""
@@ -79,6 +126,10 @@ class Ledger:
         spent = self.spent_today(scope)
         if spent < budget:
             return None
+        return self._reason(scope, spent, budget)
+
+    @staticmethod
+    def _reason(scope: "Scope", spent: int, budget: int) -> str:
         return (f"{scope.key} has spent {spent:,} of its {budget:,} LLM tokens today (daily_token_budget); "
                 "its LLM work waits until tomorrow or until the budget is raised")
 
@@ -101,16 +152,29 @@ class MeteredChatModel:
         return getattr(self.llm, name)
 
     def complete(self, messages: list[dict[str, str]], **options: Any) -> "ChatResult":
-        result = self.llm.complete(messages, **options)
+        """The wrapped model's answer, its estimate reserved before (BudgetExceeded: no call is made) and its
+        usage settled after."""
+        def counted() -> int:
+            return sum(count_tokens(str(m.get("content", ""))) for m in messages)
+
+        answer = options.get("max_tokens") or self.ledger.settings.budget_reserve_output_tokens
+        ticket = self.ledger.reserve(lambda: counted() + int(answer))
+        try:
+            result = self.llm.complete(messages, **options)
+        except BaseException:
+            self._settle(ticket)
+            raise
         tin, tout = result.input_tokens, result.output_tokens
         if not tin and not tout:  # the server reported no usage: counted here
-            tin = sum(count_tokens(str(m.get("content", ""))) for m in messages)
-            tout = count_tokens(result.text)
+            tin, tout = counted(), count_tokens(result.text)
+        self._settle(ticket, tin, tout)
+        return result
+
+    def _settle(self, ticket: Reservation, *usage: int) -> None:
         try:
-            self.ledger.record(self.model_name, tin, tout)
+            self.ledger.settle(ticket, self.model_name if usage else None, *usage)
         except Exception:  # noqa: BLE001 - a ledger that cannot write must not lose the answer
             log.exception("could not record the usage of a %s call", self.model_name)
-        return result
 
 
 class MeteredEmbedder:

@@ -25,11 +25,11 @@ from typing import Any, Callable, Protocol
 from memory_core.clock import iso_utc
 from memory_core.tiers.documents import is_document_path
 from memory_core.scope import Scope, make_scope
-from memory_core.store.bundle_store import bundle_scopes, dump_scope, load_scope
+from memory_core.store.bundle_store import bundle_scopes, dump_scope, fact_owners, load_scope
 from memory_core.store.restore_store import journal_documents, journal_done, journal_entries
 from memory_core.text.words import sha256_text
 from memory_core.text.validation import check_memory_text
-from memory_core.portability.bundle_check import as_stored, check_manifest, check_rows
+from memory_core.portability.bundle_check import as_stored, check_manifest, check_rows, check_supersessions
 from memory_core.portability.safety import ZipLimits, read_member, safe_members
 
 
@@ -225,6 +225,8 @@ def import_bundle(memory: BundleParts, path: str | Path, mode: str = "skip", dry
     counts["documents"] = len(doc_writes)
 
     def apply(session) -> None:
+        targets = [f["superseded_by"] for data in rows.values() for f in data["facts"] if f.get("superseded_by")]
+        check_supersessions(rows, fact_owners(session, targets))  # before any write: a refusal changes nothing
         for scope in sorted(rows):
             for key, n in load_scope(session, scope, rows[scope], mode).items():
                 counts[key] = counts.get(key, 0) + n

@@ -255,6 +255,24 @@ def check_rows(data: Any, name: str) -> dict[str, Any]:
     return data
 
 
+def check_supersessions(rows: dict[Any, dict[str, Any]], owners: dict[str, tuple[str, str]]) -> None:
+    """ValueError when a fact is `superseded_by` a fact of another scope: one the bundle holds for another scope,
+    or (`owners`: {fact id: (user, agent)} in the database) another scope's fact there. A fact may only be
+    replaced by one of its own scope; pointing across would retire it in favour of text it cannot see, and let
+    what replaced it be read through it."""
+    held = {scope: {f["id"] for f in data["facts"]} for scope, data in rows.items()}
+    for scope, data in rows.items():
+        for i, fact in enumerate(data["facts"]):
+            target = fact.get("superseded_by")
+            if target is None or target in held[scope]:
+                continue
+            other = next((s for s, ids in held.items() if target in ids), None) or owners.get(target)
+            if other is not None and tuple(other) != tuple(scope):
+                name = f"scopes/{scope[0]}/{scope[1]}/data.json"
+                raise ValueError(f"damaged bundle: {name} facts[{i}].superseded_by names {target}, a fact of "
+                                 "another scope; a fact can only be replaced by one of its own scope")
+
+
 # The memory text of each record kind: what a person or an agent wrote, which every way into memory masks.
 MEMORY_TEXT = {"facts": ("content", "source_error", "invalid_reason"), "audit": ("reason",),
                "summaries": ("summary",), "core_versions": ("content",), "plans": ("name",)}

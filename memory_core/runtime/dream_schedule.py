@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 from typing import Any, Callable
 
+from memory_core.errors import BudgetExceeded
 from memory_core.scope import Scope
 
 log = logging.getLogger(__name__)
@@ -64,6 +65,10 @@ class DreamSchedule:
             if self.parts.paused(scope):
                 log.info("dream of %s waits: its daily token budget is spent", scope.key)
                 continue
-            result = self.parts.dream(scope)
+            try:
+                result = self.parts.dream(scope)
+            except BudgetExceeded as exc:  # spent meanwhile by other calls (each reserves before it runs)
+                log.info("dream of %s waits: %s", scope.key, exc)
+                continue
             ran.append(f"{scope.key}={result.status}")
         return ", ".join(ran) or "nothing to do"

@@ -222,6 +222,15 @@ def _load_audit(session, scope: Scope, data: dict[str, Any], written: set[str], 
     return added
 
 
+def fact_owners(session, ids: list[str]) -> dict[str, tuple[str, str]]:
+    """{fact id: (user_id, agent_name)} of those of `ids` that are facts in the database."""
+    owners: dict[str, tuple[str, str]] = {}
+    for part in _chunks(sorted(set(ids)), 500):
+        owners.update({r[0]: (r[1], r[2]) for r in session.execute(
+            select(FactRow.id, FactRow.user_id, FactRow.agent_name).where(FactRow.id.in_(part))).all()})
+    return owners
+
+
 def _chunks(values: list[str], size: int) -> Iterator[list[str]]:
     for i in range(0, len(values), size):
         yield values[i:i + size]

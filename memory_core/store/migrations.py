@@ -374,6 +374,21 @@ def m019_provenance(conn: Connection, db: Database) -> None:
             "CREATE INDEX IF NOT EXISTS ix_provenance_fact ON provenance (fact_id)")
 
 
+def m022_budget_reservations(conn: Connection, db: Database) -> None:
+    """Tokens that LLM calls in flight hold against their scope's daily budget (reserve before, settle after)."""
+    _create(conn, db,
+            "CREATE TABLE IF NOT EXISTS budget_reservations (pk {serial} NOT NULL, user_id VARCHAR(64) NOT NULL, "
+            "agent_name VARCHAR(64) NOT NULL, day VARCHAR(10) NOT NULL, tokens INTEGER NOT NULL, at {ts} NOT NULL, "
+            "PRIMARY KEY (pk))",
+            "CREATE INDEX IF NOT EXISTS ix_budget_reservations_scope_day ON budget_reservations (user_id, agent_name, day)")
+
+
+def m023_oauth_client_use(conn: Connection, db: Database) -> None:
+    """When an MCP OAuth client first got tokens: one never used expires (the table cannot fill with them)."""
+    ts = "TIMESTAMP WITH TIME ZONE" if db.dialect == "postgresql" else "DATETIME"
+    _add_columns(conn, "oauth_clients", {"used_at": ts})
+
+
 MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_keyword_index, m003_word_index,
                                                             m004_fact_counts, m005_pg_trgm, m006_token_stats,
                                                             m007_validity_and_actors, m008_unicode_dedup_keys,
@@ -382,7 +397,8 @@ MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_k
                                                             m014_search_lookups,
                                                             m015_agent_items, m016_oauth,
                                                             m017_dream_proposals, m018_usage_and_injections,
-                                                            m019_provenance]
+                                                            m019_provenance, m022_budget_reservations,
+                                                            m023_oauth_client_use]
 
 # Migrations renamed so that each number is used once, in order: a database that applied the old name has it
 # recorded under the new one before anything runs.

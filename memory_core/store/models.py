@@ -160,6 +160,19 @@ class UsageRow(SQLModel, table=True):
     actor: str | None = Field(default=None, max_length=256)
 
 
+class BudgetReservationRow(SQLModel, table=True):
+    """Tokens an LLM call in flight holds against its scope's daily budget: taken before the call, replaced by
+    its usage row after it (policy/usage.py)."""
+
+    __tablename__ = "budget_reservations"
+    pk: int | None = Field(default=None, primary_key=True)
+    user_id: str = Field(max_length=64)
+    agent_name: str = Field(max_length=64)
+    day: str = Field(max_length=10)
+    tokens: int = 0
+    at: datetime = Field(sa_column=_ts())
+
+
 class InjectionRow(SQLModel, table=True):
     """What an agent asked to have injected: who, when, the query, the tokens and the facts that went in."""
 
@@ -381,6 +394,7 @@ class OAuthClientRow(SQLModel, table=True):
     client_id: str = Field(max_length=64, primary_key=True)
     info: str = Field(sa_column=Column(Text, nullable=False))
     created_at: datetime = Field(sa_column=_ts())
+    used_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))  # first tokens
 
 
 class OAuthTokenRow(SQLModel, table=True):

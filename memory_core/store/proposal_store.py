@@ -70,12 +70,12 @@ class ProposalStore:
         return [_proposal(r) for r in rows]
 
     def decide(self, proposal_id: str, status: str) -> None:
-        """Close an open proposal as approved or rejected (ValueError if it is no longer open)."""
+        """Close an open proposal as approved or rejected (KeyError if unknown or no longer open)."""
         with self.db.write() as s:
             row = s.get(DreamProposalRow, proposal_id)
             if row is None:
                 raise KeyError(proposal_id)
-            if row.status != "open":
-                raise ValueError(f"{proposal_id} is {row.status}, not open")
+            if row.status != "open":  # decided meanwhile: as unknown as a made-up id
+                raise KeyError(f"{proposal_id} is {row.status}, not open")
             row.status, row.decided_at, row.decided_by = status, self.clock.now(), current_actor()
             s.add(row)

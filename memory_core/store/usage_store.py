@@ -6,12 +6,12 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 
 from memory_core.clock import utc
 from memory_core.scope import Scope
 from memory_core.store.db import Database
-from memory_core.store.models import InjectionRow, UsageRow
+from memory_core.store.models import BudgetReservationRow, InjectionRow, UsageRow
 
 
 @dataclass(frozen=True)
@@ -47,13 +47,35 @@ class UsageStore:
         with self.db.write() as s:
             s.add(row)
 
-    def spent(self, scope: Scope, day: str) -> int:
-        """LLM tokens (input and output, embeddings excluded) the scope has spent on `day`."""
+    def spent(self, scope: Scope, day: str, held_since: datetime | None = None) -> int:
+        """LLM tokens (input and output, embeddings excluded) the scope has spent on `day`; with `held_since`,
+        also those that calls in flight hold (reserved since then: older ones are of a process that died)."""
         with self.db.read() as s:
-            total = s.execute(select(func.sum(UsageRow.input_tokens + UsageRow.output_tokens)).where(
-                UsageRow.user_id == scope.user_id, UsageRow.agent_name == scope.agent_name, UsageRow.day == day,
-                UsageRow.operation != "embed")).scalar()
-        return int(total or 0)
+            return _spent(s, scope, day, held_since)
+
+    def reserve(self, scope: Scope, day: str, tokens: int, budget: int, at: datetime,
+                held_since: datetime) -> tuple[int | None, int]:
+        """(reservation id, tokens spent and held before it): `tokens` held against the scope's `budget` of `day`
+        while what is spent and held is below it, else (None, spent). One transaction that holds the scope's
+        budget lock (PostgreSQL: an advisory lock; SQLite: its one writer), so that concurrent calls, of any
+        thread or process, see each other's reservations."""
+        with self.db.write(lock=f"budget:{scope.key}:{day}") as s:
+            spent = _spent(s, scope, day, held_since)
+            if spent >= budget:
+                return None, spent
+            row = BudgetReservationRow(user_id=scope.user_id, agent_name=scope.agent_name, day=day, tokens=tokens,
+                                       at=at)
+            s.add(row)
+            s.flush()
+            return row.pk, spent
+
+    def settle(self, reservation: int | None, row: UsageRow | None) -> None:
+        """Replace a reservation by what the call spent (`row`; None: it spent nothing), in one transaction."""
+        with self.db.write() as s:
+            if reservation is not None:
+                s.execute(delete(BudgetReservationRow).where(BudgetReservationRow.pk == reservation))
+            if row is not None:
+                s.add(row)
 
     def records(self, *, user_id: str | None = None, agent_name: str | None = None, since: datetime | None = None,
                 limit: int = 10_000) -> list[UsageRecord]:
@@ -95,3 +117,15 @@ class UsageStore:
                 n, last = counts.get(fact_id, (0, utc(at)))
                 counts[fact_id] = (n + 1, max(last, utc(at)))
         return counts
+
+
+def _spent(s, scope: Scope, day: str, held_since: datetime | None) -> int:
+    total = s.execute(select(func.sum(UsageRow.input_tokens + UsageRow.output_tokens)).where(
+        UsageRow.user_id == scope.user_id, UsageRow.agent_name == scope.agent_name, UsageRow.day == day,
+        UsageRow.operation != "embed")).scalar()
+    held = 0
+    if held_since is not None:
+        held = s.execute(select(func.sum(BudgetReservationRow.tokens)).where(
+            BudgetReservationRow.user_id == scope.user_id, BudgetReservationRow.agent_name == scope.agent_name,
+            BudgetReservationRow.day == day, BudgetReservationRow.at >= held_since)).scalar()
+    return int(total or 0) + int(held or 0)

@@ -21,19 +21,48 @@ _SECRET_QUERY = re.compile(r"([?&](?:%s)=)[^&\s#\"']+" % "|".join(re.escape(p) f
 _JWT = re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")
 
 
+PIECE = 8  # a run of this many characters of a known secret is a piece of it, masked wherever it appears
+
+
 def scrub(text: object, *secrets: str | None) -> str:
-    """`text` without the given secrets (also their first 8 and last 6 characters, for long ones), nor
-    anything shaped like an API key, a bearer token, a JWT, URL credentials or a secret query parameter."""
+    """`text` without the given secrets nor any piece of them (`PIECE` characters or more: servers echo a
+    refused key cut, starred in the middle or without its prefix), nor anything shaped like an API key, a
+    bearer token, a JWT, URL credentials or a secret query parameter."""
     text = str(text)
-    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
-        text = text.replace(secret, MASK)
-        if len(secret) > 12:
-            text = text.replace(secret[:8], MASK).replace(secret[-6:], MASK)
+    # The shapes first: masking a known key's pieces first would cut off the "sk-" that marks the rest.
     text = _BEARER.sub(rf"\1{MASK}", text)
     text = _URL_USERINFO.sub(rf"\1{MASK}@", text)
     text = _SECRET_QUERY.sub(rf"\1{MASK}", text)
     text = _JWT.sub(MASK, text)
-    return _KEYLIKE.sub(MASK, text)
+    text = _KEYLIKE.sub(MASK, text)
+    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+        text = text.replace(secret, MASK)
+        if len(secret) > PIECE:
+            text = _mask_pieces(text, secret)
+    return text
+
+
+def _mask_pieces(text: str, secret: str) -> str:
+    """`text` with every run of `PIECE` or more characters that also occurs in `secret` masked (one mask a run)."""
+    grams = {secret[i:i + PIECE] for i in range(len(secret) - PIECE + 1)}
+    covered = bytearray(len(text))
+    found = False
+    for i in range(len(text) - PIECE + 1):
+        if text[i:i + PIECE] in grams:
+            covered[i:i + PIECE] = b"\x01" * PIECE
+            found = True
+    if not found:
+        return text
+    out, i = [], 0
+    while i < len(text):
+        if covered[i]:
+            while i < len(text) and covered[i]:
+                i += 1
+            out.append(MASK)
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
 
 
 def mask_url(url: str | None) -> str | None:

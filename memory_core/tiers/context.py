@@ -10,11 +10,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from memory_core.context.compression import compress_messages
+from memory_core.errors import BudgetExceeded
 from memory_core.text.messages import ROLES, strip_scheduled_pairs
 from memory_core.scope import Scope
 from memory_core.text.tokens import count_tokens
 from memory_core.policy.usage import metering
 from memory_core.text.validation import check_memory_text
+from memory_core.tiers.summarizer import ExtractiveSummarizer
 
 if TYPE_CHECKING:
     from memory_core.context.plans import Plan
@@ -229,8 +231,12 @@ class ContextManager:
 
         def run() -> None:
             try:
-                with metering(session.scope, "summarize"):
-                    summary = self.parts.summarize(part)
+                try:
+                    with metering(session.scope, "summarize"):
+                        summary = self.parts.summarize(part)
+                except BudgetExceeded as exc:  # no LLM call: the offline summary keeps the part, nothing lost
+                    log.info("context flush of session %s summarised offline: %s", session.session_id, exc)
+                    summary = ExtractiveSummarizer().summarize(part)
                 if not summary.strip():
                     return
                 self.parts.append_daily(summary, title, session.scope)

@@ -383,11 +383,12 @@ class DeepDream:
         return self._finish(scope, result, digest, read)
 
     def approve(self, proposal_id: str) -> DreamResult:
-        """Write an open proposal as MEMORY.md's new version (with its diary); ValueError when MEMORY.md has changed
-        since the dream read it, or the proposal is no longer open. Statements of facts retired since are left out."""
+        """Write an open proposal as MEMORY.md's new version (with its diary); KeyError when it is unknown or no
+        longer open (approved or rejected: API.md's "unknown"), ValueError when MEMORY.md has changed since the
+        dream read it. Statements of facts retired since are left out."""
         proposal = self.proposals.get(proposal_id)
         if proposal.status != "open":
-            raise ValueError(f"{proposal_id} is {proposal.status}, not open")
+            raise KeyError(f"{proposal_id} is {proposal.status}, not open")
         scope = Scope(proposal.user_id, proposal.agent_name)
         if sha256_text(self.core.read(scope) or "") != proposal.base_hash:
             raise ValueError(f"MEMORY.md has changed since {proposal_id} was proposed; run a new dream instead")
@@ -425,6 +426,7 @@ class DeepDream:
         return merge_sources(found, ties(memory, fact_texts(facts)))
 
     def reject(self, proposal_id: str) -> None:
+        """Drop an open proposal; KeyError when it is unknown or no longer open."""
         self.proposals.decide(proposal_id, "rejected")
 
     def _record_read(self, scope: Scope, read: Mapping[str, str]) -> None:

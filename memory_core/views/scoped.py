@@ -295,14 +295,14 @@ class ScopedMemory:
         return proposal
 
     def approve_dream(self, proposal_id: str) -> "DreamResult":
-        """Write a proposal as MEMORY.md's new version. KeyError if unknown; ValueError if MEMORY.md changed
-        since the proposal (or it is no longer open)."""
+        """Write a proposal as MEMORY.md's new version. KeyError if unknown or no longer open
+        (approved or rejected); ValueError if MEMORY.md changed since the proposal."""
         self._proposal(proposal_id)
         with self.writing("approve a dream"):
             return self._parts.dreamer.approve(proposal_id)
 
     def reject_dream(self, proposal_id: str) -> None:
-        """Drop a proposal (KeyError if unknown)."""
+        """Drop a proposal (KeyError if unknown or no longer open)."""
         self._proposal(proposal_id)
         with self.writing("reject a dream"):
             self._parts.dreamer.reject(proposal_id)

@@ -198,3 +198,33 @@ def test_purging_a_scope_removes_its_items(store):
     store.put(("ana", "other"), "kept", {"v": 2})
     assert store.memory.purge_scope(user_id="ana", agent_name="coder")["agent_items"] == 1
     assert store.get(ANA, "plain") is None and store.list_namespaces() == [("ana", "other")]
+
+
+def test_search_of_a_scope_finds_facts_added_any_way(store):
+    """Issue 32: `search((user, agent), query=...)` uses memory_core's search over the scope's memory, so a fact
+    added with memory.facts.add (or MCP, the dashboard, update()) is found, as an item keyed by its fact id."""
+    memory = store.memory
+    added = memory.facts.add("User is allergic to peanuts", "context", 0.9, user_id="ana", agent_name="coder")
+    memory.facts.add("User is allergic to cats", "context", 0.9, user_id="bob", agent_name="coder")  # another scope
+    store.put((*ANA, "memories"), "m1", {"content": "User prefers dark mode"})
+    store.put((*ANA, "memories"), "m2", {"content": "User is allergic to peanuts"})  # the same fact: one item
+
+    found = store.search(ANA, query="allergic to peanuts")
+    assert [(tuple(i.namespace), i.key) for i in found if "allergic" in i.value["content"]] == \
+        [((*ANA, "memories"), "m2")]  # a fact an item holds comes as that item, once
+    store.delete((*ANA, "memories"), "m2")  # invalidates the fact m2 was (the one added above)
+    assert not memory.facts.get(added.id).valid
+    peanuts = memory.facts.add("User is allergic to peanuts", "context", 0.9, user_id="ana", agent_name="coder")
+
+    found = store.search(ANA, query="allergic to peanuts")
+    assert found and found[0].key == peanuts.id and tuple(found[0].namespace) == ANA and found[0].score > 0
+    assert found[0].value == {"content": "User is allergic to peanuts", "category": "context", "confidence": 0.9}
+    assert all("cats" not in i.value.get("content", "") for i in found)  # bob's memory stays bob's
+    got = store.get(ANA, peanuts.id)
+    assert got is not None and got.value["content"] == "User is allergic to peanuts"
+    assert store.search(ANA, query="allergic", filter={"category": "preference"}) == []
+    deeper = store.search((*ANA, "memories"), query="allergic")  # a deeper namespace holds only its own items
+    assert [i.key for i in deeper] == ["m1"]
+    memory.facts.invalidate(peanuts.id, reason="outgrown")
+    assert all("peanuts" not in i.value["content"] for i in store.search(ANA, query="allergic to peanuts"))
+    assert store.get(ANA, peanuts.id) is None

@@ -36,7 +36,8 @@ def oauth_server(tmp_path_factory):
                                 ("sam@acme.com", True), ("unverified@acme.com", False)):
             set_user_claims(issuer, email, {"email": email, "email_verified": verified})
         env = server_env(home / "home", oidc_client_id=client_id, oidc_client_secret=client_secret,
-                         oidc_server_metadata_url=f"{issuer}/.well-known/openid-configuration")
+                         oidc_server_metadata_url=f"{issuer}/.well-known/openid-configuration",
+                         mcp_registrations_per_minute="1000")  # this module registers many; the limit has its test
         memory = Memory(Settings.from_env(env))
         grants = {"ana": memory.access.grant("ana@acme.com", "editor", "ana/*"),
                   "ana-bob": memory.access.grant("ana@acme.com", "viewer", "bob/coder"),
@@ -162,14 +163,12 @@ def test_full_flow_editor_viewer_other_scope_refresh_revoke(oauth_server):
     # refresh: a new access token works, the old refresh token is spent
     refreshed = token(base, ana_client, grant_type="refresh_token", refresh_token=ana["refresh_token"])
     assert refreshed.status_code == 200, refreshed.text
-    again = token(base, ana_client, grant_type="refresh_token", refresh_token=ana["refresh_token"])
-    assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
 
     async def with_refreshed() -> None:
         async with http_client(ana_url, refreshed.json()["access_token"], mode="legacy") as client:
             assert structured(await client.call_tool("list_facts", {}))["count"] == 1
 
-    anyio.run(with_refreshed)
+    anyio.run(with_refreshed)  # (presented again, the old one is a replay: test_a_replayed_refresh_token_...)
 
     # a revoked grant stops the viewer's next call
     async def revoked_grant() -> None:
@@ -224,6 +223,72 @@ def test_refused_sign_ins_and_bad_exchanges(oauth_server):
     stale = httpx.get(f"{base}/oauth/callback", params={"state": "made-up", "code": "x"})
     assert stale.status_code == 400 and "start again" in stale.text
     assert httpx.post(f"{base}/mcp/ana/coder", json={}, headers={"Authorization": "Bearer mca_made-up"}).status_code == 401
+
+
+def bearer(url: str, access_token: str) -> int:
+    return httpx.post(url, json={}, headers={"Authorization": f"Bearer {access_token}"}).status_code
+
+
+def test_a_replayed_refresh_token_revokes_its_whole_family(oauth_server):
+    """Issue 32: a replayed refresh token was refused, but the tokens that replaced it kept working. OAuth 2.1:
+    refresh token reuse revokes the whole family (a thief and the client cannot both go on)."""
+    base = oauth_server["base"]
+    url = f"{base}/mcp/ana/coder"
+    client, first = signed_in(base, "ana@acme.com", url)
+    second = token(base, client, grant_type="refresh_token", refresh_token=first["refresh_token"]).json()
+    third = token(base, client, grant_type="refresh_token", refresh_token=second["refresh_token"]).json()
+    assert bearer(url, third["access_token"]) != 401
+    _, other = signed_in(base, "ana@acme.com", url)  # another sign-in of the same person: untouched
+
+    replay = token(base, client, grant_type="refresh_token", refresh_token=first["refresh_token"])
+    assert replay.status_code == 400 and replay.json()["error"] == "invalid_grant"
+    assert bearer(url, third["access_token"]) == 401  # what replaced it is revoked too
+    assert token(base, client, grant_type="refresh_token", refresh_token=third["refresh_token"]).status_code == 400
+    assert bearer(url, other["access_token"]) != 401
+    assert "mcp_token_revoked" in {e.action for e in oauth_server["memory"].access.log()}
+
+
+def test_a_replayed_code_revokes_the_tokens_it_issued(oauth_server):
+    """Issue 32 / RFC 6749 4.1.2: a code used twice is refused and what it issued is revoked."""
+    base = oauth_server["base"]
+    url = f"{base}/mcp/ana/coder"
+    client = register(base)
+    query, verifier = authorise(base, client, "ana@acme.com", url)
+    form = dict(grant_type="authorization_code", code=query["code"], redirect_uri=CLIENT_BACK, code_verifier=verifier)
+    issued = token(base, client, **form).json()
+    refreshed = token(base, client, grant_type="refresh_token", refresh_token=issued["refresh_token"]).json()
+    assert bearer(url, refreshed["access_token"]) != 401
+    replay = token(base, client, **form)
+    assert replay.status_code == 400 and replay.json()["error"] == "invalid_grant"
+    assert bearer(url, issued["access_token"]) == 401 and bearer(url, refreshed["access_token"]) == 401
+    assert token(base, client, grant_type="refresh_token", refresh_token=refreshed["refresh_token"]).status_code == 400
+
+
+@pytest.mark.parametrize("resource", ["https://evil.example/mcp/ana/coder", "http://127.0.0.1:9/mcp/ana/coder",
+                                      "{base}/mcp/ana/coder?x=1"])
+def test_a_resource_that_is_not_this_server_gets_no_code(oauth_server, resource):
+    base = oauth_server["base"]
+    client = register(base)
+    verifier, challenge = pkce()
+    with httpx.Client() as browser:
+        refused = browser.get(f"{base}/authorize", params={
+            "response_type": "code", "client_id": client["client_id"], "redirect_uri": CLIENT_BACK, "state": "s",
+            "code_challenge": challenge, "code_challenge_method": "S256", "resource": resource.format(base=base)})
+    assert refused.status_code == 302 and refused.headers["location"].startswith(CLIENT_BACK)
+    query = parse_qs(urlsplit(refused.headers["location"]).query)
+    assert query["error"] == ["invalid_target"] and "code" not in query  # never sent on to the provider
+
+
+def test_registration_bodies_and_redirect_uris_are_bounded(oauth_server):
+    base = oauth_server["base"]
+    many = [f"http://127.0.0.1:9/cb/{i}" for i in range(50_000)]  # the issue's 3 MB body
+    huge = httpx.post(f"{base}/register", json={"redirect_uris": many, "client_name": "x"})
+    assert huge.status_code == 400 and huge.json()["error"] == "invalid_client_metadata"
+    assert "65,536 bytes" in huge.json()["error_description"]
+    eleven = httpx.post(f"{base}/register", json={"redirect_uris": many[:11], "client_name": "x"})
+    assert eleven.status_code == 400 and eleven.json()["error"] == "invalid_redirect_uri"
+    assert "at most 10" in eleven.json()["error_description"]
+    assert register(base, redirect_uris=many[:10])["client_id"]  # within the bounds
 
 
 def test_static_api_tokens_keep_working_at_mcp(oauth_server):

@@ -257,3 +257,51 @@ def test_an_unexpected_fault_is_one_line_and_the_details_go_to_the_debug_log(tmp
         errors = [line for line in done.stderr.splitlines() if "error:" in line]
         assert len(errors) == 1 and "RuntimeError: a fault no check foresaw" in errors[0], done.stderr
         assert "INSERT" not in errors[0] and ("Traceback" in done.stderr) == traceback
+
+
+def superseded_by(fact_id: str, which: str = "tea") -> Callable[[dict[str, Any]], None]:
+    """The bundle's `which` fact of ana/bot made invalid and `superseded_by` the given fact id."""
+    def change(rows: dict[str, Any]) -> None:
+        fact = next(f for f in rows["facts"] if which in f["content"])
+        fact.update(invalid_at="2026-06-01T00:00:00+00:00", superseded_by=fact_id, invalid_reason="replaced")
+    return change
+
+
+def test_a_fact_superseded_by_another_scopes_fact_is_refused_and_changes_nothing(tmp_path, good, database_url,
+                                                                               clock):
+    """Issue 32: a crafted bundle whose fact is replaced by another scope's fact (one in the database, or one
+    the bundle holds for another scope) was accepted by import_bundle in skip and replace mode."""
+    with make_memory(tmp_path / "dst", database_url, clock=clock) as dst:
+        other = dst.facts.add("Carol's door code is 4711", "context", 0.9, user_id="carol", agent_name="x")
+        with zipfile.ZipFile(good) as zf:
+            dog = next(f["id"] for f in json.loads(zf.read("scopes/bob/coder/data.json"))["facts"])
+        crafted = {"a fact of the database": craft(good, tmp_path / "db.zip", superseded_by(other.id)),
+                   "a fact of the bundle": craft(good, tmp_path / "bundle.zip", superseded_by(dog))}
+        for label, path in crafted.items():
+            for mode in ("skip", "replace"):
+                before = snapshot(dst)
+                with pytest.raises(ValueError, match=r"facts\[\d+\]\.superseded_by names fact_\w+, a fact of "
+                                                     "another scope"):
+                    dst.import_bundle(path, mode=mode)
+                assert snapshot(dst) == before, (label, mode)
+            if label == "a fact of the database":
+                dst.import_bundle(good)  # the next refusals meet rows that exist: replace would overwrite them
+        assert dst.facts.get(other.id).valid and dst.facts.get(other.id).content == "Carol's door code is 4711"
+        # What replaced a fact in its own scope still loads (the bundle's own Porto fact).
+        tea = next(f for f in dst.facts.list(user_id="ana", agent_name="bot") if "tea" in f.content)
+        porto = next(f for f in dst.facts.list(user_id="ana", agent_name="bot") if "Porto" in f.content)
+        dst.import_bundle(craft(good, tmp_path / "own.zip", superseded_by(porto.id)), mode="replace")
+        assert dst.facts.get(tea.id).superseded_by == porto.id
+
+
+def test_the_command_line_refuses_a_fact_superseded_by_another_scopes_fact(tmp_path, good):
+    env = cli_env(tmp_path / "home")
+    with opened(env) as m:
+        other = m.facts.add("Carol's door code is 4711", "context", 0.9, user_id="carol", agent_name="x")
+        before = snapshot(m)
+    crafted = craft(good, tmp_path / "cross.zip", superseded_by(other.id))
+    for mode in ("skip", "replace"):
+        line = refused(env, "import", crafted, "--mode", mode)
+        assert "superseded_by" in line and "another scope" in line
+    with opened(env) as m:
+        assert snapshot(m) == before

@@ -35,3 +35,24 @@ def test_dream_schedule_runs_each_scope_once_per_slot_within_its_caps(tmp_path):
     assert dreamt == [ana]
     schedule.enabled = False
     assert schedule.due() == "disabled" and schedule.next_dream() is None
+
+
+def test_a_dream_refused_by_the_budget_mid_run_leaves_the_other_scopes_to_dream(tmp_path):
+    """Calls reserve their tokens as they run: a scope not paused when the slot began can be refused by the time
+    its dream calls the LLM (BudgetExceeded); it waits, and the scopes after it still dream."""
+    from memory_core.errors import BudgetExceeded
+
+    now = datetime(2026, 1, 1, 3, 30, tzinfo=timezone.utc)
+    ana, bob = Scope("ana", "bot"), Scope("bob", "bot")
+    dreamt: list[Scope] = []
+    settings = Settings(home=tmp_path, timezone="UTC", dream_schedule_time="03:00")
+
+    def dream(scope: Scope):
+        if scope == ana:
+            raise BudgetExceeded("ana/bot has spent its daily_token_budget")
+        dreamt.append(scope)
+        return SimpleNamespace(status="updated")
+
+    schedule = DreamSchedule(settings, DreamParts(now=lambda: now, scopes=lambda: [ana, bob], lease=lambda n, u: True,
+                                                  tokens_today=lambda s: 0, paused=lambda s: None, dream=dream))
+    assert schedule.due() == "bob/bot=updated" and dreamt == [bob]

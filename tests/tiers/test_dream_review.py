@@ -35,8 +35,10 @@ def test_a_dream_proposes_and_an_approval_writes_it(tmp_path, database_url):
         assert newest.reason == "deep dream (approved)" and newest.actor == "dashboard:ana@acme.com"
         assert m.read_document(approved.diary_path)
         assert m.dream_proposals() == []
-        with pytest.raises(ValueError, match="approved"):
+        with pytest.raises(KeyError, match="approved"):  # not open any more: unknown (API.md)
             m.approve_dream(proposal.id)
+        with pytest.raises(KeyError, match="approved"):
+            m.reject_dream(proposal.id)
 
 
 def test_a_stale_proposal_is_refused_and_a_rejected_one_is_gone(tmp_path, database_url):
@@ -49,6 +51,13 @@ def test_a_stale_proposal_is_refused_and_a_rejected_one_is_gone(tmp_path, databa
         assert m.read_core() == "- User prefers tea\n"
         m.reject_dream(proposal)
         assert m.dream_proposals() == []
+        with pytest.raises(KeyError, match="rejected"):  # a rejected proposal is unknown, not a ValueError
+            m.approve_dream(proposal)
+        with pytest.raises(KeyError, match="rejected"):
+            m.scoped().approve_dream(proposal)
+        with pytest.raises(KeyError):
+            m.reject_dream(proposal)
+        assert m.read_core() == "- User prefers tea\n"
         with pytest.raises(KeyError):
             m.approve_dream("dream_00000000")
         with pytest.raises(KeyError):

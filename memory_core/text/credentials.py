@@ -27,6 +27,7 @@ from memory_core.text import credential_rules as rules
 SECRET = "[secret]"
 _KEYWORD_GROUPS = ("CONFIG_DENYLIST_REGEX_TO_GROUP", "QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP")
 _LINE_LIMIT = 2000  # the keyword plugin's patterns are run on lines up to this length
+_PATH = re.compile(r"^/|://|^[a-z][\w-]*(?:\.[a-z][\w-]*)+(?:/|$)")
 _WORDS = re.compile(r"[A-Za-z][a-z]*(?:[A-Z][a-z]+)*(?:[_.-][A-Za-z][a-z]*(?:[A-Z][a-z]+)*)+|[A-Z]+(?:[_.-][A-Z]+)+")
 
 
@@ -73,6 +74,8 @@ def looks_random(value: str) -> bool:
         return False
     if value.isalpha() and (value.islower() or len(value) < 16):
         return False
+    if _PATH.search(value):
+        return False  # a URL, a path or a host name
     if not any(c.isdigit() for c in value) and _WORDS.fullmatch(value):
         return False  # an identifier made of words (AWS_SECRET_ACCESS_KEY, token-bucket)
     if value.isdigit():
@@ -110,14 +113,20 @@ def _value_span(text: str, m: re.Match, group: str = "v") -> tuple[int, int, boo
 
 
 def _formats(text: str) -> Iterator[tuple[int, int]]:
-    for m in rules.PROVIDERS.finditer(text):
-        yield m.span()
     for m in rules.PREFIXES.finditer(text):
         yield m.span()
-    for detector in _plugins()[0]:
-        for found in set(detector.analyze_string(text)):
-            if len(found) >= 8:
-                yield from _occurrences(text, found)
+    if not rules.LONG_TOKEN.search(text):  # every format is, or holds, a token of 16 characters or more
+        return
+    for m in rules.PROVIDERS.finditer(text):
+        yield m.span()
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        if rules.LONG_TOKEN.search(line):
+            for detector in _plugins()[0]:
+                for found in set(detector.analyze_string(line)):
+                    if len(found) >= 8:
+                        yield from _occurrences(line, found, offset)
+        offset += len(line)
 
 
 def _occurrences(text: str, found: str, offset: int = 0) -> Iterator[tuple[int, int]]:
@@ -220,7 +229,7 @@ def _luhn(digits: str) -> bool:
 def _cards(text: str) -> Iterator[tuple[int, int]]:
     for m in rules.CARD.finditer(text):
         digits = re.sub(r"\D", "", m.group(0))
-        if 13 <= len(digits) <= 19 and _luhn(digits) and len(set(digits)) > 2:
+        if 13 <= len(digits) <= 19 and _luhn(digits) and len(set(digits)) > 1:
             yield m.span()
 
 
@@ -295,7 +304,8 @@ def mask_secrets(text: str) -> tuple[str, int]:
     if not text or len(text) < 4:
         return text, 0
     clean, where = _visible(text)
-    spans = [*_plain_spans(clean), *_encoded(clean)]
+    # a value that is (part of) `[secret]` was masked already: masking is idempotent
+    spans = [(start, end) for start, end in (*_plain_spans(clean), *_encoded(clean)) if clean[start:end] not in SECRET]
     if not spans:
         return text, 0
     spans += _beside(clean, spans)

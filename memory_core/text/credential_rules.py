@@ -46,7 +46,7 @@ PREFIXES = re.compile(r"\b(?:sk-proj-|sk-ant-|sk_live_|rk_live_|ghp_|gho_|ghs_|g
 
 # URL credentials and URL parameters that carry one.
 URL_USERINFO = re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]*:(?P<v>[^\s@/]{3,})@[\w.-]+")
-URL_PARAM = re.compile(r"[?&;](?P<k>[\w.-]{1,40})=(?P<v>[^&#\s\"'<>]{3,})")
+URL_PARAM = re.compile(r"[?&;](?P<k>[\w.-]{1,40})=(?P<v>[\w%~.+/-][^&#\s\"'<>`]{2,})")
 
 # Authorization and API-key headers (and curl's -u).
 HEADER = re.compile(r"(?i)\b(?:authorization|proxy-authorization)\s*[:=]\s*[\"']?(?:basic|bearer|token|digest|apikey"
@@ -108,7 +108,8 @@ GAP_STOP = frozenset({"manager", "managers", "policy", "policies", "reset", "rul
                       "oublié", "esquecida", "olvidada", "change", "changes", "prompt", "format", "limit", "count"})
 # Login pairs: "login ana / X", "creds for grafana are admin / X", "user: admin pass: X".
 LOGIN_PAIR = re.compile(r"(?i)\b(?:login|logins|user(?:name)?|usuário|usuario|utilisateur|benutzer(?:name)?|creds"
-                        r"|credentials)\b[^\n/]{0,40}?[ \t:=]+[^\s/:]{1,60}[ \t]*/[ \t]*(?P<v>[^\s/]{3,})")
+                        r"|credentials)\b(?:[ \t]+(?:for|on|to|at|of|the|my|is|are|was|para|de|für|pour)\b[ \t]*[^\s/]*){0,3}"
+                        r"[ \t]*[:=]?[ \t]+[^\s/\"'`()]{1,60}[ \t]+/[ \t]+(?P<v>[^\s/\"'`]{3,})")
 
 # Recovery / backup codes: a keyword, then the codes up to a blank line.
 RECOVERY = re.compile(r"(?i)(?:recovery|backup|restore|wiederherstellungs|scratch)[ -]?(?:codes?|keys?|schlüssel)"
@@ -117,7 +118,7 @@ CODE_TOKEN = re.compile(r"\b(?=[A-Za-z0-9-]*\d)[A-Za-z0-9]{4,12}(?:-[A-Za-z0-9]{
 
 # Payment cards: a number of 13 to 19 digits with an issuer's prefix (Visa, Mastercard, Amex, Discover, JCB,
 # Diners, UnionPay) and a valid Luhn check digit.
-CARD = re.compile(r"(?<![\d-])(?:4|5[1-5]|2[2-7]|3[47]|3[0568]|6(?:011|5|4[4-9]|2))(?:[ -]?\d){11,17}(?![\d-])")
+CARD = re.compile(r"(?<![\w-])(?:4|5[1-5]|2[2-7]|3[47]|3[0568]|6(?:011|5|4[4-9]|2))(?:[ -]?\d){11,17}(?![\w-])")
 
 # Tokens that may be base64 of a credential, and tokens that look like random key material.
 BASE64_TOKEN = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/]{12,}={0,2}(?![\w+/=-])")

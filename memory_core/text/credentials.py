@@ -28,7 +28,11 @@ SECRET = "[secret]"
 _KEYWORD_GROUPS = ("CONFIG_DENYLIST_REGEX_TO_GROUP", "QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP")
 _LINE_LIMIT = 2000  # the keyword plugin's patterns are run on lines up to this length
 _PATH = re.compile(r"^/|://|^[a-z][\w-]*(?:\.[a-z][\w-]*)+(?:/|$)")
-_WORDS = re.compile(r"[A-Za-z][a-z]*(?:[A-Z][a-z]+)*(?:[_.-][A-Za-z][a-z]*(?:[A-Z][a-z]+)*)+|[A-Z]+(?:[_.-][A-Z]+)+")
+_CODE_CHARS = re.compile(r"[()\[\]{}<>\"'`\\\s]")  # never in key material, often in code
+_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_VOWELS = frozenset("aeiouy")
+# A reference in code rather than a value: settings.llm_api_key, get_secret(...), KEY, TOKEN_PREFIX.
+_CODE_REFERENCE = re.compile(r"[a-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Za-z_][\w.]*[(\[].*|[A-Z][A-Z_]*")
 
 
 @lru_cache(maxsize=1)
@@ -74,14 +78,37 @@ def looks_random(value: str) -> bool:
         return False
     if value.isalpha() and (value.islower() or len(value) < 16):
         return False
-    if _PATH.search(value):
+    if _PATH.search(value) or _CODE_CHARS.search(value):
         return False  # a URL, a path or a host name
-    if not any(c.isdigit() for c in value) and _WORDS.fullmatch(value):
-        return False  # an identifier made of words (AWS_SECRET_ACCESS_KEY, token-bucket)
+    if made_of_words(value):
+        return False
     if value.isdigit():
         return len(value) >= 16 and _entropy(value) >= 3.0
     has_letter, has_digit = any(c.isalpha() for c in value), any(c.isdigit() for c in value)
     return (has_letter and has_digit and _entropy(value) >= 2.8) or (len(value) >= 16 and _entropy(value) >= 3.5)
+
+
+def made_of_words(value: str) -> bool:
+    """An identifier or a name made of words (AWS_SECRET_ACCESS_KEY, LocalDocumentStore, text-embedding-3-small,
+    self.rank.__getitem__), not key material, whose pieces are mostly short runs without vowels."""
+    words = bad = 0
+    for segment in filter(None, re.split(r"[^A-Za-z0-9]+", value)):
+        if not any(c.islower() for c in segment) and any(c.isdigit() for c in segment) and len(segment) >= 8:
+            return False  # upper case and digits: base32, an AWS id
+        for part in _PART.findall(segment):
+            if part.isdigit():
+                if len(part) > 4:
+                    return False
+                continue
+            words += 1
+            bad += len(part) < 3 or not _VOWELS & set(part.casefold()) or (part.isupper() and len(part) > 12)
+    return words > 0 and bad <= max(1, words // 4)
+
+
+def names_a_credential(value: str) -> bool:
+    """A name such as MEMORY_CORE_OIDC_CLIENT_SECRET, RefreshToken or api_key: a variable, not its value."""
+    return (" " not in value and not any(c.isdigit() for c in value) and made_of_words(value)
+            and key_strength(value) is not None)
 
 
 def _password_like(value: str, quoted: bool, rest: str, *, pin: bool = False) -> bool:
@@ -89,6 +116,13 @@ def _password_like(value: str, quoted: bool, rest: str, *, pin: bool = False) ->
     word that the sentence goes on from ("the password is in the vault", "password: see 1Password")."""
     if rules.PLACEHOLDER.match(value) or len(value) < (4 if value.isdigit() and not pin else 3):
         return False
+    if not any(c.isalnum() for c in value):
+        return False
+    if not quoted and (_CODE_REFERENCE.fullmatch(value) or value[0] in "{[<$%" or "(" in value
+                       or re.fullmatch(r"[a-z]+(?:_[a-z]+)+", value)):
+        return False  # code: a reference, a call, a template, a snake_case variable
+    if names_a_credential(value) or value.count(" ") > 4:
+        return False  # the name of a credential (client_secret=CLIENT_SECRET), or a sentence
     if value.isdigit():
         return len(value) >= 4
     if quoted:
@@ -144,12 +178,14 @@ def _keyword_plugin(text: str) -> Iterator[tuple[int, int]]:
         if len(line) <= _LINE_LIMIT and rules.KEYWORD_HINT.search(line) and not heuristic.is_indirect_reference(line):
             for group in groups:
                 for found in set(detector.analyze_string(line, group)):
-                    found = found.strip()
-                    if (len(found) >= 3 and not heuristic.is_templated_secret(found)
-                            and not heuristic.is_prefixed_with_dollar_sign(found) and not heuristic.is_sequential_string(found)
-                            and not heuristic.is_potential_uuid(found) and not rules.PLACEHOLDER.match(found)
-                            and not (found.isalpha() and found.islower()) and " " not in found):
-                        yield from _occurrences(line, found, offset)
+                    found = found.strip().rstrip(",;)")
+                    if (len(found) < 3 or " " in found or heuristic.is_templated_secret(found) or heuristic.is_prefixed_with_dollar_sign(found)
+                            or heuristic.is_sequential_string(found) or heuristic.is_potential_uuid(found)):
+                        continue
+                    for start, end in _occurrences(line, found):
+                        quoted = start > 0 and line[start - 1] in "\"'`"
+                        if _password_like(found, quoted, line[end:end + 2]):
+                            yield offset + start, offset + end
         offset += len(line)
 
 

@@ -36,6 +36,20 @@ ORDINARY = [
     "I forgot my password yesterday and reset it",
     "User prefers dark mode in vim",
     "The password policy needs 12 characters",
+    # code an agent may be told about: names of credentials and references to them are not credentials
+    "client = OpenAI(api_key=settings.llm_api_key, base_url=settings.llm_base_url)",
+    'secret = os.environ["MEMORY_CORE_OIDC_CLIENT_SECRET"]',
+    "def verify_token(self, secret: str) -> ApiToken | None:",
+    "register(client_secret=client_secret, cookie_secret=cookie_secret)",
+    "headers = {'Authorization': f'Bearer {token}'}",
+    "DATABASE_URL=postgresql://app:${DB_PASSWORD}@db:5432/app",
+    "password = getpass.getpass()",
+    "sorted(items, key=self.rank.__getitem__)",
+    'model = "text-embedding-3-small"',
+    "messages from a transcript (`User:`/`Assistant:`)",
+    'raise IngestError("no \'User:\' / \'Assistant:\' line")',
+    "the database URL with any password masked (`user:***@`, `?password=`)",
+    "from memory_core.store.document_store import LocalDocumentStore",
 ]
 
 

@@ -35,6 +35,7 @@ PROVIDERS = re.compile("|".join((
     r"\bAGE-SECRET-KEY-1[A-Z0-9]{50,}", r"\bdapi[a-f0-9]{32}", r"\bhv[sb]\.[\w-]{20,}", r"\bglsa_[A-Za-z0-9]{32}_[a-f0-9]{8}",
     r"\bNRAK-[A-Z0-9]{27}", r"\bsbp_[a-f0-9]{40}", r"\btskey-[a-z]+-[\w-]{20,}", r"\bsntrys_[A-Za-z0-9+/=_]{40,}",
     r"\bATATT3[\w=-]{40,}", r"\bkey-[a-f0-9]{32}\b", r"\bsq0(?:csp|atp)-[\w-]{22,}", r"\bpul-[a-f0-9]{40}",
+    r"\bhttps://(?:(?:canary\.|ptb\.)?discord(?:app)?\.com)/api/webhooks/\d+/[\w-]{30,}",
     r"\bAccountKey=[A-Za-z0-9+/]{40,}={0,2}", r"\bSharedAccessKey=[A-Za-z0-9+/]{20,}={0,2}",
     r"(?m:^[A-Za-z0-9+/]{40,}={0,2}(?:\r?\n[A-Za-z0-9+/]{40,}={0,2}){2,}$)",  # a key body without its header
     r"\b(?:b3BlbnNzaC1rZXktdjE|MII[BCEJ][A-Za-z0-9+/]{8}|lQ[OPdGH][A-Za-z0-9+/]{5})[A-Za-z0-9+/=]{30,}",
@@ -84,16 +85,22 @@ NOT_SECRET_WORDS = frozenset({"public", "type", "id", "ids", "name", "url", "uri
 # Values that say there is no credential: placeholders, references, booleans.
 PLACEHOLDER = re.compile(r"(?i)^(?:none|null|nil|true|false|yes|no|empty|undefined|changeme|change_me|redacted|hidden"
                          r"|secret|password|\*+|x+|\.+|-+|_+|#+|\?+|\[secret\]|<[^>]*>|\{[^}]*\}|\$\{?[\w.:-]*\}?|%\w+%"
-                         r"|os\.environ.*|process\.env.*|env\(.*|getenv.*|vault:.*|ref\+.*)$")
+                         r"|os\.environ.*|process\.env.*|env\(.*|getenv.*|vault:.*|ref\+.*|(?:my|your|the)[ _-].*"
+                         r"|.*(?:\.\.\.|…)|not[ _-](?:needed|required|used|set)|dummy.*|fake.*|test|example|sample)$")
 
 # "password is X" in the languages the project meets: keyword, up to four words, a connector, the value.
 _NL_KEYWORD = (r"pass(?:word|wd|phrase|code)s?|pwd|pw|pin(?:[ -]?code)?|(?:door|gate|garage|alarm|wi-?fi|wlan|router)"
                r" code|code (?:wi-?fi|wlan|d'accès|de acesso|de acceso|pin)|senhas?|palavra-passe|contraseñas?|contrasenas?"
                r"|claves?|passw[oö]rt|wlan-passwort|kennwort|mot de passe|mdp|wachtwoord|parola d'ordine|пароль|密码|口令"
-               r"|パスワード|暗証番号|비밀번호|(?:api|secret|access|private|auth|app)[ _-]?(?:key|token)|token|creds?"
+               r"|パスワード|パスコード|暗証番号|비밀번호|şifre(?:m|si)?|hasło|heslo|lösenord|adgangskode|passord|salasana"
+               r"|kata sandi|mật khẩu|κωδικός|סיסמה|كلمة المرور|पासवर्ड|c[oó]digo (?:d[oae] |del )?(?:alarme|alarma|port[aã]o"
+               r"|porta|puerta|acesso|acceso|wi-?fi|cofre|caja fuerte)|code (?:de la porte|du portail|de l'alarme|d'accès)"
+               r"|(?:tür|alarm|tor|safe)-?code|clé(?: d'API| API| secrète)?|chave (?:de |da )?API|clave (?:de )?API"
+               r"|API-Schlüssel|(?:api|secret|access|private|auth|app)[ _-]?(?:key|token)|token|creds?"
                r"|credentials?|(?:totp|2fa|mfa|otp|authenticator)(?: (?:secret|seed|key|setup key|code))?"
                r"|(?:setup|seed) key|seed")
-_NL_CONNECT = (r"(?:\s+(?:is|was|are|will be|é|es|est|ist|lautet|è|era|fica|será|is now|is nu)(?:\s+now)?\b|\s*[:=：]"
+_NL_CONNECT = (r"(?:\s+(?:is|was|are|will be|é|es|est|ist|lautet|è|era|fica|será|is now|is nu|to|je|är|er|on|adalah"
+               r"|là|είναι)(?:\s+now)?(?!\w)|\s*[:=：]"
                r"|\s+(?:set to|changed to|now)|\s*(?:は|是|为|：|는|:)|\s+(?:—|-))")
 NATURAL = re.compile(r"(?i)(?<![A-Za-z0-9_\u00c0-\u024f-])(?P<k>" + _NL_KEYWORD + r")(?P<gap>(?:[ \t]+[^\s.!?;:=]{1,20}){0,4}?)"
                      + _NL_CONNECT + r"[ \t]*(?:\"|'|`|「|“|‘|«\s?)?(?P<v>[^\s\"'`」”’»]+)")
@@ -101,14 +108,15 @@ NATURAL = re.compile(r"(?i)(?<![A-Za-z0-9_\u00c0-\u024f-])(?P<k>" + _NL_KEYWORD 
 TOTP_GROUPS = re.compile(r"(?i)(?:totp|2fa|mfa|otp|authenticator|setup key|secret key|seed)[^\n]{0,30}?[:=]\s*"
                          r"(?P<v>(?:[a-z2-7]{4} ){3,}[a-z2-7]{4})\b")
 # Without a connector: "password X" where X is clearly not a word ("... and password Xk9#mLp2 for ...").
-BARE = re.compile(r"(?i)(?<![\w-])(?:pass(?:word|wd)|passwort|senha|contraseña|пароль|mot de passe)[ \t]+(?P<v>\S{6,})")
+BARE = re.compile(r"(?i)(?<![\w-])(?:pass(?:word|wd)?|pwd?|passwort|senha|contraseña|пароль|mot de passe|şifre|hasło)"
+                  r"[ \t]+(?P<v>\S{6,})")
 # Words in the gap that make the sentence about something else ("password manager is", "password reset was").
 GAP_STOP = frozenset({"manager", "managers", "policy", "policies", "reset", "rules", "requirements", "hint", "field",
                       "strength", "length", "expired", "expires", "rotation", "bucket", "algorithm", "type", "vergessen",
                       "oublié", "esquecida", "olvidada", "change", "changes", "prompt", "format", "limit", "count"})
 # Login pairs: "login ana / X", "creds for grafana are admin / X", "user: admin pass: X".
 LOGIN_PAIR = re.compile(r"(?i)\b(?:login|logins|user(?:name)?|usuário|usuario|utilisateur|benutzer(?:name)?|creds"
-                        r"|credentials)\b(?:[ \t]+(?:for|on|to|at|of|the|my|is|are|was|para|de|für|pour)\b[ \t]*[^\s/]*){0,3}"
+                        r"|credentials|zugangsdaten|anmeldedaten|identifiants|credenciais|credenciales|acesso|acceso)\b(?:[ \t]+(?:for|on|to|at|of|the|my|is|are|was|para|de|für|pour)\b[ \t]*[^\s/]*){0,3}"
                         r"[ \t]*[:=]?[ \t]+[^\s/\"'`()]{1,60}[ \t]+/[ \t]+(?P<v>[^\s/\"'`]{3,})")
 
 # Recovery / backup codes: a keyword, then the codes up to a blank line.
@@ -122,7 +130,10 @@ CARD = re.compile(r"(?<![\w-])(?:4|5[1-5]|2[2-7]|3[47]|3[0568]|6(?:011|5|4[4-9]|
 
 # Tokens that may be base64 of a credential, and tokens that look like random key material.
 BASE64_TOKEN = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/]{12,}={0,2}(?![\w+/=-])")
-KEYLIKE_TOKEN = re.compile(r"(?<![\w+/=-])[A-Za-z0-9_+/-]{12,}={0,2}(?![\w+/=-])")
+KEYLIKE_TOKEN = re.compile(r"(?<![\w+/=-])[A-Za-z0-9_+/-]{8,}={0,2}(?![\w+/=-])")
+# Words that say the token after them is a piece of a key given in parts ("the rest is", "second half:").
+SPLIT_CONTEXT = re.compile(r"(?i)(?:half|part|rest|remainder|continued|continues|ending|resto|metade|parte|suite|teil"
+                           r"|hälfte)\W{0,3}(?:\d\W{0,3})?(?:is\W{0,3})?$")
 QUOTED = re.compile(r"([\"'])([A-Za-z0-9+/=_-]{20,})\1")
 UUID = re.compile(r"(?i)^[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}$")
 HEX_DIGEST = re.compile(r"(?i)^(?:[a-f0-9]{7,12}|[a-f0-9]{32}|[a-f0-9]{40}|[a-f0-9]{56}|[a-f0-9]{64}|[a-f0-9]{96}"

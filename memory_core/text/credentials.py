@@ -80,8 +80,8 @@ def looks_random(value: str) -> bool:
         return False
     if _PATH.search(value) or _CODE_CHARS.search(value):
         return False  # a URL, a path or a host name
-    if made_of_words(value):
-        return False
+    if made_of_words(value) or ("/" in value and all(len(s) <= 3 or made_of_words(s) for s in value.split("/"))):
+        return False  # an identifier or a path made of words
     if value.isdigit():
         return len(value) >= 16 and _entropy(value) >= 3.0
     has_letter, has_digit = any(c.isalpha() for c in value), any(c.isdigit() for c in value)
@@ -193,7 +193,7 @@ def _assignments(text: str) -> Iterator[tuple[int, int]]:
     m = rules.ASSIGNMENT.search(text)
     while m is not None:
         strength = key_strength(m.group("k"))
-        if strength is not None:
+        if strength is not None and not rules.PLACEHOLDER.match(m.group("v").strip("\"'`")):
             start, end, quoted = _value_span(text, m)
             value = text[start:end]
             if (strength == "strong" and _password_like(value, quoted, text[end:end + 2])) or looks_random(value):
@@ -225,6 +225,8 @@ def _sentences(text: str) -> Iterator[tuple[int, int]]:
         if any(word.casefold() in rules.GAP_STOP for word in m.group("gap").split()):
             continue
         keyword = m.group("k").casefold()
+        if rules.PLACEHOLDER.match(m.group("v")):
+            continue
         start, end = _trim(text, *m.span("v"))
         value = text[start:end]
         quoted = start > 0 and text[start - 1] in "\"'`「“‘«"
@@ -235,11 +237,13 @@ def _sentences(text: str) -> Iterator[tuple[int, int]]:
         if taken:
             yield start, end
     for m in rules.BARE.finditer(text):
-        value = m.group("v").rstrip(".,;:)")
+        quote = m.group("v")[0] if m.group("v")[0] in "\"'`" else ""
+        value = m.group("v")[len(quote):].rstrip(".,;:)").removesuffix(quote)
         classes = sum((any(c.islower() for c in value), any(c.isupper() for c in value),
                        any(c.isdigit() for c in value), any(not c.isalnum() for c in value)))
-        if classes >= 3 and not rules.PLACEHOLDER.match(value):
-            yield m.start("v"), m.start("v") + len(value)
+        if classes >= 3 and any(c.isdigit() for c in value) and not _CODE_CHARS.search(value) \
+                and not rules.PLACEHOLDER.match(value):
+            yield m.start("v") + len(quote), m.start("v") + len(quote) + len(value)
     for m in rules.LOGIN_PAIR.finditer(text):
         start, end = _trim(text, *m.span("v"))
         value = text[start:end]
@@ -311,6 +315,8 @@ def _beside(text: str, spans: list[tuple[int, int]]) -> Iterator[tuple[int, int]
     """Where a text holds a credential, other key-like tokens in it are its pieces ("... and the rest is X")."""
     for m in rules.KEYLIKE_TOKEN.finditer(text):
         token = m.group(0).strip("=")
+        if len(token) < 12 and not rules.SPLIT_CONTEXT.search(text, max(0, m.start() - 30), m.start()):
+            continue  # a short piece only where the text says it is one
         if rules.HEX_DIGEST.match(token) or ("/" in token and len(token) < 30) or not looks_random(token):
             continue
         if not any(start <= m.start() and m.end() <= end for start, end in spans):

@@ -141,7 +141,7 @@ HEX_DIGEST = re.compile(r"(?i)^(?:[a-f0-9]{7,12}|[a-f0-9]{32}|[a-f0-9]{40}|[a-f0
 # A token long enough to be key material: the format patterns run only on text (and lines) that have one.
 LONG_TOKEN = re.compile(r"[A-Za-z0-9_+/=.:@%-]{16,}")
 # Where a keyword makes the keyword plugin worth running on a line.
-KEYWORD_HINT = re.compile(r"(?i)pass|pwd|secret|key|token|auth|contrase")
+KEYWORD_ASSIGNED = re.compile(r"(?i)(?:pass|pwd|secret|key|token|auth|contrase)[^\n]{0,40}?[:=(]")
 # Zero-width and other invisible format characters, which may hide a credential from a pattern.
 INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
 CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import math
 import re
 from functools import lru_cache
@@ -27,6 +28,7 @@ from memory_core.text import credential_rules as rules
 SECRET = "[secret]"
 _KEYWORD_GROUPS = ("CONFIG_DENYLIST_REGEX_TO_GROUP", "QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP")
 _LINE_LIMIT = 2000  # the keyword plugin's patterns are run on lines up to this length
+_CONTEXT = 80  # characters before a long token that detect-secrets' format plugins may need
 _PATH = re.compile(r"^/|://|^[a-z][\w-]*(?:\.[a-z][\w-]*)+(?:/|$)")
 _CODE_CHARS = re.compile(r"[()\[\]{}<>\"'`\\\s]")  # never in key material, often in code
 _PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
@@ -153,14 +155,14 @@ def _formats(text: str) -> Iterator[tuple[int, int]]:
         return
     for m in rules.PROVIDERS.finditer(text):
         yield m.span()
-    offset = 0
-    for line in text.splitlines(keepends=True):
-        if rules.LONG_TOKEN.search(line):
-            for detector in _plugins()[0]:
-                for found in set(detector.analyze_string(line)):
-                    if len(found) >= 8:
-                        yield from _occurrences(line, found, offset)
-        offset += len(line)
+    # detect-secrets' patterns read a little context before a token ("aws ... secret = X"): they run once, on
+    # the long tokens with what precedes them on their line, and what they find is then located in the text.
+    windows = _merge((max(m.start() - _CONTEXT, text.rfind("\n", 0, m.start()) + 1), m.end())
+                     for m in rules.LONG_TOKEN.finditer(text))
+    candidates = "\n".join(text[start:end] for start, end in windows)
+    found = {secret for detector in _plugins()[0] for secret in detector.analyze_string(candidates) if len(secret) >= 8}
+    for secret in found:
+        yield from _occurrences(text, secret)
 
 
 def _occurrences(text: str, found: str, offset: int = 0) -> Iterator[tuple[int, int]]:
@@ -171,11 +173,12 @@ def _occurrences(text: str, found: str, offset: int = 0) -> Iterator[tuple[int, 
 
 
 def _keyword_plugin(text: str) -> Iterator[tuple[int, int]]:
-    """detect-secrets' keyword plugin on the lines that name a credential, with its filters."""
+    """detect-secrets' keyword plugin on the lines that assign to a name of a credential, with its filters (its
+    line-wide indirect-reference filter is replaced by ours on the value, `_password_like`, which is linear)."""
     _, detector, groups, heuristic, _, _ = _plugins()
     offset = 0
     for line in text.splitlines(keepends=True):
-        if len(line) <= _LINE_LIMIT and rules.KEYWORD_HINT.search(line) and not heuristic.is_indirect_reference(line):
+        if len(line) <= _LINE_LIMIT and rules.KEYWORD_ASSIGNED.search(line):
             for group in groups:
                 for found in set(detector.analyze_string(line, group)):
                     found = found.strip().rstrip(",;)")
@@ -313,13 +316,16 @@ def _plain_spans(text: str) -> Iterator[tuple[int, int]]:
 
 def _beside(text: str, spans: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
     """Where a text holds a credential, other key-like tokens in it are its pieces ("... and the rest is X")."""
+    merged = _merge(spans)
+    starts = [start for start, _ in merged]
     for m in rules.KEYLIKE_TOKEN.finditer(text):
         token = m.group(0).strip("=")
         if len(token) < 12 and not rules.SPLIT_CONTEXT.search(text, max(0, m.start() - 30), m.start()):
             continue  # a short piece only where the text says it is one
         if rules.HEX_DIGEST.match(token) or ("/" in token and len(token) < 30) or not looks_random(token):
             continue
-        if not any(start <= m.start() and m.end() <= end for start, end in spans):
+        at = bisect.bisect_right(starts, m.start()) - 1
+        if at < 0 or merged[at][1] < m.end():  # not inside a credential found already
             yield m.span()
 
 

@@ -20,10 +20,11 @@ DETECT_SECRETS_PLUGINS = (
     ("square_oauth", "SquareOAuthDetector"), ("stripe", "StripeDetector"), ("telegram_token", "TelegramBotTokenDetector"),
     ("twilio", "TwilioKeyDetector"))
 
-# Formats that are secrets wherever they appear (beyond detect-secrets' list).
+# Private keys as a whole, their header and footer included.
+PRIVATE_BLOCKS = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)"
+                            r"|PuTTY-User-Key-File-\d:.*?(?:Private-MAC: *\S+|\Z)", re.S)
+# Formats that are secrets wherever they appear (beyond detect-secrets' list); each is or holds a long token.
 PROVIDERS = re.compile("|".join((
-    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-    r"PuTTY-User-Key-File-\d:.*?(?:Private-MAC: *\S+|\Z)",
     r"\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}(?:\.[A-Za-z0-9_-]*)?",  # a JWT, its signature included
     r"\bsk-(?:proj-|svcacct-|admin-|ant-(?:api|admin)\d\d-)?[A-Za-z0-9_-]{20,}",  # OpenAI, Anthropic
     r"\bAIza[0-9A-Za-z_-]{35}", r"\bhf_[A-Za-z0-9]{30,}", r"\bxox[abposre]-[A-Za-z0-9-]{10,}",
@@ -61,6 +62,7 @@ ASSIGNMENT = re.compile(r"(?<![?&\w])(?P<q>[\"']?)(?P<k>[A-Za-z_][\w.-]{0,60})(?
                         r"\s*(?::=|=>|==?|:)[ \t]*(?P<v>\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`|[^\s\"'`,;<>)\]}]+)")
 XML_VALUE = re.compile(r"(?i)key=\"(?P<k>[^\"]{1,60})\"\s+value=\"(?P<v>[^\"]{3,})\""
                        r"|<(?P<t>[\w:-]*(?:password|passwd|secret|token|apikey|api_key)[\w:-]*)>(?P<w>[^<\s]{3,})</(?P=t)>")
+CLI_STEMS = ("-pass", "-pwd", "-token", "-api", "-secret", "-client-secret", "mysql")
 CLI_FLAG = re.compile(r"(?i)(?:^|\s)--?(?:password|passwd|pass|token|api-key|apikey|secret|client-secret)[ =]"
                       r"[\"']?(?P<v>[^\s\"']{3,})|\bmysql(?:dump|admin)?\b[^\n]*?\s-p(?P<w>[^\s\"']{3,})")
 
@@ -104,6 +106,7 @@ _NL_CONNECT = (r"(?:\s+(?:is|was|are|will be|é|es|est|ist|lautet|è|era|fica|se
                r"|\s+(?:set to|changed to|now)|\s*(?:は|是|为|：|는|:)|\s+(?:—|-))")
 NATURAL = re.compile(r"(?i)(?<![A-Za-z0-9_\u00c0-\u024f-])(?P<k>" + _NL_KEYWORD + r")(?P<gap>(?:[ \t]+[^\s.!?;:=]{1,20}){0,4}?)"
                      + _NL_CONNECT + r"[ \t]*(?:\"|'|`|「|“|‘|«\s?)?(?P<v>[^\s\"'`」”’»]+)")
+TOTP_STEMS = ("otp", "2fa", "mfa", "authenticator", "setup key", "secret key", "seed")
 # A TOTP seed written in groups of four ("MFA setup key: j5mh 3mmx kmr2 ...").
 TOTP_GROUPS = re.compile(r"(?i)(?:totp|2fa|mfa|otp|authenticator|setup key|secret key|seed)[^\n]{0,30}?[:=]\s*"
                          r"(?P<v>(?:[a-z2-7]{4} ){3,}[a-z2-7]{4})\b")
@@ -122,6 +125,8 @@ LOGIN_PAIR = re.compile(r"(?i)\b(?:login|logins|user(?:name)?|usuário|usuario|u
 # Recovery / backup codes: a keyword, then the codes up to a blank line.
 RECOVERY = re.compile(r"(?i)(?:recovery|backup|restore|wiederherstellungs|scratch)[ -]?(?:codes?|keys?|schlüssel)"
                       r"|(?:códigos?|codes?|clés?) de (?:recuperação|recuperación|récupération|secours|respaldo)")
+RECOVERY_STEMS = ("recover", "backup", "restore", "scratch", "wiederher", "recupera", "récupération", "secours",
+                  "respaldo")
 CODE_TOKEN = re.compile(r"\b(?=[A-Za-z0-9-]*\d)[A-Za-z0-9]{4,12}(?:-[A-Za-z0-9]{4,12})*\b")
 
 # Payment cards: a number of 13 to 19 digits with an issuer's prefix (Visa, Mastercard, Amex, Discover, JCB,
@@ -138,6 +143,16 @@ QUOTED = re.compile(r"([\"'])([A-Za-z0-9+/=_-]{20,})\1")
 UUID = re.compile(r"(?i)^[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}$")
 HEX_DIGEST = re.compile(r"(?i)^(?:[a-f0-9]{7,12}|[a-f0-9]{32}|[a-f0-9]{40}|[a-f0-9]{56}|[a-f0-9]{64}|[a-f0-9]{96}"
                         r"|[a-f0-9]{128})$")
+# Every word the keyword rules above start from (names in assignments, headers, flags, "password is" in each
+# language, login pairs, seeds, recovery codes), as casefolded substrings: a text with none of them skips those
+# rules. A word added to a rule is added here too (test_credentials.py checks the table's keyword cases).
+KEYWORD_STEMS = ("pass", "pw", "pin", "secret", "cred", "senh", "contra", "clave", "clé", "chave", "kenn", "mdp", "wacht",
+                 "parola", "пароль", "密码", "口令", "パスワード", "パスコード", "暗証", "비밀번호", "şifre", "hasło", "heslo",
+                 "lösenord", "kode", "salasana", "sandi", "khẩu", "κωδικ", "סיסמה", "كلمة المرور", "पासवर्ड", "código",
+                 "schlüssel", "key", "token", "sig", "auth", "session", "sid", "seed", "otp", "2fa", "mfa", "hmac", "salt",
+                 "jwt", "dsn", "bearer", "code", "login", "user", "usu", "utilisateur", "benutzer", "zugang", "anmelde",
+                 "identifiant", "credencia", "acces", "recover", "backup", "restore", "scratch", "wiederher", "recupera",
+                 "récupération", "secours", "respaldo", "mysql", "cookie", "curl")
 # A token long enough to be key material: the format patterns run only on text (and lines) that have one.
 LONG_TOKEN = re.compile(r"[A-Za-z0-9_+/=.:@%-]{16,}")
 # Where a keyword makes the keyword plugin worth running on a line.

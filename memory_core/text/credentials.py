@@ -153,14 +153,17 @@ def _formats(text: str) -> Iterator[tuple[int, int]]:
         yield m.span()
     if not rules.LONG_TOKEN.search(text):  # every format is, or holds, a token of 16 characters or more
         return
-    for m in rules.PROVIDERS.finditer(text):
-        yield m.span()
-    # detect-secrets' patterns read a little context before a token ("aws ... secret = X"): they run once, on
-    # the long tokens with what precedes them on their line, and what they find is then located in the text.
+    if "PRIVATE KEY" in text or "PuTTY-User-Key-File" in text:
+        for m in rules.PRIVATE_BLOCKS.finditer(text):
+            yield m.span()
+    # The formats (ours, and detect-secrets' patterns, which read a little context before a token: "aws ...
+    # secret = X") run once, on the long tokens with what precedes them on their line; what they find is then
+    # located in the text.
     windows = _merge((max(m.start() - _CONTEXT, text.rfind("\n", 0, m.start()) + 1), m.end())
                      for m in rules.LONG_TOKEN.finditer(text))
     candidates = "\n".join(text[start:end] for start, end in windows)
     found = {secret for detector in _plugins()[0] for secret in detector.analyze_string(candidates) if len(secret) >= 8}
+    found.update(m.group(0) for m in rules.PROVIDERS.finditer(candidates))
     for secret in found:
         yield from _occurrences(text, secret)
 
@@ -212,10 +215,8 @@ def _assignments(text: str) -> Iterator[tuple[int, int]]:
         value = m.group("v")
         if strength and (looks_random(value) or (strength == "strong" and not rules.PLACEHOLDER.match(value))):
             yield m.span("v")
-    for m in rules.URL_USERINFO.finditer(text):
-        if not rules.PLACEHOLDER.match(m.group("v")):
-            yield m.span("v")
-    for pattern in (rules.HEADER, rules.CLI_FLAG):
+    folded = text.casefold()
+    for pattern in (rules.HEADER, rules.CLI_FLAG) if any(s in folded for s in rules.CLI_STEMS) else (rules.HEADER,):
         for m in pattern.finditer(text):
             group = next(g for g in ("v", "w", "x", "y") if g in m.re.groupindex and m.group(g) is not None)
             if not rules.PLACEHOLDER.match(m.group(group)):
@@ -247,14 +248,15 @@ def _sentences(text: str) -> Iterator[tuple[int, int]]:
         if classes >= 3 and any(c.isdigit() for c in value) and not _CODE_CHARS.search(value) \
                 and not rules.PLACEHOLDER.match(value):
             yield m.start("v") + len(quote), m.start("v") + len(quote) + len(value)
-    for m in rules.LOGIN_PAIR.finditer(text):
+    folded = text.casefold()
+    for m in rules.LOGIN_PAIR.finditer(text) if "/" in text else ():
         start, end = _trim(text, *m.span("v"))
         value = text[start:end]
         if len(value) >= 4 and not re.fullmatch(r"[\d.]+", value) and _password_like(value, False, text[end:end + 2]):
             yield start, end
-    for m in rules.TOTP_GROUPS.finditer(text):
+    for m in rules.TOTP_GROUPS.finditer(text) if any(s in folded for s in rules.TOTP_STEMS) else ():
         yield m.span("v")
-    for m in rules.RECOVERY.finditer(text):
+    for m in rules.RECOVERY.finditer(text) if any(s in folded for s in rules.RECOVERY_STEMS) else ():
         stop = text.find("\n\n", m.end())
         window_end = min(m.end() + 400, len(text) if stop < 0 else stop)
         for code in rules.CODE_TOKEN.finditer(text, m.end(), window_end):
@@ -307,11 +309,18 @@ def _quoted_entropy(text: str) -> Iterator[tuple[int, int]]:
 
 def _plain_spans(text: str) -> Iterator[tuple[int, int]]:
     yield from _formats(text)
-    yield from _keyword_plugin(text)
-    yield from _assignments(text)
-    yield from _sentences(text)
+    folded = text.casefold()
+    if any(stem in folded for stem in rules.KEYWORD_STEMS):  # substring tests: far cheaper than the patterns
+        yield from _keyword_plugin(text)
+        yield from _assignments(text)
+        yield from _sentences(text)
+    if "://" in text:
+        for m in rules.URL_USERINFO.finditer(text):
+            if not rules.PLACEHOLDER.match(m.group("v")):
+                yield m.span("v")
     yield from _cards(text)
-    yield from _quoted_entropy(text)
+    if "'" in text or '"' in text:
+        yield from _quoted_entropy(text)
 
 
 def _beside(text: str, spans: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:

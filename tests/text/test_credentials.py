@@ -100,3 +100,14 @@ def test_only_the_secret_value_becomes_secret(text, stored):
 ])
 def test_lookalikes_and_masked_text_stay(text):
     assert mask_secrets(text) == (text, 0)
+
+
+def test_the_keyword_rules_start_from_a_listed_stem():
+    """Texts without any of KEYWORD_STEMS skip the keyword rules: every case those rules find has one."""
+    from memory_core.text import credential_rules as rules
+    from memory_core.text import credentials
+    from tests.text.test_credential_table import FRESH, TABLE
+
+    for text in [row["text"] for row in TABLE + FRESH] + SECRETS:
+        found = [*credentials._keyword_plugin(text), *credentials._assignments(text), *credentials._sentences(text)]
+        assert not found or any(stem in text.casefold() for stem in rules.KEYWORD_STEMS), text

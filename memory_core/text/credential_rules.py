@@ -119,7 +119,8 @@ GAP_STOP = frozenset({"manager", "managers", "policy", "policies", "reset", "rul
                       "oublié", "esquecida", "olvidada", "change", "changes", "prompt", "format", "limit", "count"})
 # Login pairs: "login ana / X", "creds for grafana are admin / X", "user: admin pass: X".
 LOGIN_PAIR = re.compile(r"(?i)\b(?:login|logins|user(?:name)?|usuário|usuario|utilisateur|benutzer(?:name)?|creds"
-                        r"|credentials|zugangsdaten|anmeldedaten|identifiants|credenciais|credenciales|acesso|acceso)\b(?:[ \t]+(?:for|on|to|at|of|the|my|is|are|was|para|de|für|pour)\b[ \t]*[^\s/]*){0,3}"
+                        r"|credentials|zugangsdaten|anmeldedaten|identifiants|credenciais|credenciales|acesso|acceso)\b"
+                        r"(?:[ \t]+(?:for|on|to|at|of|the|my|is|are|was|para|de|für|pour)\b[ \t]*[^\s/]*){0,3}"
                         r"[ \t]*[:=]?[ \t]+[^\s/\"'`()]{1,60}[ \t]+/[ \t]+(?P<v>[^\s/\"'`]{3,})")
 
 # Recovery / backup codes: a keyword, then the codes up to a blank line.

@@ -5,13 +5,16 @@ credential_rules.py and nowhere else. Detection is built on detect-secrets' full
 (AWS, Azure, GitHub, GitLab, Slack, Stripe, Twilio, SendGrid, Mailchimp, npm, PyPI, Discord, Telegram, Square,
 IBM, Cloudant, Softlayer, Artifactory, JWTs, URL credentials), its keyword plugin on the lines that name a
 credential and its entropy plugins on quoted strings, each with its context rules (templated values, `$VAR`,
-indirect references, sequences, UUIDs). Ours add what it lacks: other providers' formats, whole JWTs and private
-keys (with or without their header), assignments in env files, JSON, URLs, headers and command lines, "the password
-is ..." in several languages, login pairs, TOTP seeds, recovery codes, payment cards (issuer prefix and Luhn),
-base64 of a credential, keys split in pieces or with invisible characters inside. Only the secret value becomes
-`[secret]`: "DB_PASSWORD=hunter2x!" is stored as "DB_PASSWORD=[secret]".
+sequences, UUIDs; its line-wide indirect-reference filter is our linear code-reference rule). Ours add what it
+lacks: other providers' formats, whole JWTs and private keys (with or without their header), assignments in env
+files, JSON, URLs, headers and command lines, "the password is ..." in many languages, login pairs, TOTP seeds,
+recovery codes, payment cards (issuer prefix and Luhn), base64 of a credential, keys split in pieces or with
+invisible characters inside. Only the secret value becomes `[secret]`: "DB_PASSWORD=hunter2x!" is stored as
+"DB_PASSWORD=[secret]".
 
-Measured on the labelled table tests/data/credentials_table.json (tests/text/test_credential_table.py)."""
+It runs on every write, so it stays linear and cheap: private-key blocks only where a header is, the formats on
+the windows of long tokens, the keyword rules only where one of their words is. Measured on the labelled tables
+tests/data/credentials_table.json and credentials_fresh.json (tests/text/test_credential_table.py)."""
 
 from __future__ import annotations
 
@@ -31,6 +34,8 @@ _LINE_LIMIT = 2000  # the keyword plugin's patterns are run on lines up to this 
 _CONTEXT = 80  # characters before a long token that detect-secrets' format plugins may need
 _PATH = re.compile(r"^/|://|^[a-z][\w-]*(?:\.[a-z][\w-]*)+(?:/|$)")
 _CODE_CHARS = re.compile(r"[()\[\]{}<>\"'`\\\s]")  # never in key material, often in code
+_VERSION = re.compile(r"[\d.]+")
+_SNAKE = re.compile(r"[a-z]+(?:_[a-z]+)+")
 _PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _VOWELS = frozenset("aeiouy")
 # A reference in code rather than a value: settings.llm_api_key, get_secret(...), KEY, TOKEN_PREFIX.
@@ -92,7 +97,7 @@ def looks_random(value: str) -> bool:
 
 def made_of_words(value: str) -> bool:
     """An identifier or a name made of words (AWS_SECRET_ACCESS_KEY, LocalDocumentStore, text-embedding-3-small,
-    self.rank.__getitem__), not key material, whose pieces are mostly short runs without vowels."""
+    self.rank.__getitem__), not key material: its pieces are mostly words (three letters or more, with a vowel)."""
     words = bad = 0
     for segment in filter(None, re.split(r"[^A-Za-z0-9]+", value)):
         if not any(c.islower() for c in segment) and any(c.isdigit() for c in segment) and len(segment) >= 8:
@@ -113,15 +118,13 @@ def names_a_credential(value: str) -> bool:
             and key_strength(value) is not None)
 
 
-def _password_like(value: str, quoted: bool, rest: str, *, pin: bool = False) -> bool:
+def _password_like(value: str, quoted: bool, rest: str) -> bool:
     """A value given after "password"-like words is a password unless it is a placeholder, too short, or a plain
     word that the sentence goes on from ("the password is in the vault", "password: see 1Password")."""
-    if rules.PLACEHOLDER.match(value) or len(value) < (4 if value.isdigit() and not pin else 3):
-        return False
-    if not any(c.isalnum() for c in value):
+    if rules.PLACEHOLDER.match(value) or len(value) < 3 or not any(c.isalnum() for c in value):
         return False
     if not quoted and (_CODE_REFERENCE.fullmatch(value) or value[0] in "{[<$%" or "(" in value
-                       or re.fullmatch(r"[a-z]+(?:_[a-z]+)+", value)):
+                       or _SNAKE.fullmatch(value)):
         return False  # code: a reference, a call, a template, a snake_case variable
     if names_a_credential(value) or value.count(" ") > 4:
         return False  # the name of a credential (client_secret=CLIENT_SECRET), or a sentence
@@ -149,6 +152,7 @@ def _value_span(text: str, m: re.Match, group: str = "v") -> tuple[int, int, boo
 
 
 def _formats(text: str) -> Iterator[tuple[int, int]]:
+    """Credentials recognisable by their format alone: providers' keys, JWTs, private keys, prefixes of keys."""
     for m in rules.PREFIXES.finditer(text):
         yield m.span()
     if not rules.LONG_TOKEN.search(text):  # every format is, or holds, a token of 16 characters or more
@@ -185,8 +189,9 @@ def _keyword_plugin(text: str) -> Iterator[tuple[int, int]]:
             for group in groups:
                 for found in set(detector.analyze_string(line, group)):
                     found = found.strip().rstrip(",;)")
-                    if (len(found) < 3 or " " in found or heuristic.is_templated_secret(found) or heuristic.is_prefixed_with_dollar_sign(found)
-                            or heuristic.is_sequential_string(found) or heuristic.is_potential_uuid(found)):
+                    if (len(found) < 3 or " " in found or heuristic.is_templated_secret(found)
+                            or heuristic.is_prefixed_with_dollar_sign(found) or heuristic.is_sequential_string(found)
+                            or heuristic.is_potential_uuid(found)):
                         continue
                     for start, end in _occurrences(line, found):
                         quoted = start > 0 and line[start - 1] in "\"'`"
@@ -196,6 +201,7 @@ def _keyword_plugin(text: str) -> Iterator[tuple[int, int]]:
 
 
 def _assignments(text: str) -> Iterator[tuple[int, int]]:
+    """Values given to a credential's name: env lines, configuration, JSON, XML, URL parameters, headers, flags."""
     m = rules.ASSIGNMENT.search(text)
     while m is not None:
         strength = key_strength(m.group("k"))
@@ -237,7 +243,7 @@ def _sentences(text: str) -> Iterator[tuple[int, int]]:
         if any(w in keyword for w in ("token", "key", "cred", "seed")) and "pass" not in keyword:
             taken = looks_random(value) or (quoted and len(value) >= 6)
         else:
-            taken = _password_like(value, quoted, text[end:end + 2], pin="pin" in keyword or "code" in keyword)
+            taken = _password_like(value, quoted, text[end:end + 2])
         if taken:
             yield start, end
     for m in rules.BARE.finditer(text):
@@ -252,7 +258,7 @@ def _sentences(text: str) -> Iterator[tuple[int, int]]:
     for m in rules.LOGIN_PAIR.finditer(text) if "/" in text else ():
         start, end = _trim(text, *m.span("v"))
         value = text[start:end]
-        if len(value) >= 4 and not re.fullmatch(r"[\d.]+", value) and _password_like(value, False, text[end:end + 2]):
+        if len(value) >= 4 and not _VERSION.fullmatch(value) and _password_like(value, False, text[end:end + 2]):
             yield start, end
     for m in rules.TOTP_GROUPS.finditer(text) if any(s in folded for s in rules.TOTP_STEMS) else ():
         yield m.span("v")

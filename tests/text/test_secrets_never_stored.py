@@ -152,7 +152,17 @@ WAYS = {
         m.import_file(tmp / "export.json", format="deerflow")),
     "import_bundle": lambda m, t, tmp: _bundle(m, tmp, t),
     "langgraph item value": lambda m, t, tmp: list(_langgraph(m, t)),
+    "dream proposal (model reply)": lambda m, t, tmp: _dream(m, t),
 }
+
+
+def _dream(m, text):
+    m.daily.append(f"User: {text}")
+    result = m.deep_dream(1)
+    assert result.status == "proposed", result.reason
+    [proposal] = m.dream_proposals()
+    assert "[secret]" in proposal.text and "Porto" in proposal.text
+    return result, proposal
 
 
 @pytest.mark.parametrize("way", WAYS)
@@ -163,7 +173,11 @@ def test_each_way_in_masks_credentials(tmp_path, database_url, way):
     llm = ScriptedChatModel(default=json.dumps({
         "facts": [{"content": text, "category": "context", "confidence": 0.9}],
         "user": {"workContext": {"summary": text, "shouldUpdate": True}}}))
-    with make_memory(tmp_path, database_url, llm=llm if way in ("update", "queue") else None) as m:
+    options = {"llm": llm} if way in ("update", "queue") else {}
+    if way.startswith("dream"):
+        options = {"llm": ScriptedChatModel(default=f"[MEMORY]\n## Context\n- User: {text}\n[DREAM]\nKept {text}"),
+                   "dream_review": True}
+    with make_memory(tmp_path, database_url, **options) as m:
         returned = WAYS[way](m, text, tmp_path)
         url = m.settings.database_url
         documents = json.dumps(m.memory_data(), ensure_ascii=False)

@@ -137,13 +137,13 @@ def validate_fact_id(fact_id: object) -> str:
 def validate_reason(reason: object) -> str | None:
     if reason is None:
         return None
-    return check_text(reason, "reason", 1000).strip() or None
+    return check_memory_text(reason, "reason", 1000).strip() or None
 
 
 def validate_source(source: object) -> str | None:
     if source is None:
         return None
-    return check_text(source, "source", 256)
+    return check_memory_text(source, "source", 256)
 
 
 def validate_source_error(source_error: object, max_chars: int = 2000) -> str | None:

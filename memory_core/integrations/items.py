@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from memory_core.facts.api import CATEGORIES, Fact, content_key
 from memory_core.scope import Scope, make_scope
 from memory_core.store.item_store import ItemStore, StoredItem
+from memory_core.text.credentials import without_secrets
 
 if TYPE_CHECKING:
     from memory_core.memory import Memory
@@ -140,7 +141,7 @@ class AgentItems:
         key = _key(key)
         if not isinstance(value, Mapping):
             raise ValueError(f"an item's value is a dict; got {type(value).__name__}")
-        value = dict(value)
+        value = masked(value)
         try:
             text = json.dumps(value, ensure_ascii=False, allow_nan=False)
         except (TypeError, ValueError) as exc:
@@ -233,6 +234,18 @@ class AgentItems:
         if "confidence" in value:
             value["confidence"] = fact.confidence
         return AgentItem(namespace, row.key, value, row.created_at, max(row.updated_at, fact.updated_at), fact.id)
+
+
+def masked(value: Any) -> Any:
+    """`value` with credentials masked in every string it holds, keys of nested dicts included: an item's
+    value is memory like a fact's text, whatever field it is in."""
+    if isinstance(value, str):
+        return without_secrets(value)
+    if isinstance(value, Mapping):
+        return {masked(k) if isinstance(k, str) else k: masked(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [masked(v) for v in value]
+    return value
 
 
 def _key(key: object) -> str:

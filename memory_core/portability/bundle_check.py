@@ -274,8 +274,8 @@ def check_supersessions(rows: dict[Any, dict[str, Any]], owners: dict[str, tuple
 
 
 # The memory text of each record kind: what a person or an agent wrote, which every way into memory masks.
-MEMORY_TEXT = {"facts": ("content", "source_error", "invalid_reason"), "audit": ("reason",),
-               "summaries": ("summary",), "core_versions": ("content",), "plans": ("name",)}
+MEMORY_TEXT = {"facts": ("content", "source", "source_error", "invalid_reason"), "audit": ("reason",),
+               "summaries": ("summary",), "core_versions": ("content", "reason"), "plans": ("name",)}
 
 
 def stored_text(value: Any) -> Any:
@@ -293,8 +293,9 @@ def as_stored(data: dict[str, Any]) -> dict[str, Any]:
                     record[field] = stored_text(record[field])
     for entry in data["audit"]:  # an entry's before and after hold the fact's content too
         for side in ("old", "new"):
-            if isinstance(entry.get(side), dict) and "content" in entry[side]:
-                entry[side]["content"] = stored_text(entry[side]["content"])
+            for field in ("content", "source"):
+                if isinstance(entry.get(side), dict) and field in entry[side]:
+                    entry[side][field] = stored_text(entry[side][field])
     for plan in data["plans"]:
         for step in plan["steps"]:
             step["text"] = stored_text(step["text"])

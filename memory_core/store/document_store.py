@@ -8,7 +8,7 @@ from sqlalchemy.engine import make_url
 from memory_core.clock import Clock
 from memory_core.tiers.document_paths import check_folder, check_path, is_document_path
 from memory_core.scope import Scope
-from memory_core.text.validation import check_memory_text, check_text
+from memory_core.text.validation import check_memory_text
 from memory_core.store.db import Database
 from memory_core.store.models import DocumentRow
 
@@ -55,7 +55,7 @@ class DatabaseDocumentStore:
 
     def append(self, scope: Scope, path: str, block: str, header: str) -> None:
         check_path(path)
-        block, header = check_memory_text(block, f"block of {path}"), check_text(header, f"header of {path}")
+        block, header = check_memory_text(block, f"block of {path}"), check_memory_text(header, f"header of {path}")
         with self.db.write(lock=f"doc:{scope.key}:{path}") as s:
             row = self._get(s, scope, path)
             if row is None:

@@ -1,6 +1,6 @@
 """Text before it is stored or shown: words and hashes (`words`), exact token counts (`tokens`), validation
-(`validation`), credentials masked (`credentials`), secrets kept out of errors and logs (`redact`) and chat
-messages (`messages`).
+(`validation`), credentials masked (`credentials`, its patterns in `credential_rules`), secrets kept out of errors
+and logs (`redact`) and chat messages (`messages`).
 
 The bottom layer: imports nothing of memory_core but `errors`.
 """

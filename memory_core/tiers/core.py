@@ -19,7 +19,7 @@ from memory_core.tiers.documents import DatabaseDocumentStore
 from memory_core.scope import Scope
 from memory_core.store.core_store import CoreStore, CoreVersion, CoreWrite
 from memory_core.consistency.truth import Sources, sentence_key, sentences_of
-from memory_core.text.validation import check_memory_text, check_text
+from memory_core.text.validation import check_memory_text
 
 if TYPE_CHECKING:
     from memory_core.clock import Clock
@@ -79,7 +79,7 @@ class CoreTier:
         ValueError, with nothing written, for a non-string, NUL characters, lone surrogates or more than
         `max_chars` characters."""
         text = check_memory_text(text, "MEMORY.md", self.max_chars)
-        check_text(reason, "reason")
+        reason = check_memory_text(reason, "reason")
         # Under the scope's lock from first read to commit, so that writers take turns and a reader never
         # records a file whose row is about to be written.
         with self.versions_store.writing(scope) as tx:

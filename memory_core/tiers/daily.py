@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Callable, Mapping
 
 from memory_core.scope import Scope, make_scope
 from memory_core.text.words import sha256_text
-from memory_core.text.validation import check_memory_text, check_text
+from memory_core.text.validation import check_memory_text
 
 if TYPE_CHECKING:
     from memory_core.clock import Clock
@@ -54,7 +54,7 @@ class DailyTier:
         text longer than `Settings.max_document_chars` or a title longer than TITLE_MAX_CHARS."""
         scope = make_scope(user_id, agent_name)
         text = check_memory_text(text, "text", self.settings.max_document_chars, allow_empty=False)
-        title = check_text(title, "title", TITLE_MAX_CHARS)
+        title = check_memory_text(title, "title", TITLE_MAX_CHARS)
         when = when or self.clock.now()
         if when.tzinfo is None:
             when = when.replace(tzinfo=self.settings.tz)

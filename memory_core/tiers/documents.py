@@ -23,7 +23,7 @@ from typing import Callable, Iterator, Protocol
 from memory_core.tiers.document_paths import FOLDERS, check_folder, check_path, is_document_path
 from memory_core.scope import Scope
 from memory_core.store.document_store import DatabaseDocumentStore
-from memory_core.text.validation import check_memory_text, check_text
+from memory_core.text.validation import check_memory_text
 
 __all__ = ["FOLDERS", "DatabaseDocumentStore", "DocumentStore", "LocalDocumentStore", "atomic_write", "check_folder",
            "check_path", "export_documents", "is_document_path"]
@@ -153,7 +153,7 @@ class LocalDocumentStore:
 
     def append(self, scope: Scope, path: str, block: str, header: str) -> None:
         target = self._path(scope, path)
-        block, header = check_memory_text(block, f"block of {path}"), check_text(header, f"header of {path}")
+        block, header = check_memory_text(block, f"block of {path}"), check_memory_text(header, f"header of {path}")
         target.parent.mkdir(parents=True, exist_ok=True)
         with self._thread_lock(target), self._locked(target, os.O_RDWR | os.O_CREAT, fcntl.LOCK_EX) as fd:
             st = os.fstat(fd)

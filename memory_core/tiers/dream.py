@@ -37,6 +37,7 @@ from memory_core.store.proposal_store import ProposalStore
 from memory_core.store.provenance_store import CORE, ProvenanceStore
 from memory_core.text.words import STOPWORDS, sha256_text, stem, words
 from memory_core.consistency.truth import Provenance, Retired, merge_sources, scrub_markdown, sentence_key, ties
+from memory_core.text.credentials import without_secrets
 from memory_core.text.tokens import count_tokens, truncate_to_tokens
 from memory_core.tiers.core import BULLET, bullets
 from memory_core.tiers.daily import split_blocks
@@ -320,6 +321,9 @@ class DeepDream:
             return self._finish(scope, DreamResult("rejected", f"LLM error: {exc}", days=days), None)
         result = DreamResult("rejected", days=days, input_tokens=tin, output_tokens=tout)
         memory, narrative = parse_dream_reply(reply)
+        # what the model wrote is memory like anything else: a proposal and the diary hold no credential either
+        memory = without_secrets(memory) if memory else memory
+        narrative = without_secrets(narrative) if narrative else narrative
         if memory is None and isinstance(self.consolidator, DeterministicConsolidator):
             return self._finish(scope, DreamResult("skipped_empty", "nothing in the daily logs says something lasting "
                                                    "about the user; MEMORY.md left as it is", days=days), digest, read)

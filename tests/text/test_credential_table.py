@@ -1,0 +1,77 @@
+"""Credentials masked on a labelled table of cases (tests/data/credentials_table.json), measured per half.
+
+The table: 186 credentials (env lines, configuration, command lines, chat in ten languages, JSON, URLs, headers,
+41 providers' keys, JWTs, private keys with and without their header, TOTP seeds, recovery codes, cards, keys split
+in two, with zero-width characters inside or in base64) and 83 look-alikes (git SHAs, hashes, UUIDs, IBANs, ISBNs,
+versions, tracking and order numbers, phone numbers, library and product names, "my password manager is
+1Password", base64 of ordinary words, ids). The n-th case of each label is in half A when n is even, else in B.
+
+A fresh set C (tests/data/credentials_fresh.json: 40 credentials, 25 look-alikes, more languages and forms) was
+written after the rules and measured once before any change for it.
+
+Masked means: none of the case's secret strings is left in the masked text (invisible characters ignored); for a
+look-alike, the text is unchanged. Figures (credentials masked; look-alikes touched):
+  before this work:            A 28/93 = 0.301, 2 of 42;   B 29/93 = 0.312, 0 of 41
+  tuned on A:                  A 93/93 = 1.000, 0 of 42
+  B, measured once after:      B 91/93 = 0.978, 0 of 41   (missed: a .pgpass line, "passphrase to X")
+  C, measured once after:      C 31/40 = 0.775, 0 of 25   (missed: Turkish, Polish, Japanese "passcode", French
+                               "clé API", Portuguese "código do alarme", "Zugangsdaten", "pass X", a Discord
+                               webhook, an 8-character second half of a key)
+  then tuned on C:             A 93/93, 0 of 42;  B 92/93 = 0.989, 0 of 41;  C 40/40, 0 of 25
+The thresholds below are a little under those figures."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from memory_core.text.credentials import mask_secrets
+
+DATA = Path(__file__).parents[1] / "data"
+TABLE = json.loads((DATA / "credentials_table.json").read_text(encoding="utf-8"))
+FRESH = [row | {"half": "C"} for row in json.loads((DATA / "credentials_fresh.json").read_text(encoding="utf-8"))]
+WANTED = {"A": (0.97, 1), "B": (0.95, 1), "C": (0.95, 1)}  # (credentials masked at least, look-alikes touched at most)
+
+
+def _visible(text: str) -> str:
+    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+
+
+def _masked(row: dict) -> bool:
+    out = mask_secrets(row["text"])[0]
+    return not any(secret in out or _visible(secret) in _visible(out) for secret in row["secrets"])
+
+
+def test_the_table_is_large_varied_and_split_in_two():
+    credentials = [row for row in TABLE if row["label"] == "credential"]
+    lookalikes = [row for row in TABLE if row["label"] == "lookalike"]
+    assert len(credentials) >= 150 and len(lookalikes) >= 60
+    assert all(row["secrets"] and all(s in row["text"] for s in row["secrets"]) for row in credentials)
+    assert all(not row["secrets"] for row in lookalikes)
+    assert len({row["kind"] for row in credentials}) >= 15 and len({row["language"] for row in TABLE}) >= 8
+    for label in ("credential", "lookalike"):
+        halves = [row["half"] for row in TABLE if row["label"] == label]
+        assert halves == ["A" if n % 2 == 0 else "B" for n in range(len(halves))]
+
+
+@pytest.mark.parametrize("half", ["A", "B", "C"])
+def test_credentials_are_masked_and_lookalikes_kept_on_each_half(half):
+    credentials = [row for row in TABLE + FRESH if row["half"] == half and row["label"] == "credential"]
+    lookalikes = [row for row in TABLE + FRESH if row["half"] == half and row["label"] == "lookalike"]
+    missed = [row["text"][:80] for row in credentials if not _masked(row)]
+    touched = [(row["text"], mask_secrets(row["text"])[0]) for row in lookalikes
+               if mask_secrets(row["text"])[0] != row["text"]]
+    least, most = WANTED[half]
+    assert 1 - len(missed) / len(credentials) >= least, missed
+    assert len(touched) <= most, touched
+
+
+@pytest.mark.parametrize("row", [row for row in TABLE + FRESH if row["label"] == "credential"], ids=lambda row: row["kind"])
+def test_masking_keeps_the_rest_and_is_idempotent(row):
+    out, n = mask_secrets(row["text"])
+    assert mask_secrets(out)[0] == out  # a second pass changes nothing
+    if _masked(row):
+        assert n >= 1 and "[secret]" in out

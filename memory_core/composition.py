@@ -33,6 +33,8 @@ from memory_core.search.index import SearchIndex
 from memory_core.settings import Settings
 from memory_core.store.db import Database
 from memory_core.store.erase_store import EraseStore
+from memory_core.store.provenance_store import ProvenanceStore
+from memory_core.store.tombstone_store import TombstoneStore
 from memory_core.store.fact_store import FactStore
 from memory_core.store.migrations import migrate
 from memory_core.store.usage_store import UsageStore
@@ -151,7 +153,10 @@ def compose(settings: Settings, *, clock: Clock, llm: ChatModel | None = None, e
                                                          agent_name=s.agent_name),
         today=daily.today, plan=plans.get, injection=inject),
         settings.context_sessions_max, settings.context_budget_tokens)
-    facts.eraser = Eraser(store, EraseStore(db, clock), documents, index, contexts.sessions)
+    facts.eraser = Eraser(store, EraseStore(db, clock), documents, index, contexts.sessions,
+                          tombstones=TombstoneStore(db, clock), provenance=ProvenanceStore(db, clock),
+                          embed=embedder.embed)
+    db.on_ready.append(facts.eraser.finish_pending)  # an erase a kill or a full disk left half done
     queue = UpdateQueue(settings, db, clock, apply=apply, on_enqueue=on_enqueue)
     return Parts(
         settings=settings, clock=clock, db=db, llm=llm, ledger=ledger, llm_problems=ProblemLog(),

@@ -113,6 +113,12 @@ def default_embedder(settings: Settings) -> Embedder:
     return WordLlamaEmbedder()
 
 
+def screen_erased(eraser: Eraser | None, text: str, scope: Scope, since: Any) -> str:
+    """`text` (a live session's summary) without what was erased since `since` (when the session started)."""
+    guard = eraser.guard(scope, since) if eraser is not None else None
+    return guard.drop(text) if guard is not None else text
+
+
 def compose(settings: Settings, *, clock: Clock, llm: ChatModel | None = None, embedder: Embedder | None = None,
             apply: Callable[..., Any], inject: Callable[[Scope], str],
             on_enqueue: Callable[[], object]) -> Parts:
@@ -151,7 +157,8 @@ def compose(settings: Settings, *, clock: Clock, llm: ChatModel | None = None, e
         summarize=summarizer.summarize,
         append_daily=lambda text, title, s: daily.append(text, title=title, user_id=s.user_id,
                                                          agent_name=s.agent_name),
-        today=daily.today, plan=plans.get, injection=inject),
+        today=daily.today, plan=plans.get, injection=inject, now=clock.now,
+        screen=lambda text, scope, since: screen_erased(facts.eraser, text, scope, since)),
         settings.context_sessions_max, settings.context_budget_tokens)
     facts.eraser = Eraser(store, EraseStore(db, clock), documents, index, contexts.sessions,
                           tombstones=TombstoneStore(db, clock), provenance=ProvenanceStore(db, clock),

@@ -93,6 +93,10 @@ class Guard:
         """`text` with each passage that states an erased statement replaced by `[erased]`."""
         return rewrite(text, self.refuses)
 
+    def drop(self, text: str) -> str:
+        """`text` without the passages that state an erased statement."""
+        return rewrite(text, self.refuses, replacement="")[0]
+
 
 # A place erase reaches: plan(scope, visit(where, text)) shows it each text it keeps; carry(scope, scrub) rewrites
 # them (scrub: text -> (new text, passages replaced)) and returns how many items changed. Adding a place is one

@@ -157,9 +157,9 @@ def passage_key(passage: str) -> str:
     return hashlib.sha256(folded.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def rewrite(text: str, gone: Callable[[str], bool]) -> tuple[str, int]:
-    """`text` with each passage for which `gone(passage)` holds replaced by `[erased]` (lines, headings and
-    bullet markers kept). Returns (new text, how many were replaced)."""
+def rewrite(text: str, gone: Callable[[str], bool], replacement: str = ERASED) -> tuple[str, int]:
+    """`text` with each passage for which `gone(passage)` holds replaced by `[erased]` (or `replacement`; lines,
+    headings and bullet markers kept). Returns (new text, how many were replaced)."""
     count = 0
 
     def one(match: re.Match) -> str:
@@ -169,13 +169,16 @@ def rewrite(text: str, gone: Callable[[str], bool]) -> tuple[str, int]:
         if not body or body == ERASED or not gone(body):
             return sentence
         count += 1
-        return sentence[:len(sentence) - len(sentence.lstrip())] + ERASED + sentence[len(sentence.rstrip()):]
+        if not replacement:
+            return ""
+        return sentence[:len(sentence) - len(sentence.lstrip())] + replacement + sentence[len(sentence.rstrip()):]
 
     out = []
     for line in text.split("\n"):
         lead = _LEAD.match(line)
         head, body = (line[:lead.end()], line[lead.end():]) if lead else ("", line)
-        out.append(head + _SENTENCE.sub(one, body))
+        new = _SENTENCE.sub(one, body)
+        out.append(head + (" ".join(new.split()) if not replacement and new != body else new))
     return "\n".join(out), count
 
 

@@ -119,6 +119,10 @@ class ScopedMemory:
         transaction. Raises ValueError for bad input (before any LLM call), LLMError when the LLM fails and
         LLMReplyError when its reply is unusable; in every case nothing stored changes.
         """
+        return self._update(messages, thread_id=thread_id, taken_in=self._parts.clock.now())
+
+    def _update(self, messages: list[dict[str, str]], *, thread_id: str, taken_in: datetime) -> UpdateResult:
+        """`update`, for messages taken in at `taken_in`: a statement erased since then is refused ("erased")."""
         with self.writing("update memory"):
             parts, scope = self._parts, self.scope
             thread_id = validate_thread_id(thread_id)
@@ -138,8 +142,10 @@ class ScopedMemory:
             for content, why in reply.invalid:
                 log.info("skipped invalid extracted fact (%s): %.80s", why, content)
                 parts.llm_problems.add(scope.key, "item", f"skipped {content[:60]!r}: {why}")
+            eraser = parts.facts.eraser
+            guard = eraser.guard(scope, taken_in) if eraser is not None else None  # read after the LLM's reply
             with parts.store.transaction(scope) as tx:
-                apply_reply(tx, reply, thread_id, result, parts.settings)
+                apply_reply(tx, reply, thread_id, result, parts.settings, guard=guard)
             return result
 
     async def aupdate(self, messages: list[dict[str, str]], *, thread_id: str) -> UpdateResult:
@@ -155,7 +161,9 @@ class ScopedMemory:
     def apply_queued(self, messages: list[dict[str, str]], *, thread_id: str, options: dict[str, Any]) -> UpdateResult:
         """What the queue runs for one conversation: the update, and for an imported conversation a daily block
         dated when it happened (`options["when"]`, `options["title"]`)."""
-        result = self.update(messages, thread_id=thread_id)
+        taken = [datetime.fromisoformat(t) for t in (options.get("taken_in"), options.get("when")) if t]
+        taken_in = min(taken, key=lambda t: t.timestamp()) if taken else self._parts.clock.now()
+        result = self._update(messages, thread_id=thread_id, taken_in=taken_in)
         when = options.get("when")
         if when:
             with metering(self.scope, "summarize"):

@@ -198,3 +198,20 @@ def test_purging_a_scope_removes_its_items(store):
     store.put(("ana", "other"), "kept", {"v": 2})
     assert store.memory.purge_scope(user_id="ana", agent_name="coder")["agent_items"] == 1
     assert store.get(ANA, "plain") is None and store.list_namespaces() == [("ana", "other")]
+
+
+def test_each_key_is_its_own_item_even_with_the_same_content(store):
+    ns = (*ANA, "memories")
+    store.put(ns, "a", {"content": "User likes tea"})
+    store.put(ns, "b", {"content": "User likes tea"})
+    store.delete(ns, "a")
+    assert store.get(ns, "a") is None
+    assert store.get(ns, "b").value["content"] == "User likes tea"  # deleting one key never touches the other
+    store.put(ns, "c", {"content": "User likes tea"})
+    store.put(ns, "c", {"content": "User likes coffee"})  # overwriting one key never changes the other
+    assert store.get(ns, "b").value["content"] == "User likes tea"
+    assert store.get(ns, "c").value["content"] == "User likes coffee"
+    store.put(ns, "b", {"kind": "no longer a fact"})
+    assert store.get(ns, "c").value["content"] == "User likes coffee"
+    contents = {f.content for f in store.memory.facts.list(user_id="ana", agent_name="coder")}
+    assert contents == {"User likes coffee"}

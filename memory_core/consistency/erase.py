@@ -250,6 +250,9 @@ class Eraser:
             for fact_id in ids:
                 if tx.row(fact_id).invalid_at is None:
                     tx.invalidate(fact_id, reason="erased", action="invalidated")
+                    # Not a retirement to propagate: its word matching would take passages that merely share
+                    # a word; erase rewrites exactly its plan's passages itself (summaries and MEMORY.md too).
+                    tx.retired.pop(fact_id, None)
         _step("database")
         counts = self.erase_store.erase(scope, ids, scrub, entry.reason)
         _step("files")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import Any, Callable
 
 from sqlalchemy import text
@@ -17,6 +18,7 @@ from memory_core.store.models import FactAuditRow
 from memory_core.store.provenance_store import forget_in
 
 log = logging.getLogger(__name__)
+HORIZON_WAIT_SECONDS = 30.0  # how long reclaiming waits for older transactions of other sessions to end
 
 Scrub = Callable[[str], "tuple[str, int]"]  # text -> (scrubbed text, passages erased)
 
@@ -220,6 +222,25 @@ class EraseStore:
                     raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             return
         with self.db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            _wait_for_older_snapshots(conn)
             for table in tables:
                 conn.exec_driver_sql(f"VACUUM FULL {table}")
+
+
+def _wait_for_older_snapshots(conn, timeout: float = HORIZON_WAIT_SECONDS) -> None:
+    """Wait (at most `timeout`) until no other session of the database still sees rows as they were before now:
+    VACUUM keeps a dead row version that an older snapshot may read, and with it the erased text."""
+    horizon = int(conn.exec_driver_sql("SELECT txid_current()").scalar()) % 2 ** 32
+    deadline = time.monotonic() + timeout
+    while True:
+        older = conn.execute(text(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
+            "AND backend_xmin IS NOT NULL AND backend_xmin::text::bigint < :h"), {"h": horizon}).scalar()
+        if not older:
+            return
+        if time.monotonic() > deadline:
+            log.warning("%d older transaction(s) still open: their snapshots may keep erased text in dead row "
+                        "versions until the next VACUUM", older)
+            return
+        time.sleep(0.05)
 

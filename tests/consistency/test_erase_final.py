@@ -150,13 +150,26 @@ def test_an_update_in_flight_cannot_bring_it_back_but_a_new_statement_is_kept(tm
         assert [f.content for f in again.added] == ["User works at Globex as a data engineer"]
 
 
-def test_a_queued_update_taken_in_before_the_erase_cannot_bring_it_back(tmp_path, database_url):
-    with make_memory(tmp_path, database_url) as m:
+def test_a_queued_update_claimed_before_the_erase_cannot_bring_it_back(tmp_path, database_url):
+    gate, asked = threading.Event(), threading.Event()
+    reply = json.dumps({"facts": [{"content": "User works at Globex as a data engineer", "category": "context",
+                                   "confidence": 0.9}]})
+
+    def slow(_messages):
+        asked.set()
+        assert gate.wait(60)
+        return reply
+
+    with make_memory(tmp_path, database_url, llm=ScriptedChatModel([slow])) as m:
         fact = m.facts.add("User works at Globex as a data engineer", "context", 0.9)
-        m.queue.add([{"role": "user", "content": "I work at Globex as a data engineer."}], thread_id="t9")
+        m.queue.add([{"role": "user", "content": "My job: I build pipelines."}], thread_id="t9")
+        flushing = threading.Thread(target=m.queue.flush)
+        flushing.start()
+        assert asked.wait(60)  # claimed, waiting on the LLM
         m.facts.erase(fact.id)
-        m.queue.flush()
-        assert m.facts.list() == []
+        gate.set()
+        flushing.join(60)
+        assert m.facts.list() == [] and STATEMENT not in m.format_for_injection()
 
 
 def test_a_live_session_of_another_process_cannot_bring_it_back(tmp_path, database_url):

@@ -273,7 +273,12 @@ class Eraser:
     def finish_pending(self) -> int:
         """Finish every erase a kill or a full disk left unfinished (run when the memory is opened)."""
         finished = 0
-        for entry in self.tombstones.pending():
+        try:
+            entries = self.tombstones.pending()
+        except Exception:  # noqa: BLE001 - never in the way of opening (a schema not yet migrated, say)
+            log.exception("the erase journal could not be read; an interrupted erase is finished on the next open")
+            return 0
+        for entry in entries:
             log.warning("finishing an interrupted erase of %s in %s", ", ".join(entry.fact_ids), entry.scope.key)
             try:
                 self._carry_out(entry)

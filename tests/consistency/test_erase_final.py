@@ -219,3 +219,20 @@ def test_postgresql_keeps_no_dead_row_version_of_the_text(tmp_path, pg_url):
                         found.append(table)
         engine.dispose()
         assert found == []
+
+
+def test_an_open_dream_proposal_loses_the_passages_too(tmp_path, database_url):
+    from datetime import datetime, timezone
+
+    from memory_core import ManualClock
+
+    clock = ManualClock(datetime(2026, 11, 22, 9, tzinfo=timezone.utc))
+    with make_memory(tmp_path, database_url, clock=clock, dream_review=True) as m:
+        fact = m.facts.add("User works at Globex as a data engineer", "context", 0.9)
+        m.daily.append("User: I work at Globex as a data engineer. I love hiking in the Alps.")
+        assert m.deep_dream(1).status == "proposed"
+        assert STATEMENT in m.dream_proposals()[0].text.lower()
+        m.facts.erase(fact.id)
+        [proposal] = m.dream_proposals()
+        assert STATEMENT not in (proposal.text + json.dumps(proposal.diff)).lower() and "hiking" in proposal.text
+        assert _residue(tmp_path / "home", m.settings.database_url) == []

@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator
 
+from memory_core.clock import utc
 from memory_core.policy.actors import acting_as, current_actor
 from memory_core.consistency.doctor import Finding, check
 from memory_core.tiers.documents import LocalDocumentStore, export_documents
@@ -60,6 +61,9 @@ class ScopedMemory:
         given by Memory so that the view does not import the importers that use it)."""
         self._parts = parts
         self._importer = importer
+        # What the view reads may be files: the database's unfinished work (an erase a kill left half done)
+        # is finished before anything is read through it.
+        parts.db.ensure_ready()
         self.scope = scope
         self.role = validate_role(role)
         self.actor = actor
@@ -161,8 +165,8 @@ class ScopedMemory:
     def apply_queued(self, messages: list[dict[str, str]], *, thread_id: str, options: dict[str, Any]) -> UpdateResult:
         """What the queue runs for one conversation: the update, and for an imported conversation a daily block
         dated when it happened (`options["when"]`, `options["title"]`)."""
-        taken = [datetime.fromisoformat(t) for t in (options.get("taken_in"), options.get("when")) if t]
-        taken_in = min(taken, key=lambda t: t.timestamp()) if taken else self._parts.clock.now()
+        taken = [utc(datetime.fromisoformat(t)) for t in (options.get("taken_in"), options.get("when")) if t]
+        taken_in = min(taken) if taken else self._parts.clock.now()  # an import's conversation: when it was held
         result = self._update(messages, thread_id=thread_id, taken_in=taken_in)
         when = options.get("when")
         if when:

@@ -77,17 +77,17 @@ class ErasePlan:
 class Guard:
     """The tombstones made after something was taken in: whether a statement (or a passage) of it is erased."""
 
-    def __init__(self, key: bytes, statement_keys: Iterable[str], marks: Iterable[Marks]) -> None:
+    def __init__(self, key: bytes, stones: Iterable[tuple[str, Marks, datetime]]) -> None:
         self.key = key
-        self.statement_keys = frozenset(statement_keys)
-        self.marks = list(marks)
+        self.stones = list(stones)  # (keyed hash of the normalised statement, keyed marks, when it was erased)
 
-    def refuses(self, statement: str) -> bool:
+    def refuses(self, statement: str, taken_in: datetime | None = None) -> bool:
+        """Whether `statement` states one of the erased statements (erased after `taken_in`, when given)."""
         from memory_core.facts.api import normalise_for_key
 
-        if keyed(self.key, normalise_for_key(statement)) in self.statement_keys:
-            return True
-        return any(states(statement, m, self.key) for m in self.marks)
+        whole = keyed(self.key, normalise_for_key(statement))
+        return any((taken_in is None or at > taken_in) and (whole == key or states(statement, marks, self.key))
+                   for key, marks, at in self.stones)
 
     def screen(self, text: str) -> tuple[str, int]:
         """`text` with each passage that states an erased statement replaced by `[erased]`."""
@@ -295,8 +295,8 @@ class Eraser:
         stones = self.tombstones.since(scope, taken_in)
         if not stones:
             return None
-        return Guard(self.tombstones.secret(), [t.statement_key for t in stones],
-                     [Marks.from_json(t.marks) for t in stones])
+        return Guard(self.tombstones.secret(), [(t.statement_key, Marks.from_json(t.marks), t.erased_at)
+                                                 for t in stones])
 
 
 def _scrub(keys: Iterable[str]) -> Scrub:

@@ -177,6 +177,12 @@ class ScopedMemory:
                                   when=datetime.fromisoformat(when))
         return result
 
+    def erasure_guard(self, taken_in: datetime | None = None) -> Any:
+        """The erasures of this scope made after `taken_in` (all for None), as an `erase.Guard`, or None: what an
+        importer checks before it brings a statement back."""
+        eraser = self._parts.facts.eraser
+        return eraser.guard(self.scope, taken_in) if eraser is not None else None
+
     def memory_data(self) -> dict[str, Any]:
         data: dict[str, Any] = self._parts.store.summaries(self.scope)
         data["facts"] = [f.to_dict() for f in self._parts.store.list(self.scope)]

@@ -236,3 +236,22 @@ def test_an_open_dream_proposal_loses_the_passages_too(tmp_path, database_url):
         [proposal] = m.dream_proposals()
         assert STATEMENT not in (proposal.text + json.dumps(proposal.diff)).lower() and "hiking" in proposal.text
         assert _residue(tmp_path / "home", m.settings.database_url) == []
+
+
+def test_an_importer_cannot_bring_it_back(tmp_path, database_url):
+    said = {"version": "1.0", "lastUpdated": "2026-01-02T09:00:00Z",
+            "user": {"workContext": {"summary": "I work at Globex as a data engineer. Team of five.",
+                                     "updatedAt": "2026-01-02T09:00:00Z"}},
+            "facts": [{"id": "fact_0000aaaa", "content": "User works at Globex as a data engineer",
+                       "category": "context", "confidence": 0.9, "createdAt": "2026-01-01T09:00:00Z"},
+                      {"id": "fact_0000bbbb", "content": "User likes tea", "category": "preference",
+                       "confidence": 0.9, "createdAt": "2026-01-01T09:00:00Z"}]}
+    path = tmp_path / "memory.json"
+    path.write_text(json.dumps(said))
+    with make_memory(tmp_path, database_url) as m:
+        fact = m.facts.add("User works at Globex as a data engineer", "context", 0.9)
+        m.facts.erase(fact.id)
+        report = m.import_file(path, format="deerflow")
+        assert [f.content for f in m.facts.list()] == ["User likes tea"]
+        assert any("erased" in note for note in report.notes)
+        assert STATEMENT not in json.dumps(m.memory_data()).lower()

@@ -46,6 +46,7 @@ FOLDERS = ("", "memory", "memory/dreams")
 STEPS = ("journal", "invalidate", "database", "files", "sessions", "index", "reclaim", "finish")
 STOP_ENV, FAULT_ENV = "MEMORY_CORE_ERASE_STOP", "MEMORY_CORE_ERASE_FAULT"
 RELATED_SIMILARITY = 0.85  # embedding cosine from which a valid fact is offered as saying the same thing
+RELATED_EMBED_LIMIT = 5000  # beyond this many valid facts in the scope, related facts are found by words only
 
 
 def _step(name: str) -> None:
@@ -200,7 +201,7 @@ class Eraser:
         if not others:
             return []
         close = {f.id for f in others if related(fact.content, f.content)}
-        if self.embed is not None:
+        if self.embed is not None and len(others) <= RELATED_EMBED_LIMIT:
             vectors = np.asarray(self.embed([fact.content] + [f.content for f in others]), dtype=np.float32)
             norms = np.linalg.norm(vectors, axis=1)
             norms[norms == 0] = 1.0

@@ -28,9 +28,16 @@ _WORD = re.compile(r"[\w']+", re.UNICODE)
 _SUFFIXES = (("ies", "y"), ("ied", "y"), ("ing", ""), ("edly", ""), ("ed", ""), ("es", ""), ("s", ""), ("ly", ""))
 
 
+NUMBERS = {w: str(n) for n, w in enumerate("""zero one two three four five six seven eight nine ten eleven
+twelve""".split())}
+
+
 def root(word: str) -> str:
-    """A word's crude root, so that "likes", "liked" and "liking" are one ("lik") and "dislike" is another."""
+    """A word's crude root, so that "likes", "liked" and "liking" are one ("lik") and "dislike" is another; a
+    number word is its digits ("two" is "2")."""
     word = word.casefold().strip("'")
+    if word in NUMBERS:
+        return NUMBERS[word]
     if word.endswith("'s"):
         word = word[:-2]
     for suffix, put in _SUFFIXES:
@@ -60,7 +67,8 @@ def _names_and_values(text: str) -> set[str]:
         word = token.strip("'")
         if not word or word in ".!?":
             continue
-        if any(c.isdigit() for c in word) or (word[:1].isupper() and not start and word.casefold() != "i"):
+        if any(c.isdigit() for c in word) or word.casefold() in NUMBERS or \
+                (word[:1].isupper() and not start and word.casefold() != "i"):
             if word.casefold() not in FUNCTION:
                 found.add(root(word))
     return found
@@ -128,9 +136,9 @@ def related(a: str, b: str) -> bool:
         return True
     if ma.denies != mb.denies:
         return False
-    if (ma.must or mb.must) and ma.must != mb.must:
-        return False
-    wa, wb = ma.words | ma.must, mb.words | mb.must
+    wa, wb = {r[:5] for r in ma.words | ma.must}, {r[:5] for r in mb.words | mb.must}  # "allergi" ~ "allergy"
+    if not ({r[:5] for r in ma.must} <= wb and {r[:5] for r in mb.must} <= wa):
+        return False  # a name or value of one is missing from the other
     return bool(wa and wb) and len(wa & wb) / len(wa | wb) >= 0.5
 
 

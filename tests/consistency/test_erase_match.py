@@ -86,3 +86,40 @@ def test_related_statements():
     assert related("User likes tea", "User likes tea a lot")
     assert not related("User likes tea", "User dislikes green tea")
     assert not related("User works at Globex", "User works at Initech")
+
+
+# (fact erased, another valid fact, offered as saying the same thing?) for erase_plan's `.related` (by words; the
+# embeddings add more in a Memory). Split before tuning like the table above.
+RELATED_HELD_OUT = [
+    ("User has a parrot named Zorbulon", "User's parrot is named Zorbulon", True),
+    ("User lives in Lisbon", "User is living in Lisbon now", True),
+    ("User works at Globex as a data engineer", "User is a data engineer at Globex", True),
+    ("User likes tea", "User dislikes tea", False),
+    ("User works at Globex", "User works at Initech", False),
+    ("Maria's birthday is on 12 May", "Maria was born on 12 May", True),
+    ("User drives a blue Tesla", "User's car is a blue Tesla", True),
+    ("User likes tea", "User likes coffee", False),
+    ("User's dog is called Rex", "User has a cat called Tom", False),
+]
+RELATED_TUNED = [
+    ("User is allergic to peanuts", "User has a peanut allergy", True),
+    ("User prefers dark mode", "User likes dark mode", True),
+    ("User's badge number is 4471", "User's badge number is 5520", False),
+    ("User speaks Portuguese", "User is learning Portuguese", False),
+    ("Der Nutzer wohnt in Berlin", "Der Nutzer lebt in Berlin", True),
+    ("User has two kids", "User has 2 kids", True),
+    ("User plays chess on Sundays", "User plays tennis on Sundays", False),
+    ("User's manager is Priya", "Priya manages the user", True),
+]
+
+
+# Held-out was 9/9 when first measured; tuned was 4/8 before tuning (number words, roots compared by their first
+# five letters, names of each looked for among the other's words), 7/8 after, held-out staying 9/9. The known
+# miss: a fact differing only in its object at exactly half the words is offered (a suggestion, left unticked).
+KNOWN_MISSES = [("User plays chess on Sundays", "User plays tennis on Sundays", False)]
+
+
+@pytest.mark.parametrize("table", [RELATED_HELD_OUT, RELATED_TUNED], ids=["held_out", "tuned"])
+def test_related_on_the_labelled_table(table):
+    wrong = [(a, b, want) for a, b, want in table if related(a, b) != want]
+    assert [w for w in wrong if w not in KNOWN_MISSES] == [], f"{len(table) - len(wrong)}/{len(table)} right"

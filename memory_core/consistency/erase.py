@@ -245,7 +245,10 @@ class Eraser:
         """Every step of one journal entry; each may run again after a kill (it changes only what still
         states the erased passages)."""
         scope, ids = entry.scope, list(entry.fact_ids)
-        scrub = _scrub(entry.passage_keys)
+        # The plan's passages, and what states the same statements by the tombstones' keyed marks: a passage
+        # written between the plan and the journal (a worker's update, a flush) by the same rule.
+        stones = [(t.statement_key, Marks.from_json(t.marks), t.erased_at) for t in self.tombstones.of(entry)]
+        scrub = _scrub(entry.passage_keys, Guard(self.tombstones.secret(), stones) if stones else None)
         _step("invalidate")
         with self.store.transaction(scope) as tx:
             for fact_id in ids:
@@ -300,8 +303,12 @@ class Eraser:
                                                  for t in stones])
 
 
-def _scrub(keys: Iterable[str]) -> Scrub:
-    gone = by_keys(keys)
+def _scrub(keys: Iterable[str], guard: Guard | None = None) -> Scrub:
+    planned = by_keys(keys)
+
+    def gone(passage: str) -> bool:
+        return planned(passage) or (guard is not None and guard.refuses(passage))
+
     return lambda text: rewrite(text, gone)
 
 

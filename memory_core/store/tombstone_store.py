@@ -87,6 +87,10 @@ class TombstoneStore:
         with self.db.write() as s:
             s.execute(delete(EraseJournalRow).where(EraseJournalRow.pk == pk))
 
+    def of(self, entry: JournalEntry) -> list[Tombstone]:
+        """The tombstones written with a journal entry (in its transaction, at its time)."""
+        return [t for t in self.since(entry.scope, None) if t.erased_at == entry.created_at]
+
     def since(self, scope: Scope, after: datetime | None) -> list[Tombstone]:
         """The scope's tombstones made after `after` (all of them for None)."""
         query = select(EraseTombstoneRow).where(EraseTombstoneRow.user_id == scope.user_id,

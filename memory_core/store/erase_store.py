@@ -228,14 +228,15 @@ class EraseStore:
 
 
 def _wait_for_older_snapshots(conn, timeout: float = HORIZON_WAIT_SECONDS) -> None:
-    """Wait (at most `timeout`) until no other session of the database still sees rows as they were before now:
-    VACUUM keeps a dead row version that an older snapshot may read, and with it the erased text."""
+    """Wait (at most `timeout`) until no other session of the database still sees rows as they were before now
+    (an older snapshot, or a transaction begun before and still open): VACUUM keeps a dead row version that
+    such a session may read, and with it the erased text."""
     horizon = int(conn.exec_driver_sql("SELECT txid_current()").scalar()) % 2 ** 32
     deadline = time.monotonic() + timeout
     while True:
         older = conn.execute(text(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
-            "AND backend_xmin IS NOT NULL AND backend_xmin::text::bigint < :h"), {"h": horizon}).scalar()
+            "AND (backend_xmin::text::bigint < :h OR backend_xid::text::bigint < :h)"), {"h": horizon}).scalar()
         if not older:
             return
         if time.monotonic() > deadline:

@@ -256,3 +256,21 @@ def test_an_importer_cannot_bring_it_back(tmp_path, database_url):
         assert [f.content for f in m.facts.list()] == ["User likes tea"]
         assert any("erased" in note for note in report.notes)
         assert STATEMENT not in json.dumps(m.memory_data()).lower()
+
+
+def test_a_file_write_failing_for_a_full_disk_is_finished_by_the_retry(tmp_path, database_url):
+    """The same as the fault hook, at the document store's own write (what a full disk makes fail)."""
+    home = tmp_path / "home"
+    with make_memory(tmp_path, database_url, document_store="files") as m:
+        fact_id = _fill(m)
+        write = m.documents.write
+
+        def full(*args, **kwargs):
+            raise OSError(28, "No space left on device")
+
+        m.documents.write = full
+        with pytest.raises(OSError):
+            m.facts.erase(fact_id)
+        m.documents.write = write  # space again
+        m.facts.erase(fact_id)
+        assert _residue(home, m.settings.database_url) == []

@@ -33,6 +33,8 @@ from memory_core.search.index import SearchIndex
 from memory_core.settings import Settings
 from memory_core.store.db import Database
 from memory_core.store.erase_store import EraseStore
+from memory_core.store.provenance_store import ProvenanceStore
+from memory_core.store.tombstone_store import TombstoneStore
 from memory_core.store.fact_store import FactStore
 from memory_core.store.migrations import migrate
 from memory_core.store.usage_store import UsageStore
@@ -111,6 +113,12 @@ def default_embedder(settings: Settings) -> Embedder:
     return WordLlamaEmbedder()
 
 
+def screen_erased(eraser: Eraser | None, text: str, scope: Scope, since: Any) -> str:
+    """`text` (a live session's summary) without what was erased since `since` (when the session started)."""
+    guard = eraser.guard(scope, since) if eraser is not None else None
+    return guard.drop(text) if guard is not None else text
+
+
 def compose(settings: Settings, *, clock: Clock, llm: ChatModel | None = None, embedder: Embedder | None = None,
             apply: Callable[..., Any], inject: Callable[[Scope], str],
             on_enqueue: Callable[[], object]) -> Parts:
@@ -153,9 +161,13 @@ def compose(settings: Settings, *, clock: Clock, llm: ChatModel | None = None, e
         summarize=summarizer.summarize,
         append_daily=lambda text, title, s: daily.append(text, title=title, user_id=s.user_id,
                                                          agent_name=s.agent_name),
-        today=daily.today, plan=plans.get, injection=inject),
+        today=daily.today, plan=plans.get, injection=inject, now=clock.now,
+        screen=lambda text, scope, since: screen_erased(facts.eraser, text, scope, since)),
         settings.context_sessions_max, settings.context_budget_tokens)
-    facts.eraser = Eraser(store, EraseStore(db, clock), documents, index, contexts.sessions)
+    facts.eraser = Eraser(store, EraseStore(db, clock), documents, index, contexts.sessions,
+                          tombstones=TombstoneStore(db, clock), provenance=ProvenanceStore(db, clock),
+                          embed=embedder.embed)
+    db.on_ready.append(facts.eraser.finish_pending)  # an erase a kill or a full disk left half done
     queue = UpdateQueue(settings, db, clock, apply=apply, on_enqueue=on_enqueue)
     return Parts(
         settings=settings, clock=clock, db=db, llm=llm, ledger=ledger, llm_problems=ProblemLog(),

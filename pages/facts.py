@@ -8,6 +8,7 @@ import plotly.express as px
 import streamlit as st
 
 from memory_core import CATEGORIES
+from memory_core.dashboard.erase_panel import erase_panel
 from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, header, view
 
 ensure_entrypoint()
@@ -204,27 +205,12 @@ if memory.can_write:
         with st.expander("Erase a fact (for what must be gone, not just corrected)"):
             st.caption("Erasing removes the fact's text from everything memory keeps: the fact and its history, "
                        "the summaries, MEMORY.md and all its earlier versions, daily logs and dream diaries, the "
-                       "search index and conversations still queued. Each passage that says it becomes "
-                       "`[erased]`. One history entry records that it was erased, by whom and why, never the "
-                       "text. This cannot be undone. To record that something stopped being true, correct it "
-                       "instead.")
-            with st.form("erase_fact", clear_on_submit=True):
-                labels = {f"{f.id}: {f.content[:80]}": f.id for f in erasable}
-                target = st.selectbox("Fact", list(labels), key="erase_target")
-                why = st.text_input("Why (kept in the history)", max_chars=200, key="erase_why")
-                sure = st.checkbox("I understand that the text is erased everywhere and cannot be restored",
-                                   key="erase_sure")
-                if st.form_submit_button("Erase", key="erase_submit"):
-                    if not sure:
-                        st.warning("Tick the confirmation to erase.")
-                    else:
-                        try:
-                            counts = memory.facts.erase(labels[target], reason=why or None)
-                            places = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(counts.items()))
-                            st.session_state["facts_flash"] = f"Erased {labels[target]} ({places})."
-                            st.rerun()
-                        except (KeyError, ValueError, PermissionError) as exc:
-                            st.error(escape_markdown(str(exc)))
+                       "search index and conversations still queued. Each passage that states it (listed below "
+                       "before you confirm) becomes `[erased]`; a passage that merely shares a word is kept. "
+                       "What was taken in before cannot bring it back. One history entry records that it was "
+                       "erased, by whom and why, never the text. This cannot be undone. To record that something "
+                       "stopped being true, correct it instead.")
+            erase_panel(memory, erasable)
 
 tab_chains, tab_dupes, tab_check, tab_hist, tab_charts, tab_export = st.tabs(
     ["Changes", "Duplicates", "Consistency", "History", "Charts", "Export"])

@@ -13,6 +13,7 @@ from memory_core.consistency.truth import ties
 from memory_core.text.validation import check_memory_text
 
 if TYPE_CHECKING:
+    from memory_core.consistency.erase import Guard
     from memory_core.settings import Settings
     from memory_core.store.fact_store import FactTransaction
 
@@ -33,8 +34,9 @@ class UpdateResult:
 
 
 def apply_reply(tx: "FactTransaction", reply: ExtractionReply, thread_id: str, result: UpdateResult,
-                settings: "Settings") -> None:
-    """The writes of one update (an extraction reply applied to the scope's facts), inside its transaction."""
+                settings: "Settings", guard: "Guard | None" = None) -> None:
+    """The writes of one update (an extraction reply applied to the scope's facts), inside its transaction.
+    `guard`: the erasures made since the conversation was taken in; what states them is refused ("erased")."""
     source = f"thread:{thread_id}"[:256]
     for fact_id in reply.remove_ids:
         try:
@@ -51,6 +53,10 @@ def apply_reply(tx: "FactTransaction", reply: ExtractionReply, thread_id: str, r
             confidence = validate_confidence(candidate.confidence)
         except ValueError:
             result.skipped.append((str(candidate.content)[:200], "invalid"))
+            continue
+        if guard is not None and guard.refuses(content):
+            log.info("refused a fact erased since its conversation was taken in (%s)", tx.scope.key)
+            result.skipped.append((content, "erased"))
             continue
         if confidence < settings.fact_confidence_threshold:
             log.info("skipped low-confidence fact (%.2f) in %s: %.80s", confidence, tx.scope.key, content)
@@ -87,6 +93,8 @@ def apply_reply(tx: "FactTransaction", reply: ExtractionReply, thread_id: str, r
                 stored[index] = existing.id
     summaries = {}
     for key, text in reply.summaries.items():
+        if guard is not None:
+            text = guard.drop(text)
         try:
             summaries[key] = check_memory_text(text, f"summary {key}", settings.max_document_chars,
                                         setting="max_document_chars")

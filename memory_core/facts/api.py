@@ -177,7 +177,8 @@ class FactRepository(Protocol):
 class FactEraser(Protocol):
     """What `Facts.erase` hands the work to (erase.Eraser)."""
 
-    def erase(self, fact_id: str, reason: str | None = None) -> dict[str, int]: ...
+    def erase(self, fact_id: str, reason: str | None = None, also: Any = ()) -> dict[str, int]: ...
+    def plan(self, fact_id: str) -> Any: ...
 
 
 class Facts:
@@ -323,16 +324,35 @@ class Facts:
         with self._store.transaction(old.scope) as tx:
             return tx.invalidate(fact_id, reason=reason)
 
-    def erase(self, fact_id: str, *, reason: str | None = None) -> dict[str, int]:
-        """Erase a fact for good: invalidated, and its text removed from everything memory_core stores (passages
-        that state it become `[erased]`); one audit row says that it happened, without the text. Returns how
-        many rows, files and passages changed per place. KeyError for an unknown id."""
-        fact_id = validate_fact_id(fact_id)
+    def erase_plan(self, fact_id: str, *, user_id: str | None = None, agent_name: str | None = None) -> Any:
+        """What `erase` would do, changing nothing: `.passages` (each `.where`, `.text`) that state the fact, and
+        `.related`, ids of valid facts saying the same in other words. KeyError for an unknown id (or one of
+        another scope than the one named)."""
+        fact = self._erasable(fact_id, user_id, agent_name)
+        return self.eraser.plan(fact.id)
+
+    def erase(self, fact_id: str, *, reason: str | None = None, also: Any = (),
+              user_id: str | None = None, agent_name: str | None = None) -> dict[str, int]:
+        """Erase a fact for good: invalidated, its text and exactly the passages of its plan removed from
+        everything memory_core stores (they become `[erased]`), plus the facts in `also` (each by its own plan);
+        a tombstone keeps what was taken in earlier from bringing it back; one audit row per fact says that it
+        happened, without the text. Returns how many rows, files and passages changed per place. KeyError for
+        an unknown id."""
         reason = validate_reason(reason)
-        self._store.get(fact_id)  # KeyError before anything is touched
+        fact = self._erasable(fact_id, user_id, agent_name)
+        if isinstance(also, str):
+            raise ValueError("also is a list of fact ids, not one id")
+        extra = [self._erasable(i, fact.user_id, fact.agent_name).id for i in also]
+        return self.eraser.erase(fact.id, reason, extra)
+
+    def _erasable(self, fact_id: str, user_id: str | None, agent_name: str | None) -> Fact:
+        fact = self._store.get(validate_fact_id(fact_id))  # KeyError before anything is touched
+        if (user_id is not None or agent_name is not None) and \
+                fact.scope != make_scope(user_id or "default", agent_name or "default"):
+            raise KeyError(fact_id)  # another scope's id is unknown there
         if self.eraser is None:
             raise RuntimeError("erasing needs a Memory")
-        return self.eraser.erase(fact_id, reason)
+        return fact
 
     def merge(self, keep_id: str, drop_id: str) -> Fact:
         """Merge two valid facts of one scope: `drop_id` is superseded by `keep_id`, which keeps the higher

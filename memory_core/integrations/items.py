@@ -152,6 +152,8 @@ class AgentItems:
             old = self._store.get(scope, path, key)
             current = self._current(old) if old and old.fact_id else None
             fact_id = None
+            if current is not None and self._shared(scope, path, key, old, current):
+                current = None  # another key holds it too: this key's change is its own, the other keeps it
             if isinstance(value.get("content"), str):
                 fact_id = self._fact_for(scope, path, key, value, current)
             elif current is not None:
@@ -167,11 +169,16 @@ class AgentItems:
             if old is None:
                 return
             current = self._current(old) if old.fact_id else None
-            if current is not None:
+            if current is not None and not self._shared(scope, path, key, old, current):
                 self.memory.facts.invalidate(current.id, reason=f"deleted through {self.source}")
             self._store.delete(scope, path, key)
 
     # -- the facts behind items ---------------------------------------------------------------------
+
+    def _shared(self, scope: Scope, path: str, key: str, row: StoredItem, current: Fact) -> bool:
+        """Whether another key's item is the same fact (each key is its own item: changing or deleting one
+        never touches the other's)."""
+        return self._store.sharing(scope, {i for i in (row.fact_id, current.id) if i}, path, key) > 0
 
     def _fact_for(self, scope: Scope, path: str, key: str, value: dict[str, Any], current: Fact | None) -> str | None:
         content = value["content"]

@@ -43,6 +43,7 @@ class BundleParts(Protocol):
     index: Any
     clock: Any
     access: Any
+    facts: Any  # its `eraser` (when there is one) refuses what was erased after the bundle was made
 
     def active_scopes(self) -> list[Scope]: ...
 
@@ -214,6 +215,9 @@ def import_bundle(memory: BundleParts, path: str | Path, mode: str = "skip", dry
         raise PermissionError(f"this bundle holds scopes you may not change: {shown}")
     totals: dict[str, Any] = {"scopes": sorted(s.key for s in rows), "dry_run": bool(dry_run), "mode": mode}
     counts: dict[str, int] = {}
+    refused = _refuse_erased(memory, manifest, rows, documents)
+    if refused:
+        counts["erased_refused"] = refused  # statements erased since the bundle was made: not brought back
     doc_writes: list[tuple[Scope, str, str, str | None]] = []
     for scope in sorted(rows):
         for doc_path, text in sorted(documents.get(scope, {}).items()):
@@ -242,6 +246,36 @@ def import_bundle(memory: BundleParts, path: str | Path, mode: str = "skip", dry
     totals.update(counts)
     totals["manifest_counts"] = manifest.get("counts", {})
     return totals
+
+
+def _refuse_erased(memory: BundleParts, manifest: dict[str, Any], rows: dict[Scope, dict[str, Any]],
+                   documents: dict[Scope, dict[str, str]]) -> int:
+    """Leave out of the bundle what was erased after it was exported (its facts, their audit, the passages of
+    its texts that state them); returns how many facts and passages were left out."""
+    eraser = getattr(getattr(memory, "facts", None), "eraser", None)
+    try:
+        exported = datetime.fromisoformat(str(manifest.get("exported_at")).replace("Z", "+00:00"))
+    except ValueError:
+        exported = None  # undated: every erasure is after it
+    left_out = 0
+    for scope, data in rows.items():
+        guard = eraser.guard(scope, exported) if eraser is not None else None
+        if guard is None:
+            continue
+        gone = {f["id"] for f in data.get("facts", []) if isinstance(f.get("content"), str)
+                and guard.refuses(f["content"])}
+        left_out += len(gone)
+        data["facts"] = [f for f in data.get("facts", []) if f.get("id") not in gone]
+        data["audit"] = [a for a in data.get("audit", []) if a.get("fact_id") not in gone]
+        for table, column in (("summaries", "summary"), ("core_versions", "content")):
+            for row in data.get(table, []):
+                if isinstance(row.get(column), str):
+                    row[column], n = guard.screen(row[column])
+                    left_out += n
+        for doc_path, text in list(documents.get(scope, {}).items()):
+            documents[scope][doc_path], n = guard.screen(text)
+            left_out += n
+    return left_out
 
 
 def import_bundle_as(memory: BundleParts, principal: Acting, path: str | Path, *, mode: str = "skip",

@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from memory_core.clock import utc
 from memory_core.errors import QueueFullError
 from memory_core.facts.api import content_key, validate_category, validate_confidence, validate_content, validate_source_error
 from memory_core.text.words import sha256_text
@@ -117,7 +119,30 @@ class _Import:
                 report.errors.append(str(exc))
             except KeyError:
                 report.errors.append(f"{document.path}: not a document memory_core keeps")
+        self.leave_out_erased()
         report.sample += [c[0] for c in self.candidates[:SAMPLE]]
+
+    def leave_out_erased(self) -> None:
+        """What was erased here after it was said (or undated: a file to import was written before) is not
+        brought back: such facts are left out, such passages of summaries and documents become `[erased]`."""
+        guard = self.view.erasure_guard()
+        if guard is None:
+            return
+        erased = [c for c in self.candidates if guard.refuses(c[0], _utc(c[3]))]
+        passages = 0
+        for key, text in self.checked_summaries.items():
+            self.checked_summaries[key], n = guard.screen(text)
+            passages += n
+        for i, (document, existing) in enumerate(self.checked_documents):
+            new, n = guard.screen(document.text)
+            if n:
+                self.checked_documents[i] = (ImportedDocument(document.path, new), existing)
+                passages += n
+        if erased or passages:
+            self.report.facts_skipped += len(erased)
+            self.report.notes.append(f"left out what was erased here after it was said: {len(erased)} fact(s), "
+                                     f"{passages} passage(s) of summaries and documents")
+            self.candidates = [c for c in self.candidates if c not in erased]
 
     def facts(self) -> None:
         """A fact imported before is not added again, even if it was superseded or forgotten here since; the
@@ -251,3 +276,8 @@ class _Import:
         if cut_short:
             report.notes.append(f"{cut_short} conversation(s) longer than max_conversation_chars "
                                 f"({settings.max_conversation_chars:,}): only the last part of each is read")
+
+
+def _utc(when: Any) -> Any:
+    """An imported fact's date in UTC (a date without a zone is read as UTC); None stays None."""
+    return utc(when) if isinstance(when, datetime) else None

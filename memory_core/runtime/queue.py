@@ -171,8 +171,10 @@ class UpdateQueue:
 
     def _run_one(self, row: "PendingUpdateRow") -> None:
         with acting_as(row.actor or WORKER_ACTOR):
+            options = json.loads(row.options) if row.options else {}
+            options["taken_in"] = utc(row.enqueued_at).isoformat()  # what an erase since then refuses (erase.Guard)
             self._apply(json.loads(row.messages), thread_id=row.thread_id, user_id=row.user_id,
-                        agent_name=row.agent_name, options=json.loads(row.options) if row.options else {})
+                        agent_name=row.agent_name, options=options)
 
     def _process(self, pk: int, generation: int) -> bool:
         """Process one claimed row; True when the update was applied."""

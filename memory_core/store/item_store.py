@@ -60,6 +60,14 @@ class ItemStore:
             s.flush()
             return StoredItem(scope, path, key, value, fact_id, utc(row.created_at), now)
 
+    def sharing(self, scope: Scope, fact_ids: set[str], path: str, key: str) -> int:
+        """How many other items of the scope point at one of `fact_ids` (two keys may hold one statement)."""
+        query = select(AgentItemRow.path, AgentItemRow.item_key).where(
+            AgentItemRow.user_id == scope.user_id, AgentItemRow.agent_name == scope.agent_name,
+            AgentItemRow.fact_id.in_(sorted(fact_ids)))
+        with self.db.read() as s:
+            return sum(1 for p, k in s.execute(query).all() if (p, k) != (path, key))
+
     def delete(self, scope: Scope, path: str, key: str) -> None:
         with self.db.write(lock=f"items:{scope.key}") as s:
             s.execute(self._where(delete(AgentItemRow), scope.user_id, scope.agent_name, path, key))

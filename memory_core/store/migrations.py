@@ -389,6 +389,21 @@ def m023_oauth_client_use(conn: Connection, db: Database) -> None:
     _add_columns(conn, "oauth_clients", {"used_at": ts})
 
 
+def m024_erase_journal(conn: Connection, db: Database) -> None:
+    """Erase's journal (an erase under way, finished on the next open), its tombstones (keyed hashes of what was
+    erased, and when) and the database's key for those hashes."""
+    _create(conn, db,
+            "CREATE TABLE IF NOT EXISTS erase_journal (pk {serial} NOT NULL, user_id VARCHAR(64) NOT NULL, "
+            "agent_name VARCHAR(64) NOT NULL, fact_ids TEXT NOT NULL, passage_keys TEXT NOT NULL, reason TEXT, "
+            "actor VARCHAR(256), created_at {ts} NOT NULL, PRIMARY KEY (pk))",
+            "CREATE TABLE IF NOT EXISTS erase_tombstones (pk {serial} NOT NULL, user_id VARCHAR(64) NOT NULL, "
+            "agent_name VARCHAR(64) NOT NULL, statement_key VARCHAR(64) NOT NULL, marks TEXT NOT NULL, "
+            "erased_at {ts} NOT NULL, PRIMARY KEY (pk))",
+            "CREATE INDEX IF NOT EXISTS ix_erase_tombstones_scope ON erase_tombstones (user_id, agent_name, erased_at)",
+            "CREATE TABLE IF NOT EXISTS erase_secret (name VARCHAR(32) NOT NULL, secret VARCHAR(128) NOT NULL, "
+            "PRIMARY KEY (name))")
+
+
 MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_keyword_index, m003_word_index,
                                                             m004_fact_counts, m005_pg_trgm, m006_token_stats,
                                                             m007_validity_and_actors, m008_unicode_dedup_keys,
@@ -398,7 +413,7 @@ MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_k
                                                             m015_agent_items, m016_oauth,
                                                             m017_dream_proposals, m018_usage_and_injections,
                                                             m019_provenance, m022_budget_reservations,
-                                                            m023_oauth_client_use]
+                                                            m023_oauth_client_use, m024_erase_journal]
 
 # Migrations renamed so that each number is used once, in order: a database that applied the old name has it
 # recorded under the new one before anything runs.

@@ -437,3 +437,41 @@ class ProvenanceRow(SQLModel, table=True):
     fact_id: str | None = Field(default=None, max_length=16)
     source: str | None = Field(default=None, max_length=64)  # "log:YYYY-MM-DD": the daily log a dream read it in
     created_at: datetime = Field(sa_column=_ts())
+
+
+class EraseJournalRow(SQLModel, table=True):
+    """An erase under way (m024): the facts and the keys of the passages its plan found (hashes, never text),
+    written before anything changes and removed once every place is rewritten; one left over is finished on the
+    next open. See store/tombstone_store.py."""
+
+    __tablename__ = "erase_journal"
+    pk: int | None = Field(default=None, primary_key=True)
+    user_id: str = Field(max_length=64)
+    agent_name: str = Field(max_length=64)
+    fact_ids: str = Field(sa_column=Column(Text, nullable=False))  # JSON list
+    passage_keys: str = Field(sa_column=Column(Text, nullable=False))  # JSON list of erase_match.passage_key
+    reason: str | None = Field(default=None, sa_column=Column(Text))
+    actor: str | None = Field(default=None, max_length=256)
+    created_at: datetime = Field(sa_column=_ts())
+
+
+class EraseTombstoneRow(SQLModel, table=True):
+    """What an erase leaves (m024): keyed hashes of the statement (its normalised text, and its marks), never the
+    text, and when; what was taken in before that time cannot bring the statement back."""
+
+    __tablename__ = "erase_tombstones"
+    __table_args__ = (Index("ix_erase_tombstones_scope", "user_id", "agent_name", "erased_at"),)
+    pk: int | None = Field(default=None, primary_key=True)
+    user_id: str = Field(max_length=64)
+    agent_name: str = Field(max_length=64)
+    statement_key: str = Field(max_length=64)  # HMAC of facts.api.normalise_for_key(content)
+    marks: str = Field(sa_column=Column(Text, nullable=False))  # JSON erase_match.Marks, each root an HMAC
+    erased_at: datetime = Field(sa_column=_ts())
+
+
+class EraseSecretRow(SQLModel, table=True):
+    """The database's own key for the tombstones' keyed hashes (m024), made on first need."""
+
+    __tablename__ = "erase_secret"
+    name: str = Field(max_length=32, primary_key=True)
+    secret: str = Field(max_length=128)

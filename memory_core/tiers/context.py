@@ -67,6 +67,7 @@ class ContextSession:
         self.summary = ""
         self.tokens = 0
         self.plan: "Plan | None" = None
+        self.started_at: Any = None  # set by the manager from the memory's clock
         self.ended = False
         self._lock = threading.RLock()
         self._epochs: dict[str, tuple[int, str]] = {}
@@ -178,6 +179,9 @@ class ContextParts:
     today: Callable[[], Any]  # the daily tier's today (a date), to name the file a flush goes to
     injection: Callable[[Scope], str]  # the scope's memory as injected into a system prompt
     plan: Callable[[str], "Plan | None"]  # a plan by id, as it is now
+    now: Callable[[], Any] | None = None  # the memory's clock: when a session started
+    # (text, scope, session start) -> the text without what was erased since the session started (erase.Guard)
+    screen: Callable[[str, Scope, Any], str] | None = None
 
 
 class ContextManager:
@@ -203,6 +207,7 @@ class ContextManager:
                     existing.on_flush = on_flush
                 return existing, False
             session = ContextSession(self, session_id, scope, budget or self.budget, on_flush)
+            session.started_at = self.parts.now() if self.parts.now is not None else None
             self._sessions[key] = session
             while len(self._sessions) > self.max_sessions:
                 evicted.append(self._sessions.popitem(last=False)[1])
@@ -237,6 +242,8 @@ class ContextManager:
                 except BudgetExceeded as exc:  # no LLM call: the offline summary keeps the part, nothing lost
                     log.info("context flush of session %s summarised offline: %s", session.session_id, exc)
                     summary = ExtractiveSummarizer().summarize(part)
+                if self.parts.screen is not None:  # a statement erased since the session started stays out
+                    summary = self.parts.screen(summary, session.scope, session.started_at)
                 if not summary.strip():
                     return
                 self.parts.append_daily(summary, title, session.scope)

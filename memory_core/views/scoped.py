@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator
 
+from memory_core.clock import utc
 from memory_core.policy.actors import acting_as, current_actor
 from memory_core.consistency.doctor import Finding, check
 from memory_core.tiers.documents import LocalDocumentStore, export_documents
@@ -60,6 +61,9 @@ class ScopedMemory:
         given by Memory so that the view does not import the importers that use it)."""
         self._parts = parts
         self._importer = importer
+        # What the view reads may be files: the database's unfinished work (an erase a kill left half done)
+        # is finished before anything is read through it.
+        parts.db.ensure_ready()
         self.scope = scope
         self.role = validate_role(role)
         self.actor = actor
@@ -119,6 +123,10 @@ class ScopedMemory:
         transaction. Raises ValueError for bad input (before any LLM call), LLMError when the LLM fails and
         LLMReplyError when its reply is unusable; in every case nothing stored changes.
         """
+        return self._update(messages, thread_id=thread_id, taken_in=self._parts.clock.now())
+
+    def _update(self, messages: list[dict[str, str]], *, thread_id: str, taken_in: datetime) -> UpdateResult:
+        """`update`, for messages taken in at `taken_in`: a statement erased since then is refused ("erased")."""
         with self.writing("update memory"):
             parts, scope = self._parts, self.scope
             thread_id = validate_thread_id(thread_id)
@@ -138,8 +146,10 @@ class ScopedMemory:
             for content, why in reply.invalid:
                 log.info("skipped invalid extracted fact (%s): %.80s", why, content)
                 parts.llm_problems.add(scope.key, "item", f"skipped {content[:60]!r}: {why}")
+            eraser = parts.facts.eraser
+            guard = eraser.guard(scope, taken_in) if eraser is not None else None  # read after the LLM's reply
             with parts.store.transaction(scope) as tx:
-                apply_reply(tx, reply, thread_id, result, parts.settings)
+                apply_reply(tx, reply, thread_id, result, parts.settings, guard=guard)
             return result
 
     async def aupdate(self, messages: list[dict[str, str]], *, thread_id: str) -> UpdateResult:
@@ -155,7 +165,9 @@ class ScopedMemory:
     def apply_queued(self, messages: list[dict[str, str]], *, thread_id: str, options: dict[str, Any]) -> UpdateResult:
         """What the queue runs for one conversation: the update, and for an imported conversation a daily block
         dated when it happened (`options["when"]`, `options["title"]`)."""
-        result = self.update(messages, thread_id=thread_id)
+        taken = [utc(datetime.fromisoformat(t)) for t in (options.get("taken_in"), options.get("when")) if t]
+        taken_in = min(taken) if taken else self._parts.clock.now()  # an import's conversation: when it was held
+        result = self._update(messages, thread_id=thread_id, taken_in=taken_in)
         when = options.get("when")
         if when:
             with metering(self.scope, "summarize"):
@@ -164,6 +176,12 @@ class ScopedMemory:
                 self.daily.append(summary, title=str(options.get("title") or "Imported conversation")[:120],
                                   when=datetime.fromisoformat(when))
         return result
+
+    def erasure_guard(self, taken_in: datetime | None = None) -> Any:
+        """The erasures of this scope made after `taken_in` (all for None), as an `erase.Guard`, or None: what an
+        importer checks before it brings a statement back."""
+        eraser = self._parts.facts.eraser
+        return eraser.guard(self.scope, taken_in) if eraser is not None else None
 
     def memory_data(self) -> dict[str, Any]:
         data: dict[str, Any] = self._parts.store.summaries(self.scope)

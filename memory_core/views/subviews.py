@@ -88,10 +88,19 @@ class ScopedFacts(_Bound):
         with self._writing("invalidate facts"):
             return self._facts.invalidate(fact_id, reason=reason)
 
-    def erase(self, fact_id: str, *, reason: str | None = None) -> dict[str, int]:
+    def erase_plan(self, fact_id: str) -> Any:
         self.get(fact_id)
+        return self._facts.erase_plan(fact_id, **self._kw)
+
+    def erase(self, fact_id: str, *, reason: str | None = None, also: Any = ()) -> dict[str, int]:
+        self.get(fact_id)
+        if isinstance(also, str):
+            raise ValueError("also is a list of fact ids, not one id")
+        also = list(also)
+        for other in also:
+            self.get(other)
         with self._writing("erase facts"):
-            return self._facts.erase(fact_id, reason=reason)
+            return self._facts.erase(fact_id, reason=reason, also=also, **self._kw)
 
     def merge(self, keep_id: str, drop_id: str) -> "Fact":
         self.get(keep_id)

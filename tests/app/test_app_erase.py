@@ -23,3 +23,21 @@ def test_erase_needs_the_confirmation_then_erases_everywhere(app_env):  # noqa: 
     assert memory.facts.get(fact.id).content == "[erased]"
     assert "Globex" not in "".join(v.content for v in memory.core_versions())
     assert memory.facts.history(fact.id)[0].reason == "asked by the user"
+
+
+def test_the_plan_is_shown_and_a_ticked_related_fact_is_erased_too(app_env):  # noqa: F811
+    memory = get_memory()
+    fact = memory.facts.add("User has a parrot named Zorbulon", "context", 0.9)
+    twin = memory.facts.add("User's parrot is named Zorbulon", "context", 0.9)
+    memory.daily.append("I have a parrot named Zorbulon. Zorbulon is also a word I made up.")
+    at = page("facts")
+    at.selectbox(key="erase_target").select(f"{fact.id}: {fact.content}").run()
+    shown = next(d.value for d in at.dataframe if "passage" in d.value.columns)
+    assert "I have a parrot named Zorbulon." in list(shown["passage"])
+    assert "Zorbulon is also a word I made up." not in list(shown["passage"])
+    at.checkbox(key=f"erase_also_{twin.id}").check()
+    at.checkbox(key="erase_sure").check()
+    at.button(key="erase_submit").click().run()
+    assert not at.exception
+    assert memory.facts.get(fact.id).content == "[erased]" and memory.facts.get(twin.id).content == "[erased]"
+    assert "Zorbulon is also a word I made up." in memory.daily.read(memory.daily.today())

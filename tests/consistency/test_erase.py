@@ -41,19 +41,22 @@ def test_erase_leaves_no_trace(tmp_path, database_url, document_store):
     home = tmp_path / "home"
     with make_memory(tmp_path, database_url, document_store=document_store) as m:
         fact = m.update(GLOBEX, thread_id="t1").added[0]
-        m.daily.append("User: I work at Globex as a data engineer. I like tea.")
+        m.daily.append("User: I work at Globex as a data engineer. I like tea. Globex is hiring.")
         m.write_core("# Memory\n\n- User works at Globex as a data engineer\n- User likes tea\n")
         m.write_core("# Memory\n\n- User works at Globex as a data engineer\n- User likes tea\n- User hikes\n")
-        m.queue.add([{"role": "user", "content": "Globex pays well. I like hiking."}], thread_id="t9")
+        m.queue.add([{"role": "user", "content": "I work at Globex as a data engineer. I like hiking."}],
+                    thread_id="t9")
         session = m.context("s1")
-        session.add("user", "Remember: Globex is where I work.")
+        session.add("user", "Remember: I work at Globex as a data engineer.")
         m.search("Globex")  # indexed and embedded
+        m.format_for_injection(query="where do I work at Globex as a data engineer")
         with m.acting_as("dashboard:ana@acme.com"):
             counts = m.facts.erase(fact.id, reason="asked by the user")
         assert counts["facts"] == 1 and counts["core_versions"] == 2 and counts["pending_updates"] == 1
-        assert "Globex" not in session.messages[0]["content"]
-        assert "Globex" not in visible(m)
+        assert "data engineer" not in session.messages[0]["content"]
+        assert "data engineer" not in visible(m)
         assert "User likes tea" in m.read_core()
+        assert "Globex is hiring." in m.daily.read(m.daily.today())  # names the company, does not state the fact: kept
         erased = m.facts.history(fact.id)
         assert erased[0].action == "erased" and erased[0].actor == "dashboard:ana@acme.com"
         assert erased[0].reason == "asked by the user" and erased[0].old is None and erased[0].new is None
@@ -61,10 +64,10 @@ def test_erase_leaves_no_trace(tmp_path, database_url, document_store):
         assert m.facts.get(fact.id).content == "[erased]" and not m.facts.get(fact.id).valid
         url = m.settings.database_url
         texts = _db_texts(url)
-        assert not [t for t in texts if "globex" in t.lower()]
+        assert not [t for t in texts if "data engineer" in t.lower()]
         assert any("[erased]" in t for t in texts)
         m.close(flush=False)
-    leftovers = [p for p in home.rglob("*") if p.is_file() and b"globex" in p.read_bytes().lower()]
+    leftovers = [p for p in home.rglob("*") if p.is_file() and b"data engineer" in p.read_bytes().lower()]
     assert leftovers == []
 
 

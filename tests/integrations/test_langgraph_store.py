@@ -228,3 +228,20 @@ def test_search_of_a_scope_finds_facts_added_any_way(store):
     memory.facts.invalidate(peanuts.id, reason="outgrown")
     assert all("peanuts" not in i.value["content"] for i in store.search(ANA, query="allergic to peanuts"))
     assert store.get(ANA, peanuts.id) is None
+
+
+def test_each_key_is_its_own_item_even_with_the_same_content(store):
+    ns = (*ANA, "memories")
+    store.put(ns, "a", {"content": "User likes tea"})
+    store.put(ns, "b", {"content": "User likes tea"})
+    store.delete(ns, "a")
+    assert store.get(ns, "a") is None
+    assert store.get(ns, "b").value["content"] == "User likes tea"  # deleting one key never touches the other
+    store.put(ns, "c", {"content": "User likes tea"})
+    store.put(ns, "c", {"content": "User likes coffee"})  # overwriting one key never changes the other
+    assert store.get(ns, "b").value["content"] == "User likes tea"
+    assert store.get(ns, "c").value["content"] == "User likes coffee"
+    store.put(ns, "b", {"kind": "no longer a fact"})
+    assert store.get(ns, "c").value["content"] == "User likes coffee"
+    contents = {f.content for f in store.memory.facts.list(user_id="ana", agent_name="coder")}
+    assert contents == {"User likes coffee"}

@@ -84,7 +84,8 @@ def test_m008_does_not_follow_a_change_to_live_normalisation(tmp_path, monkeypat
 
 # The tables whose migrations spell out their DDL in place of SQLModel's create_all of today's models.
 SPELLED_OUT = ("token_stats", "access_grants", "api_tokens", "access_audit", "sandboxes", "imported_items",
-               "dreamt_days", "restore_journal", "llm_formats", "agent_items", "oauth_clients", "oauth_tokens")
+               "dreamt_days", "restore_journal", "llm_formats", "agent_items", "oauth_clients", "oauth_tokens",
+               "erase_journal", "erase_tombstones", "erase_secret")
 
 
 def _schema(url: str) -> dict:

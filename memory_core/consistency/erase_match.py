@@ -1,0 +1,195 @@
+"""Erase's own rule for "this passage states that statement": every word that carries the statement (its predicate
+and objects, its names, its values) is there, and the passage does not deny it; a shared word or name is not enough.
+
+"User likes tea" is stated by "I like tea." and "- User likes tea", not by "I dislike green tea.", "Tea time with
+the team is at 4pm." or "Bought a tea kettle". A statement's marks can be kept as keyed hashes (`Marks.hashed`), so
+that a tombstone can tell a passage that states an erased statement without holding its text. Pure functions."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+# Words that carry no statement of their own: articles, pronouns, auxiliaries, prepositions, fillers. Verbs such
+# as "like", "work", "live" are NOT here: "User likes tea" and "Tea time" differ by exactly that word.
+FUNCTION = frozenset("""a an the and or but so if of to in on at by for from with into onto about as than then
+i me my mine myself we us our you your he him his she her it its they them their this that these those there here
+user user's users assistant is are was were be been being am has have had having do does did will would shall
+should can could may might must also too very really just now currently still actually some any much many
+what which who whom whose when where why how s called named name""".split())
+# A passage that denies what the statement says does not state it (and the other way round).
+NEGATIONS = frozenset("""not no never nor without don't doesn't didn't isn't aren't wasn't weren't won't can't
+cannot couldn't shouldn't hasn't haven't hadn't dont doesnt didnt isnt arent wasnt werent wont cant longer
+anymore""".split())
+_WORD = re.compile(r"[\w']+", re.UNICODE)
+_SUFFIXES = (("ies", "y"), ("ied", "y"), ("ing", ""), ("edly", ""), ("ed", ""), ("es", ""), ("s", ""), ("ly", ""))
+
+
+NUMBERS = {w: str(n) for n, w in enumerate("""zero one two three four five six seven eight nine ten eleven
+twelve""".split())}
+
+
+def root(word: str) -> str:
+    """A word's crude root, so that "likes", "liked" and "liking" are one ("lik") and "dislike" is another; a
+    number word is its digits ("two" is "2")."""
+    word = word.casefold().strip("'")
+    if word in NUMBERS:
+        return NUMBERS[word]
+    if word.endswith("'s"):
+        word = word[:-2]
+    for suffix, put in _SUFFIXES:
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            word = word[: -len(suffix)] + put
+            break
+    if len(word) > 3 and word.endswith("e"):
+        word = word[:-1]
+    return word[:7]
+
+
+def tokens(text: str) -> list[str]:
+    return [w for w in (t.strip("'").casefold() for t in _WORD.findall(text)) if w]
+
+
+def negated(text: str) -> bool:
+    return any(w in NEGATIONS or w.endswith("n't") for w in tokens(text))
+
+
+def _names_and_values(text: str) -> set[str]:
+    """Roots of the words that name something or give a value: capitalised past a sentence's start, or with a
+    digit ("Globex", "Zorbulon", "4pm", "2024")."""
+    found: set[str] = set()
+    raw = re.findall(r"[\w']+|[.!?]", text.strip())
+    for n, token in enumerate(raw):
+        start = n == 0 or raw[n - 1] in ".!?"
+        word = token.strip("'")
+        if not word or word in ".!?":
+            continue
+        if any(c.isdigit() for c in word) or word.casefold() in NUMBERS or \
+                (word[:1].isupper() and not start and word.casefold() != "i"):
+            if word.casefold() not in FUNCTION:
+                found.add(root(word))
+    return found
+
+
+@dataclass(frozen=True)
+class Marks:
+    """What a passage must hold to state a statement: `must` (names and values, every one), `words` (the other
+    carrying words: every one up to four, else all but a quarter) and whether the statement is a denial."""
+
+    must: frozenset[str]
+    words: frozenset[str]
+    denies: bool
+
+    def __bool__(self) -> bool:
+        return bool(self.must or self.words)
+
+    def hashed(self, key: bytes) -> "Marks":
+        """The same marks with each root a keyed hash (what a tombstone keeps instead of text)."""
+        return Marks(frozenset(keyed(key, r) for r in self.must), frozenset(keyed(key, r) for r in self.words),
+                     self.denies)
+
+    def to_json(self) -> dict:
+        return {"must": sorted(self.must), "words": sorted(self.words), "denies": self.denies}
+
+    @classmethod
+    def from_json(cls, value: dict) -> "Marks":
+        return cls(frozenset(value.get("must") or ()), frozenset(value.get("words") or ()), bool(value.get("denies")))
+
+
+def keyed(key: bytes, text: str) -> str:
+    """A keyed hash (HMAC-SHA256, 32 hex digits) of a root or a normalised statement."""
+    return hmac.new(key, text.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()[:32]
+
+
+def marks_of(statement: str) -> Marks:
+    """The marks of a statement (a fact's content)."""
+    must = _names_and_values(statement)
+    carrying = {root(w) for w in tokens(statement) if w not in FUNCTION and w not in NEGATIONS and len(w) > 1}
+    return Marks(frozenset(must), frozenset(carrying - must), negated(statement))
+
+
+def roots_of(text: str, key: bytes | None = None) -> frozenset[str]:
+    found = {root(w) for w in tokens(text) if w not in FUNCTION and w not in NEGATIONS}
+    return frozenset(keyed(key, r) for r in found) if key is not None else frozenset(found)
+
+
+def states(passage: str, marks: Marks, key: bytes | None = None) -> bool:
+    """Whether `passage` states the statement `marks` were made from (`key`: the marks are keyed hashes)."""
+    if not marks or negated(passage) != marks.denies:
+        return False
+    held = roots_of(passage, key)
+    if not marks.must <= held:
+        return False
+    have = len(marks.words & held)
+    need = len(marks.words) if len(marks.words) <= 4 else len(marks.words) - len(marks.words) // 4
+    return have >= need and (have + len(marks.must)) > 0
+
+
+def related(a: str, b: str) -> bool:
+    """Whether two statements say the same thing in other words, as far as words tell: either states the other,
+    or they share every name and most carrying words, and agree on denial."""
+    ma, mb = marks_of(a), marks_of(b)
+    if states(b, ma) or states(a, mb):
+        return True
+    if ma.denies != mb.denies:
+        return False
+    wa, wb = {r[:5] for r in ma.words | ma.must}, {r[:5] for r in mb.words | mb.must}  # "allergi" ~ "allergy"
+    if not ({r[:5] for r in ma.must} <= wb and {r[:5] for r in mb.must} <= wa):
+        return False  # a name or value of one is missing from the other
+    return bool(wa and wb) and len(wa & wb) / len(wa | wb) >= 0.5
+
+
+# -- passages: the units erase plans and rewrites (a sentence of a line, or of a bullet's text) -------------------
+
+_SENTENCE = re.compile(r"[^\s](?:[^\n]*?)(?:[.!?]+(?=\s)|$)", re.M)
+_LEAD = re.compile(r"^(\s*(?:#+|[-*+]|\d+[.)])\s+)")
+ERASED = "[erased]"
+
+
+def passages(text: str) -> list[str]:
+    """The sentences of `text` (a heading's or bullet's marker left out), in order."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        lead = _LEAD.match(line)
+        body = line[lead.end():] if lead else line
+        out += [m.group(0).strip() for m in _SENTENCE.finditer(body) if m.group(0).strip()]
+    return out
+
+
+def passage_key(passage: str) -> str:
+    """A passage's identity in an erase's plan and journal (no text): sha256 of it casefolded, space folded."""
+    folded = " ".join(passage.casefold().split())
+    return hashlib.sha256(folded.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def rewrite(text: str, gone: Callable[[str], bool], replacement: str = ERASED) -> tuple[str, int]:
+    """`text` with each passage for which `gone(passage)` holds replaced by `[erased]` (or `replacement`; lines,
+    headings and bullet markers kept). Returns (new text, how many were replaced)."""
+    count = 0
+
+    def one(match: re.Match) -> str:
+        nonlocal count
+        sentence = match.group(0)
+        body = sentence.strip()
+        if not body or body == ERASED or not gone(body):
+            return sentence
+        count += 1
+        if not replacement:
+            return ""
+        return sentence[:len(sentence) - len(sentence.lstrip())] + replacement + sentence[len(sentence.rstrip()):]
+
+    out = []
+    for line in text.split("\n"):
+        lead = _LEAD.match(line)
+        head, body = (line[:lead.end()], line[lead.end():]) if lead else ("", line)
+        new = _SENTENCE.sub(one, body)
+        out.append(head + (" ".join(new.split()) if not replacement and new != body else new))
+    return "\n".join(out), count
+
+
+def by_keys(keys: Iterable[str]) -> Callable[[str], bool]:
+    wanted = frozenset(keys)
+    return lambda passage: passage_key(passage) in wanted

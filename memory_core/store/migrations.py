@@ -374,6 +374,11 @@ def m019_provenance(conn: Connection, db: Database) -> None:
             "CREATE INDEX IF NOT EXISTS ix_provenance_fact ON provenance (fact_id)")
 
 
+def m020_held_facts(conn: Connection, db: Database) -> None:
+    """Memory is data: a statement that instructs the agent is kept but held (`held_at`) until a person releases it."""
+    _add_columns(conn, "facts", {"held_at": "TIMESTAMP WITH TIME ZONE" if db.dialect == "postgresql" else "DATETIME"})
+
+
 MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_keyword_index, m003_word_index,
                                                             m004_fact_counts, m005_pg_trgm, m006_token_stats,
                                                             m007_validity_and_actors, m008_unicode_dedup_keys,
@@ -382,7 +387,7 @@ MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_k
                                                             m014_search_lookups,
                                                             m015_agent_items, m016_oauth,
                                                             m017_dream_proposals, m018_usage_and_injections,
-                                                            m019_provenance]
+                                                            m019_provenance, m020_held_facts]
 
 # Migrations renamed so that each number is used once, in order: a database that applied the old name has it
 # recorded under the new one before anything runs.

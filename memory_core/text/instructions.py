@@ -115,8 +115,8 @@ _AGENT = _words(r"you", r"your", r"the (?:assistant|ai|model|agent|bot|chatbot|l
 _CONTROLS = _words(
     r"instructions?", r"rules", r"guidelines", r"guardrails", r"polic(?:y|ies)", r"safety", r"filters?",
     r"restrictions", r"(?:system |hidden |initial |original )?prompt", r"checks", r"verifications?", r"moderation",
-    r"constraints", r"programming", r"directives", r"developer message", r"previous", r"prior", r"above",
-    r"everything you (?:were|have been) told",
+    r"constraints", r"programming", r"directives", r"developer message", r"(?:the )?above(?=\s*(?:and|,|\.|;|$))",
+    r"everything (?:you (?:were|have been) told|above|before)",
     r"instruções", r"regras", r"diretrizes", r"verificações", r"restrições", r"filtros", r"instrucciones",
     r"reglas", r"controles", r"restricciones", r"anweisungen", r"regeln", r"richtlinien", r"\w*prüfungen",
     r"einschränkungen", r"filter", r"consignes", r"règles", r"vérifications", r"filtres", r"systemprompt",
@@ -146,9 +146,11 @@ _CLAIM = (r"\b(?:user|he|she|they|this person|i|i'm|i am|the real user|usuário|
           r"(?:verified|authenticated|authori[sz]ed|pre-approved|trusted|whitelisted|cleared|root|admin|"
           r"administrator|owner|developer|verificad[oa]|autorizad[oa]|verifiziert|authentifiziert|vérifiée?|"
           r"autorisée?)\b")
-_CONSEQUENCE = (r"\b(?:so|therefore|thus|;|:)\b|" + _AGENT + r"\s+(?:must|should|shall|have to|has to|can|may|need|"
-                r"musst|muss|sollst|soll|deve|debe|doit|dois)"
-                r"|\b(?:skip|ignore|bypass|never|do not|don't|comply|obey|treat|answer|execute|reveal)\b")
+# What makes a claim about the user an instruction: it tells the agent what to do because of it.
+_CONSEQUENCE = (_AGENT + r"\s+(?:must|should|shall|have to|has to|can|may|need|are allowed|musst|muss|sollst|soll|"
+                r"deve|debe|doit|dois)\b|\b(?:skip|ignore|bypass|comply|obey|execute|reveal|disable)\b"
+                r"|\b(?:do not|don't|never|no need to) (?:verify|check|ask|refuse|question|confirm)\b"
+                r"|\btreat (?:my|their|his|her|all|every) (?:messages|requests|words)")
 
 _RULES: tuple[tuple[str, re.Pattern], ...] = tuple((reason, re.compile(pattern)) for reason, pattern in (
     ("asks the agent to give up its instructions",
@@ -191,8 +193,7 @@ _RULES: tuple[tuple[str, re.Pattern], ...] = tuple((reason, re.compile(pattern))
      rf"[^\n]{{0,40}}{_URL}"),
 ))
 # Speaking as the system (case matters: "SYSTEM:" is a marker, "the system: it" is prose).
-_MARKER = re.compile(r"(?:^|[\s.>\]}])(?:SYSTEM|ASSISTANT|DEVELOPER|ADMIN)(?: [A-Z]+)?\s?:|^\s*(?:system|assistant|"
-                     r"developer)\s*:|#{2,}\s*(?:instruction|system|response)|\[/?(?:system|assistant)\]"
+_MARKER = re.compile(r"#{2,}\s*(?:instruction|system|response)|\[/?(?:system|assistant)\]"
                      r"|</?\s*(?:system|memory|facts|instructions?|assistant|developer|context|user_memory)\b[^<>]*>",
                      re.I | re.M)
 _MARKER_CASED = re.compile(r"(?:^|[\s.>\]}])(?:SYSTEM|ASSISTANT|DEVELOPER|ADMIN)(?: [A-Z]+)?\s?:")
@@ -204,7 +205,7 @@ def instruction_reason(text: str) -> str | None:
     """Why `text` instructs the agent instead of telling something about the user, or None."""
     if not text:
         return None
-    if _MARKER_CASED.search(text) or _MARKER.search(text.replace("SYSTEM", "system").lower()):
+    if _MARKER_CASED.search(text) or _MARKER.search(text):
         return "speaks as the system"
     folded = text.casefold().replace("\u2019", "'")
     for reason, pattern in _RULES:
@@ -219,3 +220,14 @@ def instruction_reason(text: str) -> str | None:
 def is_instruction(text: str) -> bool:
     """Whether `text` instructs the agent (see `instruction_reason`)."""
     return instruction_reason(text) is not None
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def without_instructions(text: str) -> str:
+    """`text` without its sentences that instruct the agent (for a summary, a log or a bullet that is injected);
+    text with none comes back unchanged."""
+    if not text or instruction_reason(text) is None:
+        return text
+    return " ".join(s for s in _SENTENCE_END.split(text) if instruction_reason(s) is None)

@@ -99,6 +99,16 @@ class ScopedFacts(_Bound):
         with self._writing("merge facts"):
             return self._facts.merge(keep_id, drop_id)
 
+    def held(self) -> list["Fact"]:
+        """The scope's statements held for review (see `Facts.held`)."""
+        return self._facts.held(**self._kw)
+
+    def release(self, fact_id: str) -> "Fact":
+        """Release a held statement: it becomes an ordinary fact (an editor's right)."""
+        self.get(fact_id)
+        with self._writing("release held facts"):
+            return self._facts.release(fact_id, **self._kw)
+
     def near_duplicates(self, *, threshold: float = 0.9) -> list[tuple["Fact", "Fact", float]]:
         return self._facts.near_duplicates(threshold=threshold, **self._kw)
 

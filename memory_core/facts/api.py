@@ -173,7 +173,7 @@ class FactRepository(Protocol):
     def transaction(self, scope: Scope) -> AbstractContextManager[Any]: ...
     def get(self, fact_id: str) -> Fact: ...
     def list(self, scope: Scope, category: str | None = None, *, include_invalid: bool = False,
-             as_of: datetime | None = None) -> list[Fact]: ...
+             as_of: datetime | None = None, include_held: bool = False) -> list[Fact]: ...
     def count(self, scope: Scope) -> int: ...
     def update(self, fact_id: str, changes: dict[str, Any]) -> Fact: ...
     def delete(self, fact_id: str) -> None: ...
@@ -246,13 +246,14 @@ class Facts:
         return self._store.get(validate_fact_id(fact_id))
 
     def list(self, *, user_id: str = "default", agent_name: str = "default", category: str | None = None,
-             include_invalid: bool = False, as_of: datetime | None = None) -> list[Fact]:
-        """The scope's valid facts, confidence descending; all of them with `include_invalid`, or those
-        that were valid at `as_of` ("what did we believe on that day")."""
+             include_invalid: bool = False, as_of: datetime | None = None, include_held: bool = False) -> list[Fact]:
+        """The scope's valid facts, confidence descending; all of them with `include_invalid` (those held for
+        review too with `include_held`), or those that were valid at `as_of` ("what did we believe on that day")."""
         scope = make_scope(user_id, agent_name)
         if category is not None:
             validate_category(category)
-        return self._store.list(scope, category, include_invalid=bool(include_invalid), as_of=validate_as_of(as_of))
+        return self._store.list(scope, category, include_invalid=bool(include_invalid), as_of=validate_as_of(as_of),
+                                include_held=bool(include_held))
 
     def update(
         self, fact_id: str, *, content: str | None = None, category: str | None = None, confidence: float | None = None

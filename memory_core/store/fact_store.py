@@ -371,7 +371,7 @@ class FactStore:
         return _to_fact(row)
 
     def list(self, scope: Scope, category: str | None = None, *, include_invalid: bool = False,
-             as_of: datetime | None = None) -> list[Fact]:
+             as_of: datetime | None = None, include_held: bool = False) -> list[Fact]:
         query = select(FactRow).where(*_in_scope(scope))
         if category:
             query = query.where(FactRow.category == category)
@@ -380,6 +380,8 @@ class FactStore:
                                 or_(FactRow.invalid_at.is_(None), FactRow.invalid_at > as_of))
         elif not include_invalid:
             query = query.where(FactRow.invalid_at.is_(None))
+        elif not include_held:
+            query = query.where(FactRow.held_at.is_(None))
         query = query.order_by(FactRow.confidence.desc(), FactRow.created_at.asc(), FactRow.pk.asc())
         with self.db.read() as s:
             return [_to_fact(r) for r in s.execute(query).scalars().all()]

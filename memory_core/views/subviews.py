@@ -51,8 +51,9 @@ class ScopedFacts(_Bound):
             return self._facts.add_with_reason(content, category, confidence, source=source, **self._kw)
 
     def list(self, *, category: str | None = None, include_invalid: bool = False,
-             as_of: datetime | None = None) -> list["Fact"]:
-        return self._facts.list(category=category, include_invalid=include_invalid, as_of=as_of, **self._kw)
+             as_of: datetime | None = None, include_held: bool = False) -> list["Fact"]:
+        return self._facts.list(category=category, include_invalid=include_invalid, as_of=as_of,
+                                include_held=include_held, **self._kw)
 
     def count(self) -> int:
         return self._facts.count(**self._kw)

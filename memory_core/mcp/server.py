@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 
 from memory_core.errors import InvalidIdError, MemoryCoreError
 from memory_core.facts.api import CATEGORIES, Fact, content_key
+from memory_core.text.instructions import passage_as_data
 from memory_core.text.messages import MAX_MESSAGES, ROLES
 from memory_core.context.plans import Plan
 from memory_core.views.scoped import ScopedMemory
@@ -355,8 +356,8 @@ def _context_tools(server: MCPServer, view: ViewProvider, limits: Limits, settin
                       ) -> SearchResult:
         """Search everything remembered (facts, daily logs, MEMORY.md) by meaning and words; best first."""
         hits = view().search(query, k=k)
-        return SearchResult(hits=[Hit(kind=h.kind, ref=h.ref, text=h.text, score=float(h.score), source=h.source)
-                                  for h in hits])
+        return SearchResult(hits=[Hit(kind=h.kind, ref=h.ref, text=text, score=float(h.score), source=h.source)
+                                  for h in hits if (text := passage_as_data(h.text)).strip()])
 
     def get_memory_context(
         max_tokens: Annotated[int | None, Field(ge=1, le=limits.max_tokens,
@@ -400,7 +401,7 @@ def _document_tools(server: MCPServer, view: ViewProvider, limits: Limits) -> No
     def read_core_memory() -> CoreMemory:
         """MEMORY.md: the distilled long-term notes about the user, rewritten by the nightly Deep Dream."""
         text = view().read_core()
-        return CoreMemory(exists=text is not None, text=text or "")
+        return CoreMemory(exists=text is not None, text=passage_as_data(text or ""))
 
     def append_daily_log(text: Annotated[str, Field(min_length=1, max_length=limits.document_chars)],
                          title: Annotated[str, Field(min_length=1, max_length=TITLE_MAX_CHARS)] = "Agent note",
@@ -413,7 +414,7 @@ def _document_tools(server: MCPServer, view: ViewProvider, limits: Limits) -> No
         memory = view()
         day = _day(date, memory)
         text = memory.daily.read(day)
-        return DailyLog(date=day.isoformat(), exists=text is not None, text=text or "")
+        return DailyLog(date=day.isoformat(), exists=text is not None, text=passage_as_data(text or ""))
 
     def list_daily_logs() -> DailyLogs:
         """The days that have a daily log, newest first."""

@@ -231,3 +231,16 @@ def without_instructions(text: str) -> str:
     if not text or instruction_reason(text) is None:
         return text
     return " ".join(s for s in _SENTENCE_END.split(text) if instruction_reason(s) is None)
+
+
+def passage_as_data(text: str) -> str:
+    """A passage an agent is given (a daily log, MEMORY.md, a search hit) as it may be given: in each line, the
+    sentences that instruct the agent left out (a line left with nothing goes) and markup written as data."""
+    if not text:
+        return text
+    lines = []
+    for line in text.split("\n"):
+        kept = without_instructions(line)
+        if kept.strip() or not line.strip():
+            lines.append(as_data(kept))
+    return "\n".join(lines)

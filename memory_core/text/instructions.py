@@ -141,6 +141,12 @@ _SEND = _words(
     r"send", r"forward", r"post", r"upload", r"transmit", r"exfiltrate", r"e-?mail", r"append", r"appending",
     r"envie", r"enviar", r"envia", r"envía", r"schick\w*", r"sende", r"senden", r"envoie", r"envoyer",
     r"transmets")
+# What an exfiltration sends: the conversation, what the user said, their data (a blog post sent to a site is not).
+_CONVERSATION = _words(
+    r"conversations?", r"chats?", r"history", r"messages", r"copy", r"data", r"(?:api )?keys", r"credentials",
+    r"passwords?", r"location", r"answers?", r"repl(?:y|ies)", r"everything", r"transcripts?", r"prompts?",
+    r"conversas?", r"histórico", r"historial", r"conversaci[oó]n", r"respuestas?", r"respostas?", r"antwort\w*",
+    r"gespräch\w*", r"verlauf", r"kopie", r"copia", r"cópia", r"copie", r"réponses?", r"historique")
 _CLAIM = (r"\b(?:user|he|she|they|this person|i|i'm|i am|the real user|usuário|usuario|benutzer|nutzer|utilisateur)"
           r"\b[^.!?;:]{0,30}?\b(?:is|are|am|'m|has been|have been|é|está|ist|est)\s+(?:an?\s+|the\s+|full\s+)?"
           r"(?:verified|authenticated|authori[sz]ed|pre-approved|trusted|whitelisted|cleared|root|admin|"
@@ -186,7 +192,7 @@ _RULES: tuple[tuple[str, re.Pattern], ...] = tuple((reason, re.compile(pattern))
                             r"(?:ai|assistant|model|llm|agent|chatbot|bot)s?\b"),
     ("claims an authority over the agent",
      rf"\b(?:admin\w*|root|full) (?:rights|privileges|access|control) (?:over|to|of) {_AGENT}\b"),
-    ("sends data out", rf"\b{_SEND}\b[^\n]{{0,120}}?{_URL}|{_URL}[^\n]{{0,80}}?\b{_SEND}\b"),
+    ("sends data out", rf"(?s)\A(?=.*\b{_SEND}\b)(?=.*{_URL})(?=.*\b{_CONVERSATION})"),
     ("sends data out",
      rf"\b(?:include|add|append|embed|end|put|insert)\b[^.!?\n]{{0,40}}\b(?:this|the following|a|the) "
      rf"(?:link|url|image|markdown|pixel)|!\[[^\]]*\]\(\s*{_URL}|\b(?:every|each) (?:answer|reply|response|message)"

@@ -199,9 +199,8 @@ _RULES: tuple[tuple[str, re.Pattern], ...] = tuple((reason, re.compile(pattern))
      rf"[^\n]{{0,40}}{_URL}"),
 ))
 # Speaking as the system (case matters: "SYSTEM:" is a marker, "the system: it" is prose).
-_MARKER = re.compile(r"#{2,}\s*(?:instruction|system|response)|\[/?(?:system|assistant)\]"
-                     r"|</?\s*(?:system|memory|facts|instructions?|assistant|developer|context|user_memory)\b[^<>]*>",
-                     re.I | re.M)
+# Wrapper markup alone (`</memory>`, `<system>`) is not held: it is stored as text and injected escaped (`as_data`).
+_MARKER = re.compile(r"#{2,}\s*(?:instruction|system|response)|\[/?(?:system|assistant)\]", re.I)
 _MARKER_CASED = re.compile(r"(?:^|[\s.>\]}])(?:SYSTEM|ASSISTANT|DEVELOPER|ADMIN)(?: [A-Z]+)?\s?:")
 _CLAIM_RE = re.compile(_CLAIM)
 _CONSEQUENCE_RE = re.compile(_CONSEQUENCE)

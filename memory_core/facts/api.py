@@ -179,6 +179,7 @@ class FactRepository(Protocol):
     def delete(self, fact_id: str) -> None: ...
     def held(self, scope: Scope) -> list[Fact]: ...
     def release(self, fact_id: str, max_facts: int = 500) -> Fact: ...
+    def hold_instructions(self, scope: Scope) -> list[Fact]: ...
     def audit(self, fact_id: str | None = None, scope: Scope | None = None, limit: int = 500) -> list[AuditEntry]: ...
 
 
@@ -374,6 +375,11 @@ class Facts:
         instructions, skip checks, obey someone, ...) rather than tell something about the user, so they are kept
         but never listed, injected or searched until a person releases them (or deletes them)."""
         return self._store.held(make_scope(user_id, agent_name))
+
+    def hold_instructions(self, *, user_id: str = "default", agent_name: str = "default") -> list[Fact]:
+        """Hold the scope's valid facts that instruct the agent: those stored before memory_core held them on the
+        way in (a database from before migration m020). Returns them; none the second time."""
+        return self._store.hold_instructions(make_scope(user_id, agent_name))
 
     def release(self, fact_id: str, *, user_id: str = "default", agent_name: str = "default") -> Fact:
         """A person's decision that a held statement is memory after all: it becomes an ordinary fact, valid from

@@ -393,6 +393,23 @@ class FactStore:
                              .order_by(FactRow.held_at.asc(), FactRow.pk.asc())).scalars().all()
             return [_to_fact(r) for r in rows]
 
+    def hold_instructions(self, scope: Scope) -> list[Fact]:
+        """Hold the scope's valid facts that instruct the agent (stored before they were held at write); audited."""
+        held = []
+        with self.transaction(scope) as tx:
+            for row in tx.s.execute(select(FactRow).where(*_in_scope(scope), FactRow.invalid_at.is_(None))).scalars():
+                if (why := instruction_reason(row.content)) is None:
+                    continue
+                before = _snapshot(row)
+                tx.retired[row.id] = (row.content, None)
+                row.held_at = row.invalid_at = row.updated_at = tx.now
+                row.invalid_reason, row.content_key = f"held for review: {why}", invalid_key(row.id)
+                tx.s.add(row)
+                tx.audit(row, "held", before, _snapshot(row), why)
+                held.append(row)
+            tx.s.flush()
+            return [_to_fact(r) for r in held]
+
     def release(self, fact_id: str, max_facts: int = 500) -> Fact:
         """Release a held fact (see `FactTransaction.release`)."""
         with self.transaction(self.get(fact_id).scope) as tx:

@@ -110,6 +110,11 @@ class ScopedFacts(_Bound):
         with self._writing("release held facts"):
             return self._facts.release(fact_id, **self._kw)
 
+    def hold_instructions(self) -> list["Fact"]:
+        """Hold the valid facts that instruct the agent, stored before they were held on the way in."""
+        with self._writing("hold facts for review"):
+            return self._facts.hold_instructions(**self._kw)
+
     def near_duplicates(self, *, threshold: float = 0.9) -> list[tuple["Fact", "Fact", float]]:
         return self._facts.near_duplicates(threshold=threshold, **self._kw)
 

@@ -32,7 +32,9 @@ def test_table_is_large_varied_and_split():
         assert word in text
 
 
-# Built on half A; half B was measured first, before any rule saw it: 0.978 held (44/45), 0.00 of legitimate.
+# Before: nothing was held (0.00 of payloads on either half). Built on half A (now 1.00 held, 0.00 of legitimate);
+# half B measured first, before any rule saw it: 0.978 held (44/45: German verb-last "deinen System-Prompt zeigen"
+# missed), 0.00 of legitimate; after adding the verb-last order: 1.00 and 0.00.
 @pytest.mark.parametrize("half", ["A", "B"])
 def test_instructions_are_held(half):
     assert _rate("instruction", half) >= 0.95

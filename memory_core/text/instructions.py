@@ -118,12 +118,12 @@ _CONTROLS = _words(
     r"constraints", r"programming", r"directives", r"developer message", r"(?:the )?above(?=\s*(?:and|,|\.|;|$))",
     r"everything (?:you (?:were|have been) told|above|before)",
     r"instruções", r"regras", r"diretrizes", r"verificações", r"restrições", r"filtros", r"instrucciones",
-    r"reglas", r"controles", r"restricciones", r"anweisungen", r"regeln", r"richtlinien", r"\w*prüfungen",
+    r"reglas", r"controles", r"restricciones", r"verificaciones", r"comprobaciones", r"anweisungen", r"regeln", r"richtlinien", r"\w*prüfungen",
     r"einschränkungen", r"filter", r"consignes", r"règles", r"vérifications", r"filtres", r"systemprompt",
     r"system-prompt")
 _GIVE_UP = _words(
     r"ignore", r"ignoring", r"disregard", r"forget", r"override", r"bypass", r"skip", r"disable", r"turn off",
-    r"circumvent", r"stop following", r"cancel(?:l?ed)?", r"ignora", r"ignorar", r"ignorez", r"ignoriere",
+    r"circumvent", r"stop following", r"cancel(?:l?ed)?", r"ignora", r"ignorar", r"ignorer", r"ignorez", r"ignoriere",
     r"ignorieren", r"esqueça", r"esquece", r"olvida", r"olvidar", r"vergiss", r"oublie", r"oubliez", r"pule",
     r"pular", r"salta", r"omite", r"omitir", r"überspringe", r"überspring", r"umgehe", r"contourne", r"saute",
     r"desative", r"desativa", r"desactiva", r"deaktiviere", r"désactive")
@@ -132,7 +132,7 @@ _REVEAL = _words(
     r"share", r"reply with", r"respond with", r"show", r"tell me", r"revele", r"revela", r"revelar", r"mostre",
     r"muestra", r"zeige", r"zeig", r"verrate", r"gib", r"révèle", r"affiche", r"montre", r"divulgue")
 _SECRETS = _words(
-    r"(?:system |hidden |initial |developer |full )?prompt", r"instructions", r"developer message",
+    r"(?:system |hidden |initial |developer |full )?prompt", r"instructions", r"(?:system|developer) message",
     r"configuration", r"rules", r"internal notes", r"text above", r"memory file", r"password", r"confidential",
     r"prompt do sistema", r"prompt del sistema", r"systemprompt", r"system-prompt", r"prompt système",
     r"instruções", r"instrucciones", r"anweisungen", r"regeln", r"règles")
@@ -162,7 +162,11 @@ _RULES: tuple[tuple[str, re.Pattern], ...] = tuple((reason, re.compile(pattern))
     ("asks the agent to give up its instructions",
      rf"\b{_GIVE_UP}\b[^.!?\n]{{0,60}}?\b{_CONTROLS}\b"),
     ("asks the agent to give up its instructions",
-     rf"\b{_CONTROLS}\b[^.!?\n]{{0,20}}\b(?:are|is) (?:cancel(?:l?ed)|void|revoked|lifted|off)\b"),
+     rf"\b{_CONTROLS}\b[^.!?\n]{{0,30}}\b(?:(?:are|is) (?:cancel(?:l?ed)|void|revoked|lifted|off|suspended)|"
+     rf"(?:no longer|don't|do not|doesn't|does not) apply)\b"),
+    ("redefines the agent's instructions",
+     r"\b(?:your|the) (?:new|real|updated|actual) (?:system prompt|instructions|rules|guidelines|directives)"
+     r" (?:is|are)\b"),
     ("asks the agent to reveal its instructions", rf"\b{_REVEAL}\b[^.!?\n]{{0,60}}?\b{_SECRETS}\b"),
     ("asks the agent to reveal its instructions",  # German puts the verb last
      rf"\b{_SECRETS}\b[^.!?\n]{{0,30}}?\b(?:zeigen|verraten|ausgeben|preisgeben|offenlegen|nennen)\b"),
@@ -182,7 +186,7 @@ _RULES: tuple[tuple[str, re.Pattern], ...] = tuple((reason, re.compile(pattern))
      r"messages?|prompts?)\b|\bthis (?:memory|note|fact|message) is an? (?:order|instruction|command)\b"),
     ("asks the agent to drop its limits",
      r"\b(?:developer mode|mode développeur|modo desenvolvedor|modo desarrollador|entwicklermodus|jailbreak\w*"
-     r"|without (?:any )?(?:restrictions|filters|content policy|rules)|with no (?:restrictions|rules|filters)"
+     r"|(?:without|with no) (?:any )?(?:restrictions|filters|content polic(?:y|ies)|rules|guidelines|guardrails)"
      r"|no longer bound|unrestricted (?:model|ai|assistant|mode)|(?:you|model|assistant|ai) (?:have|has) no "
      r"(?:rules|restrictions|limits)|(?:sem|não tem|sin|no tienes|ohne|keine|sans|aucune) (?:\w+ )?"
      r"(?:restrições|restricciones|einschränkungen|restrictions?)|an ai without)"),

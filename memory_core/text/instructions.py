@@ -111,16 +111,26 @@ def _words(*alternatives: str) -> str:
 _AGENT = _words(r"you", r"your", r"the (?:assistant|ai|model|agent|bot|chatbot|llm)", r"assistant", r"chatgpt",
                 r"claude", r"gemini", r"o assistente", r"você", r"el asistente", r"du", r"dein\w*",
                 r"der assistent", r"die ki", r"l'assistant", r"l'ia", r"tu", r"tes", r"ton")
-# What an agent is told to give up: its instructions, rules, safety and checks.
-_CONTROLS = _words(
-    r"instructions?", r"rules", r"guidelines", r"guardrails", r"polic(?:y|ies)", r"safety", r"filters?",
-    r"restrictions", r"(?:system |hidden |initial |original )?prompt", r"checks", r"verifications?", r"moderation",
-    r"constraints", r"programming", r"directives", r"developer message", r"(?:the )?above(?=\s*(?:and|,|\.|;|$))",
-    r"everything (?:you (?:were|have been) told|above|before)",
+# What an agent is told to give up: its instructions, rules, safety and checks. An English noun counts only with a
+# word that makes it the agent's ("your rules", "all previous instructions", "the safety checks"): "the spam filter"
+# and "rules of thumb" are not; the other languages' nouns are specific enough as they are.
+_CONTROL_NOUNS = _words(
+    r"instructions?", r"rules", r"guidelines", r"guardrails", r"guidance", r"polic(?:y|ies)", r"filters?",
+    r"restrictions", r"prompt", r"checks", r"verifications?", r"moderation", r"constraints", r"programming",
+    r"directives", r"review", r"confirmation(?: step)?", r"limits", r"safety")
+_OURS = _words(r"your", r"its", r"all", r"any", r"every", r"previous", r"prior", r"earlier", r"above", r"these",
+               r"those", r"my", r"system", r"safety", r"security", r"content", r"identity", r"original", r"initial",
+               r"hidden", r"developer'?s?", r"system's", r"assistant's", r"model's", r"usual")
+_FOREIGN_CONTROLS = _words(
     r"instruções", r"regras", r"diretrizes", r"verificações", r"restrições", r"filtros", r"instrucciones",
-    r"reglas", r"controles", r"restricciones", r"verificaciones", r"comprobaciones", r"anweisungen", r"regeln", r"richtlinien", r"\w*prüfungen",
-    r"einschränkungen", r"filter", r"consignes", r"règles", r"vérifications", r"filtres", r"systemprompt",
-    r"system-prompt")
+    r"reglas", r"controles", r"restricciones", r"verificaciones", r"comprobaciones", r"anweisungen", r"regeln",
+    r"richtlinien", r"\w*prüfungen", r"einschränkungen", r"(?:deine|alle|ihre) filter", r"consignes", r"règles", r"vérifications",
+    r"filtres", r"systemprompt", r"system-prompt")
+_CONTROLS = _words(
+    rf"(?:\b{_OURS}|<)(?:\s+[\w'-]+){{0,2}}?\s*{_CONTROL_NOUNS}\b(?!\s+(?:from|by)\b)", rf"\b{_FOREIGN_CONTROLS}\b",
+    r"\b(?:the )?above(?=\s*(?:and|,|\.|;|$))", r"\beverything (?:you (?:were|have been) told|above|before)",
+    r"\bdeveloper message")
+_LOOSE_CONTROLS = _words(_CONTROL_NOUNS, _FOREIGN_CONTROLS)
 _GIVE_UP = _words(
     r"ignore", r"ignoring", r"disregard", r"forget", r"override", r"bypass", r"skip", r"disable", r"turn off",
     r"circumvent", r"stop following", r"cancel(?:l?ed)?", r"ignora", r"ignorar", r"ignorer", r"ignorez", r"ignoriere",
@@ -132,10 +142,13 @@ _REVEAL = _words(
     r"share", r"reply with", r"respond with", r"show", r"tell me", r"revele", r"revela", r"revelar", r"mostre",
     r"muestra", r"zeige", r"zeig", r"verrate", r"gib", r"révèle", r"affiche", r"montre", r"divulgue")
 _SECRETS = _words(
-    r"(?:system |hidden |initial |developer |full )?prompt", r"instructions", r"(?:system|developer) message",
-    r"configuration", r"rules", r"internal notes", r"text above", r"memory file", r"password", r"confidential",
-    r"prompt do sistema", r"prompt del sistema", r"systemprompt", r"system-prompt", r"prompt système",
-    r"instruções", r"instrucciones", r"anweisungen", r"regeln", r"règles")
+    rf"(?:\b{_OURS}|<)(?:\s+[\w'-]+){{0,2}}?\s*(?:prompt|instructions|configuration|rules|password)\b",
+    r"\bthe (?:full|complete|secret|internal) (?:prompt|instructions|configuration|rules)\b",
+    r"\b(?:the user's|user's|their) password", r"\bthe password of the (?:database|server|admin|root)",
+    r"\b(?:system|hidden|initial|developer) (?:prompt|message)", r"\binternal notes", r"\btext above",
+    r"\bmemory file", r"\bconfidential\b", r"\bprompt do sistema", r"\bprompt del sistema", r"\bsystemprompt",
+    r"\bsystem-prompt", r"\bprompt système", r"\binstruções", r"\binstrucciones", r"\banweisungen", r"\bregeln",
+    r"\brègles")
 _URL = r"(?:https?://|www\.|\b[\w.+-]+@[\w-]+\.[\w.]+)"
 _SEND = _words(
     r"send", r"forward", r"post", r"upload", r"transmit", r"exfiltrate", r"e-?mail", r"append", r"appending",
@@ -153,26 +166,32 @@ _CLAIM = (r"\b(?:user|he|she|they|this person|i|i'm|i am|the real user|usuário|
           r"administrator|owner|developer|verificad[oa]|autorizad[oa]|verifiziert|authentifiziert|vérifiée?|"
           r"autorisée?)\b")
 # What makes a claim about the user an instruction: it tells the agent what to do because of it.
-_CONSEQUENCE = (_AGENT + r"\s+(?:must|should|shall|have to|has to|can|may|need|are allowed|musst|muss|sollst|soll|"
-                r"deve|debe|doit|dois)\b|\b(?:skip|ignore|bypass|comply|obey|execute|reveal|disable)\b"
-                r"|\b(?:do not|don't|never|no need to) (?:verify|check|ask|refuse|question|confirm)\b"
-                r"|\btreat (?:my|their|his|her|all|every) (?:messages|requests|words)")
+_CONSEQUENCE = (
+    _AGENT + r"\s+(?:must|should|shall|have to|has to|can|may|need to|is allowed to|are allowed to|musst|muss|sollst|"
+    r"soll|deve|debe|doit|dois|peux)\b[^.!?]{0,40}?\b(?:skip|ignore|bypass|reveal|share|disclose|comply|obey|execute|"
+    r"disregard|override|disable|delete|grant|answer without|respond without|never|not (?:ask|verify|check|refuse)|"
+    r"do (?:whatever|everything|anything)|revelar|revele|omitir|pular|ignorar|zeigen|verraten|révéler|ignorer)\b"
+    r"|\b(?:do not|don't|never|no need to) (?:verify|check|ask|refuse|question|confirm)\b"
+    r"|\btreat (?:my|their|his|her|all|every) (?:messages|requests|words)")
 
 _RULES: tuple[tuple[str, re.Pattern], ...] = tuple((reason, re.compile(pattern)) for reason, pattern in (
     ("asks the agent to give up its instructions",
-     rf"\b{_GIVE_UP}\b[^.!?\n]{{0,60}}?\b{_CONTROLS}\b"),
+     rf"\b{_GIVE_UP}\b[^.!?\n]{{0,60}}?{_CONTROLS}"),
     ("asks the agent to give up its instructions",
-     rf"\b{_CONTROLS}\b[^.!?\n]{{0,30}}\b(?:(?:are|is) (?:cancel(?:l?ed)|void|revoked|lifted|off|suspended)|"
-     rf"(?:no longer|don't|do not|doesn't|does not) apply)\b"),
+     rf"\b(?:the (?:assistant|ai|model|agent|bot|chatbot|llm)|assistant|you)\b[^.!?\n]{{0,40}}\b{_GIVE_UP}\b"
+     rf"[^.!?\n]{{0,40}}?\b{_LOOSE_CONTROLS}\b"),
+    ("asks the agent to give up its instructions",
+     rf"{_CONTROLS}[^.!?\n]{{0,30}}\b(?:(?:are|is) (?:cancel(?:l?ed)|void|revoked|lifted|off|suspended)|"
+     rf"(?:no longer|don't|do not|doesn't|does not) apply|as (?:void|null|cancel(?:l?ed)|invalid|obsolete))\b"),
     ("redefines the agent's instructions",
      r"\b(?:your|the) (?:new|real|updated|actual) (?:system prompt|instructions|rules|guidelines|directives)"
      r" (?:is|are)\b"),
-    ("asks the agent to reveal its instructions", rf"\b{_REVEAL}\b[^.!?\n]{{0,60}}?\b{_SECRETS}\b"),
+    ("asks the agent to reveal its instructions", rf"\b{_REVEAL}\b[^.!?\n]{{0,60}}?{_SECRETS}"),
     ("asks the agent to reveal its instructions",  # German puts the verb last
-     rf"\b{_SECRETS}\b[^.!?\n]{{0,30}}?\b(?:zeigen|verraten|ausgeben|preisgeben|offenlegen|nennen)\b"),
+     rf"{_SECRETS}[^.!?\n]{{0,30}}?\b(?:zeigen|verraten|ausgeben|preisgeben|offenlegen|nennen)\b"),
     ("asks the agent to skip checks",
      rf"\b(?:must not|mustn't|should not|shouldn't|need not|needn't|no longer)\s+(?:apply|run|perform|use|do|"
-     rf"enforce|follow)\b[^.!?\n]{{0,40}}?\b{_CONTROLS}\b"),
+     rf"enforce|follow)\b[^.!?\n]{{0,40}}?{_CONTROLS}"),
     ("asks the agent to skip checks",
      r"\b(?:do not|don't|never|no need to)\s+(?:verify|check|validate|authenticate|ask (?:them |him |her )?for "
      r"confirmation|ask (?:them |him |her )?before)\b"),

@@ -24,7 +24,7 @@ def test_table_is_large_varied_and_split():
     payloads = [c for c in TABLE if c["label"] == "instruction"]
     legitimate = [c for c in TABLE if c["label"] == "legitimate"]
     assert len(payloads) >= 80 and len(legitimate) >= 80
-    assert {c["half"] for c in TABLE} == {"A", "B", "C"}
+    assert {c["half"] for c in TABLE} == {"A", "B", "C", "D"}
     for rows in (payloads, legitimate):
         assert sum(c["half"] == "A" for c in rows) >= 40 and sum(c["half"] == "B" for c in rows) >= 40
     text = " ".join(c["text"] for c in TABLE)
@@ -36,12 +36,15 @@ def test_table_is_large_varied_and_split():
 # half B measured first, before any rule saw it: 0.978 held (44/45: German verb-last "deinen System-Prompt zeigen"
 # missed), 0.00 of legitimate; after adding the verb-last order: 1.00 and 0.00. Half C, 30 fresh cases written
 # after that, measured before any rule changed for them: 0.57 held (8/14), 0.00 of legitimate; then widened: 1.00, 0.00.
-@pytest.mark.parametrize("half", ["A", "B", "C"])
+# Half D, ordinary statements sharing words with instructions ("disable the spam filter", "rules of thumb", "User is
+# an admin; you can ...") and 10 more payloads, measured first: 0.80 held (8/10), 0.44 of legitimate (8/18); the
+# rules then narrowed (an English noun needs a word that makes it the agent's): 1.00 held, 0.00 of legitimate.
+@pytest.mark.parametrize("half", ["A", "B", "C", "D"])
 def test_instructions_are_held(half):
     assert _rate("instruction", half) >= 0.95
 
 
-@pytest.mark.parametrize("half", ["A", "B", "C"])
+@pytest.mark.parametrize("half", ["A", "B", "C", "D"])
 def test_preferences_about_answering_are_not(half):
     assert _rate("legitimate", half) <= 0.03
 

@@ -115,7 +115,7 @@ _AGENT = _words(r"you", r"your", r"the (?:assistant|ai|model|agent|bot|chatbot|l
 # word that makes it the agent's ("your rules", "all previous instructions", "the safety checks"): "the spam filter"
 # and "rules of thumb" are not; the other languages' nouns are specific enough as they are.
 _CONTROL_NOUNS = _words(
-    r"instructions?", r"rules", r"guidelines", r"guardrails", r"guidance", r"polic(?:y|ies)", r"filters?",
+    r"instructions?", r"rules?", r"guidelines", r"guardrails", r"guidance", r"polic(?:y|ies)", r"filters?",
     r"restrictions", r"prompt", r"checks", r"verifications?", r"moderation", r"constraints", r"programming",
     r"directives", r"review", r"confirmation(?: step)?", r"limits", r"safety")
 _OURS = _words(r"your", r"its", r"all", r"any", r"every", r"previous", r"prior", r"earlier", r"above", r"these",
@@ -124,7 +124,7 @@ _OURS = _words(r"your", r"its", r"all", r"any", r"every", r"previous", r"prior",
 _FOREIGN_CONTROLS = _words(
     r"instruções", r"regras", r"diretrizes", r"verificações", r"restrições", r"filtros", r"instrucciones",
     r"reglas", r"controles", r"restricciones", r"verificaciones", r"comprobaciones", r"anweisungen", r"regeln",
-    r"richtlinien", r"\w*prüfungen", r"einschränkungen", r"(?:deine|alle|ihre) filter", r"consignes", r"règles", r"vérifications",
+    r"richtlinien", r"\w*anweisungen", r"\w*prüfungen", r"einschränkungen", r"(?:deine|alle|ihre) filter", r"consignes", r"règles", r"vérifications",
     r"filtres", r"systemprompt", r"system-prompt")
 _CONTROLS = _words(
     rf"(?:\b{_OURS}|<)(?:\s+[\w'-]+){{0,2}}?\s*{_CONTROL_NOUNS}\b(?!\s+(?:from|by)\b)", rf"\b{_FOREIGN_CONTROLS}\b",
@@ -132,7 +132,7 @@ _CONTROLS = _words(
     r"\bdeveloper message")
 _LOOSE_CONTROLS = _words(_CONTROL_NOUNS, _FOREIGN_CONTROLS)
 _GIVE_UP = _words(
-    r"ignore", r"ignoring", r"disregard", r"forget", r"override", r"bypass", r"skip", r"disable", r"turn off",
+    r"ignore", r"ignoring", r"disregard", r"forget", r"overrides?", r"bypass", r"skip", r"disable", r"turn off",
     r"circumvent", r"stop following", r"cancel(?:l?ed)?", r"ignora", r"ignorar", r"ignorer", r"ignorez", r"ignoriere",
     r"ignorieren", r"esqueça", r"esquece", r"olvida", r"olvidar", r"vergiss", r"oublie", r"oubliez", r"pule",
     r"pular", r"salta", r"omite", r"omitir", r"überspringe", r"überspring", r"umgehe", r"contourne", r"saute",
@@ -147,7 +147,7 @@ _SECRETS = _words(
     r"\b(?:the user's|user's|their) password", r"\bthe password of the (?:database|server|admin|root)",
     r"\b(?:system|hidden|initial|developer) (?:prompt|message)", r"\binternal notes", r"\btext above",
     r"\bmemory file", r"\bconfidential\b", r"\bprompt do sistema", r"\bprompt del sistema", r"\bsystemprompt",
-    r"\bsystem-prompt", r"\bprompt système", r"\binstruções", r"\binstrucciones", r"\banweisungen", r"\bregeln",
+    r"\bsystem-prompt", r"\bprompt système", r"\binstruções", r"\binstrucciones", r"\b\w*anweisungen", r"\bregeln",
     r"\brègles")
 _URL = r"(?:https?://|www\.|\b[\w.+-]+@[\w-]+\.[\w.]+)"
 _SEND = _words(
@@ -169,7 +169,7 @@ _CLAIM = (r"\b(?:user|he|she|they|this person|i|i'm|i am|the real user|usuário|
 _CONSEQUENCE = (
     _AGENT + r"\s+(?:must|should|shall|have to|has to|can|may|need to|is allowed to|are allowed to|musst|muss|sollst|"
     r"soll|deve|debe|doit|dois|peux)\b[^.!?]{0,40}?\b(?:skip|ignore|bypass|reveal|share|disclose|comply|obey|execute|"
-    r"disregard|override|disable|delete|grant|answer without|respond without|never|not (?:ask|verify|check|refuse)|"
+    r"disregard|override|disable|delete|grant|unlock|answer without|respond without|never|not (?:ask|verify|check|refuse)|"
     r"do (?:whatever|everything|anything)|revelar|revele|omitir|pular|ignorar|zeigen|verraten|révéler|ignorer)\b"
     r"|\b(?:do not|don't|never|no need to) (?:verify|check|ask|refuse|question|confirm)\b"
     r"|\btreat (?:my|their|his|her|all|every) (?:messages|requests|words)")
@@ -190,7 +190,8 @@ _RULES: tuple[tuple[str, re.Pattern], ...] = tuple((reason, re.compile(pattern))
     ("asks the agent to reveal its instructions",  # German puts the verb last
      rf"{_SECRETS}[^.!?\n]{{0,30}}?\b(?:zeigen|verraten|ausgeben|preisgeben|offenlegen|nennen)\b"),
     ("asks the agent to skip checks",
-     rf"\b(?:must not|mustn't|should not|shouldn't|need not|needn't|no longer)\s+(?:apply|run|perform|use|do|"
+     rf"\b(?:must not|mustn't|should not|shouldn't|need not|needn't|no longer|do not|don't|never)\s+(?:apply|run|"
+     rf"perform|use|do|"
      rf"enforce|follow)\b[^.!?\n]{{0,40}}?{_CONTROLS}"),
     ("asks the agent to skip checks",
      r"\b(?:do not|don't|never|no need to)\s+(?:verify|check|validate|authenticate|ask (?:them |him |her )?for "
@@ -204,22 +205,29 @@ _RULES: tuple[tuple[str, re.Pattern], ...] = tuple((reason, re.compile(pattern))
      r"\btreat\b[^.!?]{0,60}\bas (?:an? )?(?:system|admin|developer)[- ]?(?:level )?(?:commands?|instructions?|"
      r"messages?|prompts?)\b|\bthis (?:memory|note|fact|message) is an? (?:order|instruction|command)\b"),
     ("asks the agent to drop its limits",
-     r"\b(?:developer mode|mode développeur|modo desenvolvedor|modo desarrollador|entwicklermodus|jailbreak\w*"
+     r"\b(?:developer mode|god[- ]mode|(?:any|every) refusal|mode développeur|modo desenvolvedor|modo desarrollador|entwicklermodus|jailbreak\w*"
      r"|(?:without|with no) (?:any )?(?:restrictions|filters|content polic(?:y|ies)|rules|guidelines|guardrails)"
      r"|no longer bound|unrestricted (?:model|ai|assistant|mode)|(?:you|model|assistant|ai) (?:have|has) no "
      r"(?:rules|restrictions|limits)|(?:sem|não tem|sin|no tienes|ohne|keine|sans|aucune) (?:\w+ )?"
      r"(?:restrições|restricciones|einschränkungen|restrictions?)|an ai without)"),
+    ("asks the agent to drop its limits",
+     rf"\b{_AGENT}\s+(?:must|have to|has to|are required to|is required to|shall)\b[^.!?\n]{{0,20}}\b(?:unlock|bypass|"
+     rf"disable|override|obey)\b"),
     ("asks the agent to keep a secret from the user",
      r"\b(?:do not|don't|never) (?:tell|inform|mention (?:this|these) to) the user\b"),
     ("addresses the agent", r"\b(?:note|message|instructions?|reminder) (?:for|to) (?:any|the|all)? ?"
-                            r"(?:ai|assistant|model|llm|agent|chatbot|bot)s?\b"),
+                            r"(?:ai|assistant|model|llm|agent|chatbot|bot)s?\b|(?:^|[.!?]\s*)(?:attention|hey|dear|hi|"
+                            r"hello|note|important|warning),? (?:the )?(?:ai|assistant|model|llm|agent|chatbot|bot)\s*[:,]"),
+    ("asks the agent to reveal its instructions", rf"\bcontents? of {_SECRETS}"),
     ("claims an authority over the agent",
      rf"\b(?:admin\w*|root|full) (?:rights|privileges|access|control) (?:over|to|of) {_AGENT}\b"),
     ("sends data out", rf"(?s)\A(?=.*\b{_SEND}\b)(?=.*{_URL})(?=.*\b{_CONVERSATION})"),
     ("sends data out",
      rf"\b(?:include|add|append|embed|end|put|insert)\b[^.!?\n]{{0,40}}\b(?:this|the following|a|the) "
-     rf"(?:link|url|image|markdown|pixel)|!\[[^\]]*\]\(\s*{_URL}|\b(?:every|each) (?:answer|reply|response|message)"
-     rf"[^\n]{{0,40}}{_URL}"),
+     rf"(?:link|url|image|markdown|pixel)|!\[[^\]]*\]\(\s*{_URL}"),
+    ("sends data out",
+     rf"(?s)\A(?=.*{_URL})(?=.*\b(?:every|each|all|cada|toda|todas|jede|jeder|chaque|toutes?) (?:answers?|repl(?:y|ies)|"
+     rf"responses?|messages?|respuestas?|respostas?|mensajes?|mensagens?|antwort(?:en)?|réponses?)\b)"),
 ))
 # Speaking as the system (case matters: "SYSTEM:" is a marker, "the system: it" is prose).
 # Wrapper markup alone (`</memory>`, `<system>`) is not held: it is stored as text and injected escaped (`as_data`).

@@ -24,7 +24,7 @@ def test_table_is_large_varied_and_split():
     payloads = [c for c in TABLE if c["label"] == "instruction"]
     legitimate = [c for c in TABLE if c["label"] == "legitimate"]
     assert len(payloads) >= 80 and len(legitimate) >= 80
-    assert {c["half"] for c in TABLE} == {"A", "B", "C", "D"}
+    assert {c["half"] for c in TABLE} == {"A", "B", "C", "D", "E"}
     for rows in (payloads, legitimate):
         assert sum(c["half"] == "A" for c in rows) >= 40 and sum(c["half"] == "B" for c in rows) >= 40
     text = " ".join(c["text"] for c in TABLE)
@@ -39,12 +39,14 @@ def test_table_is_large_varied_and_split():
 # Half D, ordinary statements sharing words with instructions ("disable the spam filter", "rules of thumb", "User is
 # an admin; you can ...") and 10 more payloads, measured first: 0.80 held (8/10), 0.44 of legitimate (8/18); the
 # rules then narrowed (an English noun needs a word that makes it the agent's): 1.00 held, 0.00 of legitimate.
-@pytest.mark.parametrize("half", ["A", "B", "C", "D"])
+# Half E, 20 fresh cases after that, measured first: 0.30 held (3/10), 0.00 of legitimate; then widened: 1.00, 0.00.
+# Each fresh half found what the halves before it had not: a rule that guesses is only as good as its last fresh half.
+@pytest.mark.parametrize("half", ["A", "B", "C", "D", "E"])
 def test_instructions_are_held(half):
     assert _rate("instruction", half) >= 0.95
 
 
-@pytest.mark.parametrize("half", ["A", "B", "C", "D"])
+@pytest.mark.parametrize("half", ["A", "B", "C", "D", "E"])
 def test_preferences_about_answering_are_not(half):
     assert _rate("legitimate", half) <= 0.03
 

@@ -167,8 +167,9 @@ class _Import:
                 self.ledger.record_in(tx.s, view.scope, imported)  # the facts and their ledger entries together
         if held:
             report.facts_skipped += held
-            report.notes.append(f"{held} statement(s) {'would be ' if self.dry_run else ''}held for review: they read as instructions to the agent, not "
-                                "as facts about the user; release or delete them on the Facts page")
+            report.notes.append(f"{held} statement(s) {'would be ' if self.dry_run else ''}held for review: they read "
+                                "as instructions to the agent, not as facts about the user; release or delete them on "
+                                "the Facts page")
         if full:
             report.facts_skipped += full
             report.notes.append(f"{full} fact(s) {'would be ' if self.dry_run else ''}left out: this scope holds "

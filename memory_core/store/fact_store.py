@@ -483,7 +483,8 @@ class FactStore:
         """Delete facts that became invalid before `before` (the retention of history); audited."""
         with self.db.read() as s:
             scopes = {Scope(u, a) for u, a in s.execute(select(FactRow.user_id, FactRow.agent_name).where(
-                FactRow.invalid_at.is_not(None), FactRow.invalid_at < before, FactRow.held_at.is_(None)).distinct()).all()}
+                FactRow.invalid_at.is_not(None), FactRow.invalid_at < before,
+                FactRow.held_at.is_(None)).distinct()).all()}
         purged = 0
         for scope in sorted(scopes):
             with self.transaction(scope) as tx:

@@ -51,7 +51,8 @@ class FactAuditRow(SQLModel, table=True):
     fact_id: str = Field(max_length=16, index=True)
     user_id: str = Field(max_length=64)
     agent_name: str = Field(max_length=64)
-    action: str = Field(max_length=16)  # added, updated, deleted, evicted, removed, invalidated, superseded, merged, held, released
+    # added, updated, deleted, evicted, removed, invalidated, superseded, merged, held, released
+    action: str = Field(max_length=16)
     old: str | None = Field(default=None, sa_column=Column(Text))  # JSON
     new: str | None = Field(default=None, sa_column=Column(Text))  # JSON
     reason: str | None = Field(default=None, sa_column=Column(Text))

@@ -124,7 +124,8 @@ _OURS = _words(r"your", r"its", r"all", r"any", r"every", r"previous", r"prior",
 _FOREIGN_CONTROLS = _words(
     r"instruções", r"regras", r"diretrizes", r"verificações", r"restrições", r"filtros", r"instrucciones",
     r"reglas", r"controles", r"restricciones", r"verificaciones", r"comprobaciones", r"anweisungen", r"regeln",
-    r"richtlinien", r"\w*anweisungen", r"\w*prüfungen", r"einschränkungen", r"(?:deine|alle|ihre) filter", r"consignes", r"règles", r"vérifications",
+    r"richtlinien", r"\w*anweisungen", r"\w*prüfungen", r"einschränkungen", r"(?:deine|alle|ihre) filter",
+    r"consignes", r"règles", r"vérifications",
     r"filtres", r"systemprompt", r"system-prompt")
 _CONTROLS = _words(
     rf"(?:\b{_OURS}|<)(?:\s+[\w'-]+){{0,2}}?\s*{_CONTROL_NOUNS}\b(?!\s+(?:from|by)\b)", rf"\b{_FOREIGN_CONTROLS}\b",
@@ -169,7 +170,8 @@ _CLAIM = (r"\b(?:user|he|she|they|this person|i|i'm|i am|the real user|usuário|
 _CONSEQUENCE = (
     _AGENT + r"\s+(?:must|should|shall|have to|has to|can|may|need to|is allowed to|are allowed to|musst|muss|sollst|"
     r"soll|deve|debe|doit|dois|peux)\b[^.!?]{0,40}?\b(?:skip|ignore|bypass|reveal|share|disclose|comply|obey|execute|"
-    r"disregard|override|disable|delete|grant|unlock|answer without|respond without|never|not (?:ask|verify|check|refuse)|"
+    r"disregard|override|disable|delete|grant|unlock|answer without|respond without|never|"
+    r"not (?:ask|verify|check|refuse)|"
     r"do (?:whatever|everything|anything)|revelar|revele|omitir|pular|ignorar|zeigen|verraten|révéler|ignorer)\b"
     r"|\b(?:do not|don't|never|no need to) (?:verify|check|ask|refuse|question|confirm)\b"
     r"|\btreat (?:my|their|his|her|all|every) (?:messages|requests|words)")
@@ -205,7 +207,8 @@ _RULES: tuple[tuple[str, re.Pattern], ...] = tuple((reason, re.compile(pattern))
      r"\btreat\b[^.!?]{0,60}\bas (?:an? )?(?:system|admin|developer)[- ]?(?:level )?(?:commands?|instructions?|"
      r"messages?|prompts?)\b|\bthis (?:memory|note|fact|message) is an? (?:order|instruction|command)\b"),
     ("asks the agent to drop its limits",
-     r"\b(?:developer mode|god[- ]mode|(?:any|every) refusal|mode développeur|modo desenvolvedor|modo desarrollador|entwicklermodus|jailbreak\w*"
+     r"\b(?:developer mode|god[- ]mode|(?:any|every) refusal|mode développeur|modo desenvolvedor|modo desarrollador"
+     r"|entwicklermodus|jailbreak\w*"
      r"|(?:without|with no) (?:any )?(?:restrictions|filters|content polic(?:y|ies)|rules|guidelines|guardrails)"
      r"|no longer bound|unrestricted (?:model|ai|assistant|mode)|(?:you|model|assistant|ai) (?:have|has) no "
      r"(?:rules|restrictions|limits)|(?:sem|não tem|sin|no tienes|ohne|keine|sans|aucune) (?:\w+ )?"
@@ -215,9 +218,10 @@ _RULES: tuple[tuple[str, re.Pattern], ...] = tuple((reason, re.compile(pattern))
      rf"disable|override|obey)\b"),
     ("asks the agent to keep a secret from the user",
      r"\b(?:do not|don't|never) (?:tell|inform|mention (?:this|these) to) the user\b"),
-    ("addresses the agent", r"\b(?:note|message|instructions?|reminder) (?:for|to) (?:any|the|all)? ?"
-                            r"(?:ai|assistant|model|llm|agent|chatbot|bot)s?\b|(?:^|[.!?]\s*)(?:attention|hey|dear|hi|"
-                            r"hello|note|important|warning),? (?:the )?(?:ai|assistant|model|llm|agent|chatbot|bot)\s*[:,]"),
+    ("addresses the agent",
+     r"\b(?:note|message|instructions?|reminder) (?:for|to) (?:any|the|all)? ?(?:ai|assistant|model|llm|agent|chatbot"
+     r"|bot)s?\b|(?:^|[.!?]\s*)(?:attention|hey|dear|hi|hello|note|important|warning),? (?:the )?(?:ai|assistant|model"
+     r"|llm|agent|chatbot|bot)\s*[:,]"),
     ("asks the agent to reveal its instructions", rf"\bcontents? of {_SECRETS}"),
     ("claims an authority over the agent",
      rf"\b(?:admin\w*|root|full) (?:rights|privileges|access|control) (?:over|to|of) {_AGENT}\b"),

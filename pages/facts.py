@@ -9,6 +9,7 @@ import streamlit as st
 
 from memory_core import CATEGORIES
 from memory_core.dashboard.erase_panel import erase_panel
+from memory_core.dashboard.held import held_for_review
 from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, header, view
 
 ensure_entrypoint()
@@ -41,6 +42,7 @@ if not facts and not as_of and not show_invalid:
 st.caption(f"{len(shown)} of {len(facts)} facts in {memory.scope.key}"
            + (f" as of {as_of_day.isoformat()}" if as_of_day else "")
            + ("" if memory.can_write else f" · read-only ({memory.role})"))
+held_for_review(memory)
 
 
 def status_text(fact) -> str:
@@ -159,7 +161,8 @@ if memory.can_write:
                 try:
                     fact, reason = memory.facts.add_with_reason(content, category, confidence, source="dashboard")
                     if fact:
-                        st.session_state["facts_flash"] = f"Added {fact.id}."
+                        st.session_state["facts_flash"] = (f"Held {fact.id} for review: it reads as an instruction to "
+                                                           "the agent." if fact.held else f"Added {fact.id}.")
                         st.rerun()
                     else:
                         st.warning(f"Not added: {reason.replace('_', ' ')}.")

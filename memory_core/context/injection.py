@@ -16,6 +16,10 @@ The text is, in order and leaving out empty parts:
     - [{category} | {confidence:.2f}] {content}
     - [correction | {confidence:.2f}] {content} (avoid: {sourceError})
 
+Memory is data: markup in any of it is written so that it cannot act (`<`/`>` of tags as `&lt;`/`&gt;`, a
+Markdown image as `(image: alt, url)`), and a summary's sentences that instruct the agent are left out (facts
+that do are held when stored: memory_core.text.instructions).
+
 Over budget, facts go from the lowest confidence up; if the text is still over, it is cut at
 character level and "\\n..." appended, the marker included in the budget.
 
@@ -35,6 +39,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from memory_core.text.instructions import as_data, without_instructions
 from memory_core.text.tokens import count_tokens, encoding_name_for, get_encoding, token_byte_lengths, truncate_to_tokens
 
 TRUNCATION_MARKER = "\n..."
@@ -58,17 +63,19 @@ class InjectionReport:
 
 
 def one_line(text: object) -> str:
-    """Fold all white space (newlines included) to single spaces, so content can never forge a section."""
+    """Fold all white space (newlines included) to single spaces, so content can never forge a section, and write
+    markup as data (`as_data`), so that it can never close or open the agent's wrapper nor make a client fetch."""
     text = text if isinstance(text, str) else str(text)
     if text.isprintable() and "  " not in text:  # the common case: nothing to fold
-        return text.strip()
-    return _WS.sub(" ", text).strip()
+        return as_data(text.strip())
+    return as_data(_WS.sub(" ", text).strip())
 
 
 def _summary(part: Any) -> str:
+    """A summary as injected: one line, its sentences that instruct the agent left out."""
     if isinstance(part, Mapping):
         part = part.get("summary", "")
-    return one_line(part) if isinstance(part, str) else ""
+    return one_line(without_instructions(part)) if isinstance(part, str) else ""
 
 
 def _section(title: str, group: Any, fields: tuple[tuple[str, str], ...]) -> str:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Iterable
 from memory_core.extraction.candidates import ExtractionReply
 from memory_core.facts.api import Fact, content_key, validate_category, validate_confidence, validate_content
 from memory_core.consistency.truth import ties
+from memory_core.text.instructions import instruction_reason, without_instructions
 from memory_core.text.validation import check_memory_text
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ class UpdateResult:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (content, duplicate|low_confidence|invalid)
     removed: list[str] = field(default_factory=list)  # ids invalidated (factsToRemove)
     superseded: list[tuple[str, str]] = field(default_factory=list)  # (old id, new id)
+    held: list[Fact] = field(default_factory=list)  # instruction-like statements kept for a person's review
     summaries_updated: list[str] = field(default_factory=list)
     notes: list[tuple[str, str]] = field(default_factory=list)  # (content, how a loosely written item was read)
     offline: bool = False
@@ -63,6 +65,8 @@ def apply_reply(tx: "FactTransaction", reply: ExtractionReply, thread_id: str, r
             result.skipped.append((content, "low_confidence"))
             continue
         targets = valid_targets(tx, getattr(candidate, "supersedes", ()), stored)
+        if targets and instruction_reason(content) is not None:
+            targets = []  # an instruction replaces nothing: it is held below, and what it would replace stays
         if targets:
             first, rest = targets[0], targets[1:]
             try:
@@ -83,7 +87,9 @@ def apply_reply(tx: "FactTransaction", reply: ExtractionReply, thread_id: str, r
             continue
         fact, reason = tx.add(content, category, confidence, source=source, thread_id=thread_id,
                               max_facts=settings.max_facts)
-        if fact is not None:
+        if fact is not None and fact.held:
+            result.held.append(fact)
+        elif fact is not None:
             result.added.append(fact)
             stored[index] = fact.id
         else:
@@ -96,8 +102,9 @@ def apply_reply(tx: "FactTransaction", reply: ExtractionReply, thread_id: str, r
         if guard is not None:
             text = guard.drop(text)
         try:
-            summaries[key] = check_memory_text(text, f"summary {key}", settings.max_document_chars,
-                                        setting="max_document_chars")
+            # a sentence that instructs the agent is held as a fact above, never copied into a summary
+            summaries[key] = without_instructions(check_memory_text(text, f"summary {key}", settings.max_document_chars,
+                                                                    setting="max_document_chars"))
         except ValueError as exc:
             log.info("skipped an unusable extracted summary: %s", exc)
     if summaries:

@@ -43,10 +43,16 @@ class Fact:
     superseded_by: str | None = None
     invalid_reason: str | None = None
     source_error: str | None = None  # a correction's mistake to avoid (DeerFlow's sourceError)
+    held_at: datetime | None = None  # set while an instruction-like statement waits for a person's review
 
     @property
     def valid(self) -> bool:
         return self.invalid_at is None
+
+    @property
+    def held(self) -> bool:
+        """Held for review: kept, but never listed, injected or searched until a person releases it."""
+        return self.held_at is not None
 
     @property
     def scope(self) -> Scope:
@@ -64,7 +70,7 @@ class Fact:
             "validFrom": iso_utc(self.valid_from or self.created_at),
             "invalidAt": iso_utc(self.invalid_at) if self.invalid_at else None,
             "supersededBy": self.superseded_by,
-        } | ({"sourceError": self.source_error} if self.source_error else {})
+        } | ({"sourceError": self.source_error} if self.source_error else {}) | ({"held": True} if self.held_at else {})
 
 
 @dataclass(frozen=True)
@@ -167,10 +173,13 @@ class FactRepository(Protocol):
     def transaction(self, scope: Scope) -> AbstractContextManager[Any]: ...
     def get(self, fact_id: str) -> Fact: ...
     def list(self, scope: Scope, category: str | None = None, *, include_invalid: bool = False,
-             as_of: datetime | None = None) -> list[Fact]: ...
+             as_of: datetime | None = None, include_held: bool = False) -> list[Fact]: ...
     def count(self, scope: Scope) -> int: ...
     def update(self, fact_id: str, changes: dict[str, Any]) -> Fact: ...
     def delete(self, fact_id: str) -> None: ...
+    def held(self, scope: Scope) -> list[Fact]: ...
+    def release(self, fact_id: str, max_facts: int = 500) -> Fact: ...
+    def hold_instructions(self, scope: Scope) -> list[Fact]: ...
     def audit(self, fact_id: str | None = None, scope: Scope | None = None, limit: int = 500) -> list[AuditEntry]: ...
 
 
@@ -239,13 +248,14 @@ class Facts:
         return self._store.get(validate_fact_id(fact_id))
 
     def list(self, *, user_id: str = "default", agent_name: str = "default", category: str | None = None,
-             include_invalid: bool = False, as_of: datetime | None = None) -> list[Fact]:
-        """The scope's valid facts, confidence descending; all of them with `include_invalid`, or those
-        that were valid at `as_of` ("what did we believe on that day")."""
+             include_invalid: bool = False, as_of: datetime | None = None, include_held: bool = False) -> list[Fact]:
+        """The scope's valid facts, confidence descending; all of them with `include_invalid` (those held for
+        review too with `include_held`), or those that were valid at `as_of` ("what did we believe on that day")."""
         scope = make_scope(user_id, agent_name)
         if category is not None:
             validate_category(category)
-        return self._store.list(scope, category, include_invalid=bool(include_invalid), as_of=validate_as_of(as_of))
+        return self._store.list(scope, category, include_invalid=bool(include_invalid), as_of=validate_as_of(as_of),
+                                include_held=bool(include_held))
 
     def update(
         self, fact_id: str, *, content: str | None = None, category: str | None = None, confidence: float | None = None
@@ -379,6 +389,27 @@ class Facts:
         vectors = self._embed([f.content for f in facts])
         return [(facts[i], facts[j], score) for i, j, score in find_near_duplicates(
             [f.content for f in facts], vectors, threshold)]
+
+    def held(self, *, user_id: str = "default", agent_name: str = "default") -> list[Fact]:
+        """The scope's statements held for review, oldest first: they instruct the agent (to ignore or reveal its
+        instructions, skip checks, obey someone, ...) rather than tell something about the user, so they are kept
+        but never listed, injected or searched until a person releases them (or deletes them)."""
+        return self._store.held(make_scope(user_id, agent_name))
+
+    def hold_instructions(self, *, user_id: str = "default", agent_name: str = "default") -> list[Fact]:
+        """Hold the scope's valid facts that instruct the agent: those stored before memory_core held them on the
+        way in (a database from before migration m020). Returns them; none the second time."""
+        return self._store.hold_instructions(make_scope(user_id, agent_name))
+
+    def release(self, fact_id: str, *, user_id: str = "default", agent_name: str = "default") -> Fact:
+        """A person's decision that a held statement is memory after all: it becomes an ordinary fact, valid from
+        now (audited "released", with the actor). Returns it (or the valid fact that already said the same).
+        KeyError for an unknown id or another scope's; ValueError for a fact that is not held."""
+        scope = make_scope(user_id, agent_name)
+        fact = self._store.get(validate_fact_id(fact_id))
+        if fact.scope != scope:
+            raise KeyError(fact_id)  # another scope's id is as unknown as a made-up one
+        return self._store.release(fact_id, self._settings.max_facts)
 
     def count(self, *, user_id: str = "default", agent_name: str = "default") -> int:
         """Valid facts in the scope."""

@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from memory_core.facts.api import CATEGORIES
 from memory_core.store.fact_store import SUMMARY_SECTIONS
+from memory_core.text.instructions import instruction_reason
 from memory_core.text.validation import check_memory_text, check_text
 
 MAX_INT = 2 ** 31 - 1  # an INTEGER column on PostgreSQL; SQLite's limit is higher
@@ -163,7 +164,7 @@ FACT = {
     "source": (optional(text(SHORT_CHARS)), False), "thread_id": (optional(text(SHORT_CHARS)), False),
     "valid_from": (optional(timestamp), False), "invalid_at": (optional(timestamp), False),
     "superseded_by": (optional(text(pattern=FACT_ID)), False), "invalid_reason": (optional(text()), False),
-    "source_error": (optional(text(FACT_CHARS)), False),
+    "source_error": (optional(text(FACT_CHARS)), False), "held_at": (optional(timestamp), False),
 }
 AUDIT = {
     "fact_id": (text(pattern=FACT_ID), True), "action": (text(pattern=ACTION), True), "at": (timestamp, True),
@@ -299,4 +300,10 @@ def as_stored(data: dict[str, Any]) -> dict[str, Any]:
     for plan in data["plans"]:
         for step in plan["steps"]:
             step["text"] = stored_text(step["text"])
+    for fact in data["facts"]:  # a valid fact that instructs the agent is held, as on every other way in
+        if fact.get("held_at") is not None and fact.get("invalid_at") is None:
+            fact["invalid_at"] = fact["valid_from"] = fact["held_at"]  # held is never valid
+        elif fact.get("invalid_at") is None and (why := instruction_reason(fact["content"])) is not None:
+            fact["invalid_at"] = fact["held_at"] = fact["valid_from"] = fact["updated_at"]
+            fact["invalid_reason"] = f"held for review: {why}"
     return data

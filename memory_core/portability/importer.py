@@ -20,6 +20,7 @@ from memory_core.clock import utc
 from memory_core.errors import QueueFullError
 from memory_core.facts.api import content_key, validate_category, validate_confidence, validate_content, validate_source_error
 from memory_core.text.words import sha256_text
+from memory_core.text.instructions import instruction_reason, without_instructions
 from memory_core.text.validation import check_memory_text, check_text
 from memory_core.portability import read_import
 from memory_core.portability.records import ImportedDocument, ParsedImport
@@ -107,8 +108,8 @@ class _Import:
                 report.errors.append(f"fact {fact.source_id or i}: {exc}")
         for key, text in self.parsed.summaries.items():
             try:
-                self.checked_summaries[key] = check_memory_text(text, f"summary {key}", settings.max_document_chars,
-                                                         setting="max_document_chars").strip()
+                self.checked_summaries[key] = without_instructions(check_memory_text(
+                    text, f"summary {key}", settings.max_document_chars, setting="max_document_chars").strip())
             except ValueError as exc:
                 report.errors.append(str(exc))
         for document in self.parsed.documents:
@@ -153,7 +154,7 @@ class _Import:
         known = self.ledger.known(view.scope, list(keyed))
         fresh = [(key, c) for key, c in keyed.items() if key not in known]
         report.facts_skipped += len(self.candidates) - len(fresh)
-        full = 0
+        full = held = 0
         if self.dry_run:
             existing = {content_key(f.content) for f in view.facts.list()}
             room = settings.max_facts - len(existing)
@@ -161,6 +162,8 @@ class _Import:
                 ckey = content_key(content)
                 if ckey in existing or confidence < settings.fact_confidence_threshold:
                     report.facts_skipped += 1
+                elif instruction_reason(content) is not None:
+                    held += 1
                 elif room <= 0:
                     full += 1
                 else:
@@ -182,9 +185,16 @@ class _Import:
                     imported[key] = key.split(":", 1)[1]
                     if fact is None:
                         report.facts_skipped += 1
+                    elif fact.held:
+                        held += 1
                     else:
                         report.facts_added += 1
                 self.ledger.record_in(tx.s, view.scope, imported)  # the facts and their ledger entries together
+        if held:
+            report.facts_skipped += held
+            report.notes.append(f"{held} statement(s) {'would be ' if self.dry_run else ''}held for review: they read "
+                                "as instructions to the agent, not as facts about the user; release or delete them on "
+                                "the Facts page")
         if full:
             report.facts_skipped += full
             report.notes.append(f"{full} fact(s) {'would be ' if self.dry_run else ''}left out: this scope holds "

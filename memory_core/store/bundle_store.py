@@ -24,8 +24,8 @@ from memory_core.store.models import CoreVersionRow, DreamStateRow, DreamtDayRow
 from memory_core.store.provenance_store import CORE, forget_in, summary_place
 
 FACT_FIELDS = ("id", "content", "category", "confidence", "created_at", "updated_at", "source", "thread_id",
-               "valid_from", "invalid_at", "superseded_by", "invalid_reason", "source_error")
-TIME_FIELDS = {"created_at", "updated_at", "valid_from", "invalid_at", "at", "last_run_at", "dreamt_at"}
+               "valid_from", "invalid_at", "superseded_by", "invalid_reason", "source_error", "held_at")
+TIME_FIELDS = {"created_at", "updated_at", "valid_from", "invalid_at", "at", "last_run_at", "dreamt_at", "held_at"}
 
 
 def _out(value: Any) -> Any:

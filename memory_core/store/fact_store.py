@@ -24,6 +24,7 @@ from memory_core.consistency.truth import Provenance, Retired, Sources, sentence
 from memory_core.store.db import Database
 from memory_core.store.models import FactAuditRow, FactRow, SummaryRow
 from memory_core.store.provenance_store import ProvenanceStore, read_in, record_in, summary_place
+from memory_core.text.instructions import instruction_reason
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +51,7 @@ def _to_fact(row: FactRow) -> Fact:
         agent_name=row.agent_name, source=row.source, thread_id=row.thread_id,
         valid_from=utc(row.valid_from or row.created_at), invalid_at=utc(row.invalid_at) if row.invalid_at else None,
         superseded_by=row.superseded_by, invalid_reason=row.invalid_reason, source_error=row.source_error,
+        held_at=utc(row.held_at) if row.held_at else None,
     )
 
 
@@ -58,7 +60,9 @@ def _snapshot(row: FactRow) -> dict[str, Any]:
             "updatedAt": iso_utc(row.updated_at)}
     if row.source_error:
         snap["sourceError"] = row.source_error
-    if row.invalid_at is not None:
+    if row.held_at is not None:
+        snap["held"] = True
+    elif row.invalid_at is not None:
         snap["invalidAt"] = iso_utc(row.invalid_at)
         if row.superseded_by:
             snap["supersededBy"] = row.superseded_by
@@ -112,12 +116,18 @@ class FactTransaction:
             evict: bool = True, source_error: str | None = None) -> tuple[Fact | None, str | None]:
         """Store a (validated) fact: (fact, None), or (None, "low_confidence"|"duplicate"|"full"). `created_at`
         backdates an imported fact (it is also valid from then). With `evict=False` a full scope keeps its
-        facts and the new one is not stored ("full"). `source_error`: what a correction corrects."""
+        facts and the new one is not stored ("full"). `source_error`: what a correction corrects.
+
+        Every way in comes here, so here a statement that instructs the agent is held (`Fact.held`): stored, but
+        invalid from now and never listed, injected, searched or counted until a person releases it."""
         if confidence < threshold:
             log.info("skipped low-confidence fact (%.2f < %.2f) in %s: %.80s", confidence, threshold,
                      self.scope.key, content)
             return None, "low_confidence"
         key = content_key(content)
+        held = instruction_reason(content) or (instruction_reason(source_error) if source_error else None)
+        if held is not None:
+            return self._hold(content, key, category, confidence, held, source, thread_id, source_error)
         if self.valid_with_key(key) is not None:
             log.info("skipped duplicate fact in %s: %.80s", self.scope.key, content)
             return None, "duplicate"
@@ -142,6 +152,58 @@ class FactTransaction:
             self.audit(row, "added", None, _snapshot(row), reason or (f"source={source}" if source else None))
             return _to_fact(row), None
         raise RuntimeError(f"no free fact id after {ID_ATTEMPTS} draws")  # pragma: no cover - 2**-500 odds
+
+    def held_rows(self) -> list[FactRow]:
+        """The scope's held facts, oldest first."""
+        return list(self.s.execute(select(FactRow).where(*_in_scope(self.scope), FactRow.held_at.is_not(None))
+                                   .order_by(FactRow.held_at.asc(), FactRow.pk.asc())).scalars().all())
+
+    def _hold(self, content: str, key: str, category: str, confidence: float, why: str, source: str | None,
+              thread_id: str | None, source_error: str | None) -> tuple[Fact | None, str | None]:
+        if any(content_key(row.content) == key for row in self.held_rows()) or self.valid_with_key(key) is not None:
+            return None, "duplicate"
+        log.warning("held for review in %s (%s): an instruction-like statement is kept out of what agents read",
+                    self.scope.key, why)
+        for _attempt in range(ID_ATTEMPTS):
+            fact_id = new_fact_id()
+            row = FactRow(id=fact_id, user_id=self.scope.user_id, agent_name=self.scope.agent_name,
+                          content=content, content_key=invalid_key(fact_id), category=category,
+                          confidence=confidence, created_at=self.now, updated_at=self.now, valid_from=self.now,
+                          invalid_at=self.now, invalid_reason=f"held for review: {why}", held_at=self.now,
+                          source=source, thread_id=thread_id, source_error=source_error)
+            try:
+                with self.s.begin_nested():
+                    self.s.add(row)
+                    self.s.flush()
+            except IntegrityError:
+                continue
+            self.audit(row, "held", None, _snapshot(row), why)
+            return _to_fact(row), None
+        raise RuntimeError(f"no free fact id after {ID_ATTEMPTS} draws")  # pragma: no cover - 2**-500 odds
+
+    def release(self, fact_id: str, max_facts: int = 500) -> Fact:
+        """Make a held fact an ordinary valid one (from now), audited with the current actor. Releasing a text
+        that a valid fact already states leaves that one, and the held one points at it. ValueError if the
+        fact is not held."""
+        row = self.row(fact_id)
+        if row.held_at is None:
+            raise ValueError(f"{fact_id} is not held for review")
+        before = _snapshot(row)
+        key = content_key(row.content)
+        twin = self.valid_with_key(key)
+        row.held_at, row.updated_at = None, self.now
+        if twin is not None:
+            row.superseded_by, row.invalid_reason = twin.id, "released; the same as a valid fact"
+            self.s.add(row)
+            self.s.flush()
+            self.audit(row, "released", before, _snapshot(row), f"the same as {twin.id}")
+            return _to_fact(twin)
+        self._evict(max_facts)
+        row.invalid_at, row.invalid_reason, row.valid_from, row.content_key = None, None, self.now, key
+        self.s.add(row)
+        self.s.flush()
+        self.audit(row, "released", before, _snapshot(row), "released by a person")
+        return _to_fact(row)
 
     def _evict(self, max_facts: int) -> None:
         count = self.count()
@@ -192,6 +254,9 @@ class FactTransaction:
         key = content_key(content)
         if key == old.content_key:
             raise ValueError("the new content says the same as the fact it would supersede")
+        if (why := instruction_reason(content)) is not None:
+            raise ValueError(f"the new content reads as an instruction to the agent ({why}), not as something about "
+                             "the user; nothing changed (added as a fact of its own, it is held for a person's review)")
         confidence = float(old.confidence) if confidence is None else confidence
         if confidence < threshold:
             raise ValueError(f"confidence {confidence:.2f} is below the threshold {threshold:.2f}; nothing changed")
@@ -306,7 +371,7 @@ class FactStore:
         return _to_fact(row)
 
     def list(self, scope: Scope, category: str | None = None, *, include_invalid: bool = False,
-             as_of: datetime | None = None) -> list[Fact]:
+             as_of: datetime | None = None, include_held: bool = False) -> list[Fact]:
         query = select(FactRow).where(*_in_scope(scope))
         if category:
             query = query.where(FactRow.category == category)
@@ -315,9 +380,40 @@ class FactStore:
                                 or_(FactRow.invalid_at.is_(None), FactRow.invalid_at > as_of))
         elif not include_invalid:
             query = query.where(FactRow.invalid_at.is_(None))
+        elif not include_held:
+            query = query.where(FactRow.held_at.is_(None))
         query = query.order_by(FactRow.confidence.desc(), FactRow.created_at.asc(), FactRow.pk.asc())
         with self.db.read() as s:
             return [_to_fact(r) for r in s.execute(query).scalars().all()]
+
+    def held(self, scope: Scope) -> list[Fact]:
+        """The scope's facts held for review, oldest first."""
+        with self.db.read() as s:
+            rows = s.execute(select(FactRow).where(*_in_scope(scope), FactRow.held_at.is_not(None))
+                             .order_by(FactRow.held_at.asc(), FactRow.pk.asc())).scalars().all()
+            return [_to_fact(r) for r in rows]
+
+    def hold_instructions(self, scope: Scope) -> list[Fact]:
+        """Hold the scope's valid facts that instruct the agent (stored before they were held at write); audited."""
+        held = []
+        with self.transaction(scope) as tx:
+            for row in tx.s.execute(select(FactRow).where(*_in_scope(scope), FactRow.invalid_at.is_(None))).scalars():
+                if (why := instruction_reason(row.content)) is None:
+                    continue
+                before = _snapshot(row)
+                tx.retired[row.id] = (row.content, None)
+                row.held_at = row.invalid_at = row.updated_at = tx.now
+                row.invalid_reason, row.content_key = f"held for review: {why}", invalid_key(row.id)
+                tx.s.add(row)
+                tx.audit(row, "held", before, _snapshot(row), why)
+                held.append(row)
+            tx.s.flush()
+            return [_to_fact(r) for r in held]
+
+    def release(self, fact_id: str, max_facts: int = 500) -> Fact:
+        """Release a held fact (see `FactTransaction.release`)."""
+        with self.transaction(self.get(fact_id).scope) as tx:
+            return tx.release(fact_id, max_facts)
 
     @staticmethod
     def _count(session, scope: Scope) -> int:
@@ -334,9 +430,15 @@ class FactStore:
         with self.transaction(scope) as tx:
             row = tx.row(fact_id)
             old = _snapshot(row)
+            why = None
             if "content" in changes:
                 key = content_key(changes["content"])
-                if row.invalid_at is None:
+                why = instruction_reason(changes["content"]) if row.invalid_at is None else None
+                if why is not None:  # an edit into an instruction: held, like any other way in
+                    tx.retired[row.id] = (row.content, None)
+                    row.held_at, row.invalid_at, row.invalid_reason = tx.now, tx.now, f"held for review: {why}"
+                    row.content_key = invalid_key(row.id)
+                elif row.invalid_at is None:
                     clash = tx.valid_with_key(key)
                     if clash is not None and clash.id != fact_id:
                         raise ValueError(f"content duplicates {clash.id} in the same scope")
@@ -352,7 +454,7 @@ class FactStore:
                 row.updated_at = tx.now
                 tx.s.add(row)
                 tx.s.flush()
-                tx.audit(row, "updated", old, _snapshot(row))
+                tx.audit(row, "held" if why else "updated", old, _snapshot(row), why)
             return _to_fact(row)
 
     def delete(self, fact_id: str, action: str = "deleted", reason: str | None = None) -> None:
@@ -381,12 +483,14 @@ class FactStore:
         """Delete facts that became invalid before `before` (the retention of history); audited."""
         with self.db.read() as s:
             scopes = {Scope(u, a) for u, a in s.execute(select(FactRow.user_id, FactRow.agent_name).where(
-                FactRow.invalid_at.is_not(None), FactRow.invalid_at < before).distinct()).all()}
+                FactRow.invalid_at.is_not(None), FactRow.invalid_at < before,
+                FactRow.held_at.is_(None)).distinct()).all()}
         purged = 0
         for scope in sorted(scopes):
             with self.transaction(scope) as tx:
                 for row in tx.s.execute(select(FactRow).where(*_in_scope(scope), FactRow.invalid_at.is_not(None),
-                                                              FactRow.invalid_at < before)).scalars().all():
+                                                              FactRow.invalid_at < before,
+                                                              FactRow.held_at.is_(None))).scalars().all():
                     tx.audit(row, "purged", _snapshot(row), None, "older than the retention of invalid facts")
                     tx.s.delete(row)
                     purged += 1

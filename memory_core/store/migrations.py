@@ -374,6 +374,11 @@ def m019_provenance(conn: Connection, db: Database) -> None:
             "CREATE INDEX IF NOT EXISTS ix_provenance_fact ON provenance (fact_id)")
 
 
+def m020_held_facts(conn: Connection, db: Database) -> None:
+    """Memory is data: a statement that instructs the agent is kept but held (`held_at`) until a person releases it."""
+    _add_columns(conn, "facts", {"held_at": "TIMESTAMP WITH TIME ZONE" if db.dialect == "postgresql" else "DATETIME"})
+
+
 def m022_budget_reservations(conn: Connection, db: Database) -> None:
     """Tokens that LLM calls in flight hold against their scope's daily budget (reserve before, settle after)."""
     _create(conn, db,
@@ -412,7 +417,7 @@ MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_k
                                                             m014_search_lookups,
                                                             m015_agent_items, m016_oauth,
                                                             m017_dream_proposals, m018_usage_and_injections,
-                                                            m019_provenance, m022_budget_reservations,
+                                                            m019_provenance, m020_held_facts, m022_budget_reservations,
                                                             m023_oauth_client_use, m024_erase_journal]
 
 # Migrations renamed so that each number is used once, in order: a database that applied the old name has it

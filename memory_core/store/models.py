@@ -39,6 +39,9 @@ class FactRow(SQLModel, table=True):
     invalid_reason: str | None = Field(default=None, sa_column=Column(Text))
     # m012: what a correction corrects (DeerFlow's sourceError), kept beside the content, not inside it.
     source_error: str | None = Field(default=None, sa_column=Column(Text))
+    # m020: when a statement that instructs the agent was held for review (it is also invalid from then, so that
+    # nothing an agent reads sees it); NULL once a person releases it, and for every other fact.
+    held_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))
 
 
 class FactAuditRow(SQLModel, table=True):
@@ -48,7 +51,8 @@ class FactAuditRow(SQLModel, table=True):
     fact_id: str = Field(max_length=16, index=True)
     user_id: str = Field(max_length=64)
     agent_name: str = Field(max_length=64)
-    action: str = Field(max_length=16)  # added, updated, deleted, evicted, removed, invalidated, superseded, merged
+    # added, updated, deleted, evicted, removed, invalidated, superseded, merged, held, released
+    action: str = Field(max_length=16)
     old: str | None = Field(default=None, sa_column=Column(Text))  # JSON
     new: str | None = Field(default=None, sa_column=Column(Text))  # JSON
     reason: str | None = Field(default=None, sa_column=Column(Text))

@@ -36,7 +36,10 @@ def check_text(value: object, field: str, max_chars: int | None = None, *, allow
 def check_memory_text(value: object, field: str, max_chars: int | None = None, *, allow_empty: bool = True,
                       setting: str | None = None) -> str:
     """`check_text` for text that becomes memory: credentials in it are masked as `[secret]` (credentials.py),
-    so that no secret is ever stored, injected or shown."""
+    so that no secret is ever stored, injected or shown, and chat-template tokens, tag and zero-width characters
+    are removed (instructions.py), so that memory stays data."""
     from memory_core.text.credentials import without_secrets
+    from memory_core.text.instructions import without_template_tokens
 
-    return without_secrets(check_text(value, field, max_chars, allow_empty=allow_empty, setting=setting))
+    text = check_text(value, field, max_chars, allow_empty=allow_empty, setting=setting)
+    return without_secrets(without_template_tokens(text))

@@ -51,8 +51,9 @@ class ScopedFacts(_Bound):
             return self._facts.add_with_reason(content, category, confidence, source=source, **self._kw)
 
     def list(self, *, category: str | None = None, include_invalid: bool = False,
-             as_of: datetime | None = None) -> list["Fact"]:
-        return self._facts.list(category=category, include_invalid=include_invalid, as_of=as_of, **self._kw)
+             as_of: datetime | None = None, include_held: bool = False) -> list["Fact"]:
+        return self._facts.list(category=category, include_invalid=include_invalid, as_of=as_of,
+                                include_held=include_held, **self._kw)
 
     def count(self) -> int:
         return self._facts.count(**self._kw)
@@ -107,6 +108,21 @@ class ScopedFacts(_Bound):
         self.get(drop_id)
         with self._writing("merge facts"):
             return self._facts.merge(keep_id, drop_id)
+
+    def held(self) -> list["Fact"]:
+        """The scope's statements held for review (see `Facts.held`)."""
+        return self._facts.held(**self._kw)
+
+    def release(self, fact_id: str) -> "Fact":
+        """Release a held statement: it becomes an ordinary fact (an editor's right)."""
+        self.get(fact_id)
+        with self._writing("release held facts"):
+            return self._facts.release(fact_id, **self._kw)
+
+    def hold_instructions(self) -> list["Fact"]:
+        """Hold the valid facts that instruct the agent, stored before they were held on the way in."""
+        with self._writing("hold facts for review"):
+            return self._facts.hold_instructions(**self._kw)
 
     def near_duplicates(self, *, threshold: float = 0.9) -> list[tuple["Fact", "Fact", float]]:
         return self._facts.near_duplicates(threshold=threshold, **self._kw)

@@ -1,0 +1,286 @@
+"""Memory is data, never instructions: chat-template tokens and invisible characters removed at write, markup
+neutralised where memory is injected, and statements that instruct the agent recognised so that they are held.
+
+Three functions, each for one place:
+- `without_template_tokens(text)` at write (from `check_memory_text`, beside the credential masking): chat-template
+  and control tokens (`<|im_start|>`, `[INST]`, `<<SYS>>`, `<start_of_turn>`, ...), Unicode tag characters and
+  zero-width characters go; the rest of the text stays as it was.
+- `as_data(text)` where memory is injected: markup that could close or open the agent's wrapper (`</memory>`,
+  `<system>`) has its angle brackets escaped, and a Markdown image (which a client fetches) becomes plain text.
+  Text without either comes back unchanged, the same object.
+- `instruction_reason(text)`: why a statement instructs the agent rather than telling something about the user
+  (to ignore or reveal its instructions, skip checks, obey someone, claim an authority or verification, send
+  data out, or speak as the system), or None. A preference about how to answer is not such an instruction.
+  Measured on tests/data/instruction_table.json (see tests/text/test_instructions.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+# -- at write: tokens and invisible characters ----------------------------------------------------------------
+
+_TEMPLATE_TOKENS = re.compile(
+    r"<\|[^|<>\n]{1,40}\|>"  # ChatML, Llama 3, Phi, GPT-OSS: <|im_start|>, <|eot_id|>, <|system|>, <|endoftext|>
+    r"|<\uff5c[^\uff5c<>\n]{1,40}\uff5c>"  # DeepSeek's full-width bars
+    r"|\[/?INST\]|<</?SYS>>|</?s>"  # Llama 2, Mistral
+    r"|<(?:start|end)_of_turn>|<(?:bos|eos|pad|unk|eot)>"  # Gemma
+    r"|\[/?(?:SYSTEM_PROMPT|AVAILABLE_TOOLS|TOOL_CALLS|TOOL_RESULTS)\]",  # Mistral's newer templates
+    re.I)
+# Invisible: zero-width space, word joiner, invisible operators, BOM, Mongolian vowel separator; the joiners
+# U+200C/U+200D are handled apart (emoji sequences and several scripts need them).
+_ZERO_WIDTH = re.compile("[\u200b\u2060-\u2064\ufeff\u180e]")
+_JOINERS = re.compile("[\u200c\u200d]")
+# Unicode tag characters (U+E0000..U+E007F) carry hidden ASCII; a subdivision flag (England, Scotland, Wales)
+# is the one legitimate use: a black flag, lowercase tags, the cancel tag.
+_TAGS = re.compile("[\U000e0000-\U000e007f]")
+_FLAG = re.compile("\U0001f3f4[\U000e0061-\U000e007a]{2,6}\U000e007f")
+
+
+def _joiner_kept(text: str, at: int) -> bool:
+    """A joiner between two non-ASCII characters (an emoji sequence, Persian, Devanagari) means something."""
+    before = text[at - 1] if at > 0 else ""
+    after = text[at + 1] if at + 1 < len(text) else ""
+    return bool(before and after) and ord(before) > 127 and ord(after) > 127
+
+
+def without_template_tokens(text: str) -> str:
+    """`text` without chat-template tokens, Unicode tag characters and zero-width characters; a token removed
+    between two words leaves a space, so that the words do not run together."""
+    if text.isascii():
+        if "<" not in text and "[" not in text:
+            return text
+    else:
+        text = _ZERO_WIDTH.sub("", text)
+        if "\u200c" in text or "\u200d" in text:
+            text = "".join(ch for i, ch in enumerate(text)
+                           if not (ch in "\u200c\u200d" and not _joiner_kept(text, i)))
+        if _TAGS.search(text):
+            flags = {m.start(): m.group(0) for m in _FLAG.finditer(text)}
+            parts, i = [], 0
+            for start in sorted(flags):
+                parts.append(_TAGS.sub("", text[i:start]) + flags[start])
+                i = start + len(flags[start])
+            text = "".join(parts) + _TAGS.sub("", text[i:])
+
+    def gap(m: re.Match) -> str:
+        s = m.string
+        before = s[m.start() - 1] if m.start() else " "
+        after = s[m.end()] if m.end() < len(s) else " "
+        return "" if before.isspace() or after.isspace() else " "
+
+    return _TEMPLATE_TOKENS.sub(gap, text)
+
+
+# -- where memory is injected: markup that could act -------------------------------------------------------
+
+# A tag (opening, closing, self-closing, a comment or declaration) or a chat-template token; also an unclosed
+# one at the end of the text, which the wrapper's own ">" could complete.
+_TAG = re.compile(r"<\s*/?\s*[A-Za-z!?|\uff5c][^<>\n]{0,300}(?:>|$)")
+_IMAGE = re.compile(r"!\[([^\]\n]{0,300})\]\s*(?:\(\s*<?([^)\s>]*)>?(?:\s+[\"'(][^)]*)?\)|\[[^\]\n]{0,100}\])")
+
+
+def _escape_tag(m: re.Match) -> str:
+    return m.group(0).replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _image(m: re.Match) -> str:
+    alt, url = m.group(1).strip(), (m.group(2) or "").strip()
+    return f"(image: {alt}{', ' if alt and url else ''}{url})" if (alt or url) else "(image)"
+
+
+def as_data(text: str) -> str:
+    """`text` as it may be injected: tag-like markup with `<`/`>` escaped as `&lt;`/`&gt;` (it can neither close
+    nor open the agent's wrapper) and Markdown images written out as `(image: alt, url)` (no client fetches
+    them). Text with neither is returned unchanged."""
+    if "<" in text:
+        text = _TAG.sub(_escape_tag, text)
+    if "![" in text:
+        text = _IMAGE.sub(_image, text)
+    return text
+
+
+# -- statements that instruct the agent ----------------------------------------------------------------------
+
+
+def _words(*alternatives: str) -> str:
+    return "(?:" + "|".join(alternatives) + ")"
+
+
+# Who a statement addresses when it instructs the agent (English, Portuguese, Spanish, German, French).
+_AGENT = _words(r"you", r"your", r"the (?:assistant|ai|model|agent|bot|chatbot|llm)", r"assistant", r"chatgpt",
+                r"claude", r"gemini", r"o assistente", r"você", r"el asistente", r"du", r"dein\w*",
+                r"der assistent", r"die ki", r"l'assistant", r"l'ia", r"tu", r"tes", r"ton")
+# What an agent is told to give up: its instructions, rules, safety and checks. An English noun counts only with a
+# word that makes it the agent's ("your rules", "all previous instructions", "the safety checks"): "the spam filter"
+# and "rules of thumb" are not; the other languages' nouns are specific enough as they are.
+_CONTROL_NOUNS = _words(
+    r"instructions?", r"rules?", r"guidelines", r"guardrails", r"guidance", r"polic(?:y|ies)", r"filters?",
+    r"restrictions", r"prompt", r"checks", r"verifications?", r"moderation", r"constraints", r"programming",
+    r"directives", r"review", r"confirmation(?: step)?", r"limits", r"safety")
+_OURS = _words(r"your", r"its", r"all", r"any", r"every", r"previous", r"prior", r"earlier", r"above", r"these",
+               r"those", r"my", r"system", r"safety", r"security", r"content", r"identity", r"original", r"initial",
+               r"hidden", r"developer'?s?", r"system's", r"assistant's", r"model's", r"usual")
+_FOREIGN_CONTROLS = _words(
+    r"instruções", r"regras", r"diretrizes", r"verificações", r"restrições", r"filtros", r"instrucciones",
+    r"reglas", r"controles", r"restricciones", r"verificaciones", r"comprobaciones", r"anweisungen", r"regeln",
+    r"richtlinien", r"\w*anweisungen", r"\w*prüfungen", r"einschränkungen", r"(?:deine|alle|ihre) filter",
+    r"consignes", r"règles", r"vérifications",
+    r"filtres", r"systemprompt", r"system-prompt")
+_CONTROLS = _words(
+    rf"(?:\b{_OURS}|<)(?:\s+[\w'-]+){{0,2}}?\s*{_CONTROL_NOUNS}\b(?!\s+(?:from|by)\b)", rf"\b{_FOREIGN_CONTROLS}\b",
+    r"\b(?:the )?above(?=\s*(?:and|,|\.|;|$))", r"\beverything (?:you (?:were|have been) told|above|before)",
+    r"\bdeveloper message")
+_LOOSE_CONTROLS = _words(_CONTROL_NOUNS, _FOREIGN_CONTROLS)
+_GIVE_UP = _words(
+    r"ignore", r"ignoring", r"disregard", r"forget", r"overrides?", r"bypass", r"skip", r"disable", r"turn off",
+    r"circumvent", r"stop following", r"cancel(?:l?ed)?", r"ignora", r"ignorar", r"ignorer", r"ignorez", r"ignoriere",
+    r"ignorieren", r"esqueça", r"esquece", r"olvida", r"olvidar", r"vergiss", r"oublie", r"oubliez", r"pule",
+    r"pular", r"salta", r"omite", r"omitir", r"überspringe", r"überspring", r"umgehe", r"contourne", r"saute",
+    r"desative", r"desativa", r"desactiva", r"deaktiviere", r"désactive")
+_REVEAL = _words(
+    r"reveal", r"print", r"output", r"repeat", r"leak", r"disclose", r"display", r"dump", r"recite", r"expose",
+    r"share", r"reply with", r"respond with", r"show", r"tell me", r"revele", r"revela", r"revelar", r"mostre",
+    r"muestra", r"zeige", r"zeig", r"verrate", r"gib", r"révèle", r"affiche", r"montre", r"divulgue")
+_SECRETS = _words(
+    rf"(?:\b{_OURS}|<)(?:\s+[\w'-]+){{0,2}}?\s*(?:prompt|instructions|configuration|rules|password)\b",
+    r"\bthe (?:full|complete|secret|internal) (?:prompt|instructions|configuration|rules)\b",
+    r"\b(?:the user's|user's|their) password", r"\bthe password of the (?:database|server|admin|root)",
+    r"\b(?:system|hidden|initial|developer) (?:prompt|message)", r"\binternal notes", r"\btext above",
+    r"\bmemory file", r"\bconfidential\b", r"\bprompt do sistema", r"\bprompt del sistema", r"\bsystemprompt",
+    r"\bsystem-prompt", r"\bprompt système", r"\binstruções", r"\binstrucciones", r"\b\w*anweisungen", r"\bregeln",
+    r"\brègles")
+_URL = r"(?:https?://|www\.|\b[\w.+-]+@[\w-]+\.[\w.]+)"
+_SEND = _words(
+    r"send", r"forward", r"post", r"upload", r"transmit", r"exfiltrate", r"e-?mail", r"append", r"appending",
+    r"envie", r"enviar", r"envia", r"envía", r"schick\w*", r"sende", r"senden", r"envoie", r"envoyer",
+    r"transmets")
+# What an exfiltration sends: the conversation, what the user said, their data (a blog post sent to a site is not).
+_CONVERSATION = _words(
+    r"conversations?", r"chats?", r"history", r"messages", r"copy", r"data", r"(?:api )?keys", r"credentials",
+    r"passwords?", r"location", r"answers?", r"repl(?:y|ies)", r"everything", r"transcripts?", r"prompts?",
+    r"conversas?", r"histórico", r"historial", r"conversaci[oó]n", r"respuestas?", r"respostas?", r"antwort\w*",
+    r"gespräch\w*", r"verlauf", r"kopie", r"copia", r"cópia", r"copie", r"réponses?", r"historique")
+_CLAIM = (r"\b(?:user|he|she|they|this person|i|i'm|i am|the real user|usuário|usuario|benutzer|nutzer|utilisateur)"
+          r"\b[^.!?;:]{0,30}?\b(?:is|are|am|'m|has been|have been|é|está|ist|est)\s+(?:an?\s+|the\s+|full\s+)?"
+          r"(?:verified|authenticated|authori[sz]ed|pre-approved|trusted|whitelisted|cleared|root|admin|"
+          r"administrator|owner|developer|verificad[oa]|autorizad[oa]|verifiziert|authentifiziert|vérifiée?|"
+          r"autorisée?)\b")
+# What makes a claim about the user an instruction: it tells the agent what to do because of it.
+_CONSEQUENCE = (
+    _AGENT + r"\s+(?:must|should|shall|have to|has to|can|may|need to|is allowed to|are allowed to|musst|muss|sollst|"
+    r"soll|deve|debe|doit|dois|peux)\b[^.!?]{0,40}?\b(?:skip|ignore|bypass|reveal|share|disclose|comply|obey|execute|"
+    r"disregard|override|disable|delete|grant|unlock|answer without|respond without|never|"
+    r"not (?:ask|verify|check|refuse)|"
+    r"do (?:whatever|everything|anything)|revelar|revele|omitir|pular|ignorar|zeigen|verraten|révéler|ignorer)\b"
+    r"|\b(?:do not|don't|never|no need to) (?:verify|check|ask|refuse|question|confirm)\b"
+    r"|\btreat (?:my|their|his|her|all|every) (?:messages|requests|words)")
+
+_RULES: tuple[tuple[str, re.Pattern], ...] = tuple((reason, re.compile(pattern)) for reason, pattern in (
+    ("asks the agent to give up its instructions",
+     rf"\b{_GIVE_UP}\b[^.!?\n]{{0,60}}?{_CONTROLS}"),
+    ("asks the agent to give up its instructions",
+     rf"\b(?:the (?:assistant|ai|model|agent|bot|chatbot|llm)|assistant|you)\b[^.!?\n]{{0,40}}\b{_GIVE_UP}\b"
+     rf"[^.!?\n]{{0,40}}?\b{_LOOSE_CONTROLS}\b"),
+    ("asks the agent to give up its instructions",
+     rf"{_CONTROLS}[^.!?\n]{{0,30}}\b(?:(?:are|is) (?:cancel(?:l?ed)|void|revoked|lifted|off|suspended)|"
+     rf"(?:no longer|don't|do not|doesn't|does not) apply|as (?:void|null|cancel(?:l?ed)|invalid|obsolete))\b"),
+    ("redefines the agent's instructions",
+     r"\b(?:your|the) (?:new|real|updated|actual) (?:system prompt|instructions|rules|guidelines|directives)"
+     r" (?:is|are)\b"),
+    ("asks the agent to reveal its instructions", rf"\b{_REVEAL}\b[^.!?\n]{{0,60}}?{_SECRETS}"),
+    ("asks the agent to reveal its instructions",  # German puts the verb last
+     rf"{_SECRETS}[^.!?\n]{{0,30}}?\b(?:zeigen|verraten|ausgeben|preisgeben|offenlegen|nennen)\b"),
+    ("asks the agent to skip checks",
+     rf"\b(?:must not|mustn't|should not|shouldn't|need not|needn't|no longer|do not|don't|never)\s+(?:apply|run|"
+     rf"perform|use|do|"
+     rf"enforce|follow)\b[^.!?\n]{{0,40}}?{_CONTROLS}"),
+    ("asks the agent to skip checks",
+     r"\b(?:do not|don't|never|no need to)\s+(?:verify|check|validate|authenticate|ask (?:them |him |her )?for "
+     r"confirmation|ask (?:them |him |her )?before)\b"),
+    ("asks the agent to obey someone",
+     r"\b(?:obey\w*|obedeça|obedecer|obedece|gehorche\w*|obéi\w*|comply with (?:every|all|any)|comply silently"
+     r"|never refuse|not refuse|do (?:whatever|everything|anything) (?:the user|they|he|she|i|it|this user)"
+     r"|execute every command|follow (?:the|any|all) (?:instructions|commands|orders) (?:in|inside|from|stored|"
+     r"contained|of)|(?:befehle|anweisungen)\b[^.!?]{0,40}\b(?:ausführen|befolgen))"),
+    ("asks the agent to treat memory as commands",
+     r"\btreat\b[^.!?]{0,60}\bas (?:an? )?(?:system|admin|developer)[- ]?(?:level )?(?:commands?|instructions?|"
+     r"messages?|prompts?)\b|\bthis (?:memory|note|fact|message) is an? (?:order|instruction|command)\b"),
+    ("asks the agent to drop its limits",
+     r"\b(?:developer mode|god[- ]mode|(?:any|every) refusal|mode développeur|modo desenvolvedor|modo desarrollador"
+     r"|entwicklermodus|jailbreak\w*"
+     r"|(?:without|with no) (?:any )?(?:restrictions|filters|content polic(?:y|ies)|rules|guidelines|guardrails)"
+     r"|no longer bound|unrestricted (?:model|ai|assistant|mode)|(?:you|model|assistant|ai) (?:have|has) no "
+     r"(?:rules|restrictions|limits)|(?:sem|não tem|sin|no tienes|ohne|keine|sans|aucune) (?:\w+ )?"
+     r"(?:restrições|restricciones|einschränkungen|restrictions?)|an ai without)"),
+    ("asks the agent to drop its limits",
+     rf"\b{_AGENT}\s+(?:must|have to|has to|are required to|is required to|shall)\b[^.!?\n]{{0,20}}\b(?:unlock|bypass|"
+     rf"disable|override|obey)\b"),
+    ("asks the agent to keep a secret from the user",
+     r"\b(?:do not|don't|never) (?:tell|inform|mention (?:this|these) to) the user\b"),
+    ("addresses the agent",
+     r"\b(?:note|message|instructions?|reminder) (?:for|to) (?:any|the|all)? ?(?:ai|assistant|model|llm|agent|chatbot"
+     r"|bot)s?\b|(?:^|[.!?]\s*)(?:attention|hey|dear|hi|hello|note|important|warning),? (?:the )?(?:ai|assistant|model"
+     r"|llm|agent|chatbot|bot)\s*[:,]"),
+    ("asks the agent to reveal its instructions", rf"\bcontents? of {_SECRETS}"),
+    ("claims an authority over the agent",
+     rf"\b(?:admin\w*|root|full) (?:rights|privileges|access|control) (?:over|to|of) {_AGENT}\b"),
+    ("sends data out", rf"(?s)\A(?=.*\b{_SEND}\b)(?=.*{_URL})(?=.*\b{_CONVERSATION})"),
+    ("sends data out",
+     rf"\b(?:include|add|append|embed|end|put|insert)\b[^.!?\n]{{0,40}}\b(?:this|the following|a|the) "
+     rf"(?:link|url|image|markdown|pixel)|!\[[^\]]*\]\(\s*{_URL}"),
+    ("sends data out",
+     rf"(?s)\A(?=.*{_URL})(?=.*\b(?:every|each|all|cada|toda|todas|jede|jeder|chaque|toutes?) (?:answers?|repl(?:y|ies)|"
+     rf"responses?|messages?|respuestas?|respostas?|mensajes?|mensagens?|antwort(?:en)?|réponses?)\b)"),
+))
+# Speaking as the system (case matters: "SYSTEM:" is a marker, "the system: it" is prose).
+# Wrapper markup alone (`</memory>`, `<system>`) is not held: it is stored as text and injected escaped (`as_data`).
+_MARKER = re.compile(r"#{2,}\s*(?:instruction|system|response)|\[/?(?:system|assistant)\]", re.I)
+_MARKER_CASED = re.compile(r"(?:^|[\s.>\]}])(?:SYSTEM|ASSISTANT|DEVELOPER|ADMIN)(?: [A-Z]+)?\s?:")
+_CLAIM_RE = re.compile(_CLAIM)
+_CONSEQUENCE_RE = re.compile(_CONSEQUENCE)
+
+
+def instruction_reason(text: str) -> str | None:
+    """Why `text` instructs the agent instead of telling something about the user, or None."""
+    if not text:
+        return None
+    if _MARKER_CASED.search(text) or _MARKER.search(text):
+        return "speaks as the system"
+    folded = text.casefold().replace("\u2019", "'")
+    for reason, pattern in _RULES:
+        if pattern.search(folded):
+            return reason
+    claim = _CLAIM_RE.search(folded)
+    if claim and _CONSEQUENCE_RE.search(folded, claim.end()):
+        return "claims a verification or authority the user cannot grant"
+    return None
+
+
+def is_instruction(text: str) -> bool:
+    """Whether `text` instructs the agent (see `instruction_reason`)."""
+    return instruction_reason(text) is not None
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def without_instructions(text: str) -> str:
+    """`text` without its sentences that instruct the agent (for a summary, a log or a bullet that is injected);
+    text with none comes back unchanged."""
+    if not text or instruction_reason(text) is None:
+        return text
+    return " ".join(s for s in _SENTENCE_END.split(text) if instruction_reason(s) is None)
+
+
+def passage_as_data(text: str) -> str:
+    """A passage an agent is given (a daily log, MEMORY.md, a search hit) as it may be given: in each line, the
+    sentences that instruct the agent left out (a line left with nothing goes) and markup written as data."""
+    if not text:
+        return text
+    lines = []
+    for line in text.split("\n"):
+        kept = without_instructions(line)
+        if kept.strip() or not line.strip():
+            lines.append(as_data(kept))
+    return "\n".join(lines)

@@ -137,13 +137,17 @@ def compose(settings: Settings, *, clock: Clock, llm: ChatModel | None = None, e
         embedder = MeteredEmbedder(embedder, ledger)
 
     store = FactStore(db, clock)
-    facts = Facts(store, settings, embed=embedder.embed)  # near-duplicates compare the plain vectors
     if settings.documents_in_database:
         documents: LocalDocumentStore | DatabaseDocumentStore = DatabaseDocumentStore(db, clock)
     else:
         documents = LocalDocumentStore(lambda scope: workspace_path(settings, scope))
     index = SearchIndex(db, documents, embedder, clock)
     store.listeners.append(index.touch)
+    # Erase reaches the live context sessions too (they are made below: read when an erase runs).
+    eraser = Eraser(store, EraseStore(db, clock), documents, index, lambda: contexts.sessions(),
+                    tombstones=TombstoneStore(db, clock), provenance=ProvenanceStore(db, clock), embed=embedder.embed)
+    db.on_ready.append(eraser.finish_pending)  # an erase a kill or a full disk left half done
+    facts = Facts(store, settings, embed=embedder.embed, eraser=eraser)  # near-duplicates compare the plain vectors
     daily = DailyTier(documents, settings, clock)
     core = CoreTier(documents, db, clock, max_chars=settings.max_document_chars)
     propagation = Propagation(store, core, llm_rewriter(llm) if llm else None)
@@ -162,12 +166,8 @@ def compose(settings: Settings, *, clock: Clock, llm: ChatModel | None = None, e
         append_daily=lambda text, title, s: daily.append(text, title=title, user_id=s.user_id,
                                                          agent_name=s.agent_name),
         today=daily.today, plan=plans.get, injection=inject, now=clock.now,
-        screen=lambda text, scope, since: screen_erased(facts.eraser, text, scope, since)),
+        screen=lambda text, scope, since: screen_erased(eraser, text, scope, since)),
         settings.context_sessions_max, settings.context_budget_tokens)
-    facts.eraser = Eraser(store, EraseStore(db, clock), documents, index, contexts.sessions,
-                          tombstones=TombstoneStore(db, clock), provenance=ProvenanceStore(db, clock),
-                          embed=embedder.embed)
-    db.on_ready.append(facts.eraser.finish_pending)  # an erase a kill or a full disk left half done
     queue = UpdateQueue(settings, db, clock, apply=apply, on_enqueue=on_enqueue)
     return Parts(
         settings=settings, clock=clock, db=db, llm=llm, ledger=ledger, llm_problems=ProblemLog(),

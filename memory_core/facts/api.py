@@ -194,11 +194,11 @@ class Facts:
     """`memory.facts`: CRUD with dedup, threshold, max_facts eviction, validity and merging."""
 
     def __init__(self, store: FactRepository, settings: "Settings",
-                 embed: Callable[[list[str]], "np.ndarray"] | None = None) -> None:
+                 embed: Callable[[list[str]], "np.ndarray"] | None = None, eraser: FactEraser | None = None) -> None:
         self._store = store
         self._settings = settings
         self._embed = embed
-        self.eraser: FactEraser | None = None  # set by the composition root
+        self.eraser = eraser
 
     def transaction(self, scope: Scope) -> AbstractContextManager[Any]:
         """One transaction over the scope's facts (`tx.add(...)`, `tx.s` for rows that must commit with them)."""
@@ -361,7 +361,7 @@ class Facts:
                 fact.scope != make_scope(user_id or "default", agent_name or "default"):
             raise KeyError(fact_id)  # another scope's id is unknown there
         if self.eraser is None:
-            raise RuntimeError("erasing needs a Memory")
+            raise RuntimeError("these facts were built without an eraser (compose() gives them one)")
         return fact
 
     def merge(self, keep_id: str, drop_id: str) -> Fact:

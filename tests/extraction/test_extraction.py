@@ -418,7 +418,10 @@ def test_every_llm_call_of_memory_core_bounds_its_output(tmp_path):
         m.facts.supersede(fact.id, "User lives in Lisbon")
     assert len(model.bounds) == 4 and all(isinstance(b, int) and 0 < b <= 3000 for b in model.bounds), model.bounds
     extraction, summary, dream, rewrite = model.bounds
-    assert extraction < 3000 and summary < extraction and rewrite < summary
+    from memory_core.text.tokens import count_tokens
+
+    assert extraction == 512 + sum(count_tokens(m["content"]) for m in CONVO)  # what a reply restates at most
+    assert (summary, dream, rewrite) == (768, 256 + 48 * 50, 200)  # a summary; 50 bullets; one sentence
     with Memory(Settings(home=tmp_path / "h2", llm_base_url="http://127.0.0.1:9/v1", llm_max_output_tokens=100),
                 llm=(small := Bounds(reply, "A summary.")), embedder=HashingEmbedder()) as m:
         m.update(CONVO, thread_id="t1")

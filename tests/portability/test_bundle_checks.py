@@ -272,7 +272,7 @@ def test_a_fact_superseded_by_another_scopes_fact_is_refused_and_changes_nothing
     """Issue 32: a crafted bundle whose fact is replaced by another scope's fact (one in the database, or one
     the bundle holds for another scope) was accepted by import_bundle in skip and replace mode."""
     with make_memory(tmp_path / "dst", database_url, clock=clock) as dst:
-        other = dst.facts.add("Carol's door code is 4711", "context", 0.9, user_id="carol", agent_name="x")
+        other = dst.facts.add("Carol's desk is by the window", "context", 0.9, user_id="carol", agent_name="x")
         with zipfile.ZipFile(good) as zf:
             dog = next(f["id"] for f in json.loads(zf.read("scopes/bob/coder/data.json"))["facts"])
         crafted = {"a fact of the database": craft(good, tmp_path / "db.zip", superseded_by(other.id)),
@@ -286,7 +286,7 @@ def test_a_fact_superseded_by_another_scopes_fact_is_refused_and_changes_nothing
                 assert snapshot(dst) == before, (label, mode)
             if label == "a fact of the database":
                 dst.import_bundle(good)  # the next refusals meet rows that exist: replace would overwrite them
-        assert dst.facts.get(other.id).valid and dst.facts.get(other.id).content == "Carol's door code is 4711"
+        assert dst.facts.get(other.id).valid and dst.facts.get(other.id).content == "Carol's desk is by the window"
         # What replaced a fact in its own scope still loads (the bundle's own Porto fact).
         tea = next(f for f in dst.facts.list(user_id="ana", agent_name="bot") if "tea" in f.content)
         porto = next(f for f in dst.facts.list(user_id="ana", agent_name="bot") if "Porto" in f.content)
@@ -297,7 +297,7 @@ def test_a_fact_superseded_by_another_scopes_fact_is_refused_and_changes_nothing
 def test_the_command_line_refuses_a_fact_superseded_by_another_scopes_fact(tmp_path, good):
     env = cli_env(tmp_path / "home")
     with opened(env) as m:
-        other = m.facts.add("Carol's door code is 4711", "context", 0.9, user_id="carol", agent_name="x")
+        other = m.facts.add("Carol's desk is by the window", "context", 0.9, user_id="carol", agent_name="x")
         before = snapshot(m)
     crafted = craft(good, tmp_path / "cross.zip", superseded_by(other.id))
     for mode in ("skip", "replace"):

@@ -22,6 +22,7 @@ from memory_core.policy.actors import acting_as, current_actor
 from memory_core.consistency.doctor import Finding, check
 from memory_core.tiers.documents import LocalDocumentStore, export_documents
 from memory_core.errors import LLMError, LLMReplyError
+from memory_core.context.evidence import Turn, select_passages, with_passages
 from memory_core.context.injection import InjectionReport, build_injection
 from memory_core.text.messages import strip_scheduled_pairs, validate_messages
 from memory_core.runtime.queue import validate_thread_id
@@ -31,8 +32,10 @@ from memory_core.store.import_store import ImportLedger
 from memory_core.store.fact_store import SUMMARY_SECTIONS
 from memory_core.views.subviews import ScopedDaily, ScopedFacts, ScopedPlans, ScopedQueue
 from memory_core.tiers.core import CoreTier
+from memory_core.tiers.episodes import dated_messages
 from memory_core.extraction.updating import UpdateResult, apply_reply
 from memory_core.policy.usage import metering, usage_records
+from memory_core.text.dates import day_text
 from memory_core.text.validation import check_memory_text
 
 if TYPE_CHECKING:
@@ -51,6 +54,18 @@ log = logging.getLogger(__name__)
 # 0.18 of questions without a query, 0.39 / 0.42 / 0.44 / 0.45 with 10 / 20 / 40 / 80: 40 gets most of the gain
 # and leaves about half of the default budget to the most confident facts.
 RELEVANT_FACTS = 40
+# With a query, the share of the budget kept for passages of episodes and logs (context.evidence); the facts
+# take the rest, and passages what the facts leave. Chosen on LoCoMo dev (see README, `python -m bench eval`).
+PASSAGE_SHARE = 0.7
+
+
+def _when(when: Any) -> datetime | None:
+    """`update()`'s `when`, checked: a timezone-aware datetime (ValueError otherwise), or None."""
+    if when is None:
+        return None
+    if not isinstance(when, datetime) or when.tzinfo is None:
+        raise ValueError("when must be a timezone-aware datetime (or None for now)")
+    return when
 
 
 class ScopedMemory:
@@ -112,22 +127,27 @@ class ScopedMemory:
 
     # -- facts and updates --------------------------------------------------------------------------
 
-    def update(self, messages: list[dict[str, str]], *, thread_id: str) -> UpdateResult:
-        """Extract facts from a conversation with the LLM (or offline heuristics) and persist them.
+    def update(self, messages: list[dict[str, str]], *, thread_id: str, when: datetime | None = None) -> UpdateResult:
+        """Extract facts from a conversation with the LLM (or offline heuristics) and persist them, and keep the
+        conversation as a dated episode (tiers.episodes).
 
         Applied whole or not at all: invalidations, new facts, supersessions and summaries go in one
         transaction. Raises ValueError for bad input (before any LLM call), LLMError when the LLM fails and
-        LLMReplyError when its reply is unusable; in every case nothing stored changes.
+        LLMReplyError when its reply is unusable; in every case nothing stored changes. `when`: when the
+        conversation took place (a timezone-aware datetime; default now), which its relative dates are read
+        against; a message's optional `name` is kept as its speaker.
         """
         with self.writing("update memory"):
             parts, scope = self._parts, self.scope
             thread_id = validate_thread_id(thread_id)
+            said_at = _when(when) or parts.clock.now()
             messages = strip_scheduled_pairs(validate_messages(messages, parts.settings.max_conversation_chars))
             current = self.memory_data()
             self._check_budget()
             try:
                 with metering(scope, "extract"):
-                    reply = parts.extractor.extract(messages, current)  # may raise: nothing written yet
+                    reply = parts.extractor.extract(dated_messages(messages, said_at), current,  # may raise
+                                                    said_on=day_text(said_at))
             except (LLMError, LLMReplyError) as exc:
                 parts.llm_problems.add(scope.key, "reply" if isinstance(exc, LLMReplyError) else "call", str(exc))
                 raise
@@ -140,23 +160,25 @@ class ScopedMemory:
                 parts.llm_problems.add(scope.key, "item", f"skipped {content[:60]!r}: {why}")
             with parts.store.transaction(scope) as tx:
                 apply_reply(tx, reply, thread_id, result, parts.settings)
+            result.episode_id = parts.episodes.record(scope, messages, thread_id=thread_id, said_at=said_at)
             return result
 
-    async def aupdate(self, messages: list[dict[str, str]], *, thread_id: str) -> UpdateResult:
+    async def aupdate(self, messages: list[dict[str, str]], *, thread_id: str,
+                      when: datetime | None = None) -> UpdateResult:
         """`update()` for async agents: runs in the queue's thread pool, never blocking the event loop."""
         actor = current_actor()
 
         def run() -> UpdateResult:
             with acting_as(actor):
-                return self.update(messages, thread_id=thread_id)
+                return self.update(messages, thread_id=thread_id, when=when)
 
         return await asyncio.get_running_loop().run_in_executor(self._parts.queue.executor, run)
 
     def apply_queued(self, messages: list[dict[str, str]], *, thread_id: str, options: dict[str, Any]) -> UpdateResult:
         """What the queue runs for one conversation: the update, and for an imported conversation a daily block
         dated when it happened (`options["when"]`, `options["title"]`)."""
-        result = self.update(messages, thread_id=thread_id)
         when = options.get("when")
+        result = self.update(messages, thread_id=thread_id, when=datetime.fromisoformat(when) if when else None)
         if when:
             with metering(self.scope, "summarize"):
                 summary = self._parts.summarizer.summarize([m for m in messages if m["role"] in ("user", "assistant")])
@@ -190,8 +212,10 @@ class ScopedMemory:
         in): see `injections()`."""
         parts = self._parts
         budget = parts.settings.max_injection_tokens if max_tokens is None else max_tokens
-        priority = self.relevant_fact_ids(query) if query is not None else None
-        report = build_injection(self.memory_data(), budget, model=model, priority=priority)
+        if query is None:
+            report = build_injection(self.memory_data(), budget, model=model)
+        else:
+            report = self._with_evidence(query, budget, model)
         if record:
             parts.ledger.store.add_injection(self.scope, parts.clock.now(), self.actor or current_actor(),
                                              query if isinstance(query, str) and query.strip() else None,
@@ -221,6 +245,25 @@ class ScopedMemory:
     def budget_paused(self) -> str | None:
         """Why this scope's LLM work waits today (its daily_token_budget is spent), or None."""
         return None if self._parts.offline else self._parts.ledger.paused(self.scope)
+
+    def _with_evidence(self, query: str, budget: int, model: str | None) -> InjectionReport:
+        """The injection for a query: the facts search ranks most relevant to it kept first, within the budget
+        less the passages' share (PASSAGE_SHARE), then the passages (context.evidence) in what is left."""
+        if not isinstance(query, str):
+            raise ValueError("query must be a string")
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+            raise ValueError(f"max_tokens must be a non-negative integer; got {budget!r}")
+        hits = self.search(query, k=RELEVANT_FACTS * 2) if query.strip() else []
+        priority = [h.ref for h in hits if h.kind == "fact"][:RELEVANT_FACTS]
+        passages = select_passages(hits, self._turns_of)
+        facts_budget = budget - int(budget * PASSAGE_SHARE) if passages else budget
+        report = build_injection(self.memory_data(), facts_budget, model=model, priority=priority)
+        report.max_tokens = budget
+        return with_passages(report, passages, budget, model)
+
+    def _turns_of(self, wanted: dict[str, set[int]]) -> dict[tuple[str, int], Turn]:
+        found = self._parts.episodes.store.around(self.scope, wanted)
+        return {key: Turn(t.who, t.dated) for key, t in found.items()}
 
     def relevant_fact_ids(self, query: str, *, k: int = RELEVANT_FACTS) -> list[str]:
         """The ids of the scope's valid facts most relevant to `query`, best first, by the hybrid search

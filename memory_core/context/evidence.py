@@ -1,0 +1,182 @@
+"""Evidence for a question: the passages of episodes, daily logs and MEMORY.md that search ranks most relevant,
+with their neighbouring turns and their dates, formatted within a token budget.
+
+The section, after the seed's sections of `injection` (and only when a query brought passages):
+
+    Relevant passages:
+    [8 May 2023, conversation]
+    - Caroline: I went to a LGBTQ support group yesterday (7 May 2023).
+    - Melanie: How was it?
+    [9 June 2023, daily log]
+    - User planned a trip to Lisbon.
+
+Each block is one passage: a turn with the turns around it (NEIGHBOURS each side; overlapping ones merged), a
+chunk of a daily log, or a bullet of MEMORY.md. Relevance decides which passages go in (best first, each that
+fits); they are listed by date, oldest first, so that the story reads in order. Every text is folded to one
+line and starts with "- ", so that nothing said can forge a section. A turn that states a fact since retired
+carries what replaced it: "(no longer current; now: ...)" or "(no longer current)".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from datetime import date
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
+
+from memory_core.text.dates import day_text
+from memory_core.text.tokens import get_encoding
+
+if TYPE_CHECKING:
+    from memory_core.context.injection import InjectionReport
+
+TITLE = "Relevant passages:"
+NEIGHBOURS = 1  # turns each side of a turn that search found
+_EPISODE = re.compile(r"episodes/(\d{4}-\d{2}-\d{2})-[0-9a-f]+#(\d+)")
+_DAILY = re.compile(r"memory/(\d{4}-\d{2}-\d{2})\.md")
+_WS = re.compile(r"\s+")
+
+
+@dataclass
+class Passage:
+    when: str  # YYYY-MM-DD, "" when undated (MEMORY.md)
+    where: str  # conversation, daily log, MEMORY.md
+    lines: list[str]  # "Speaker: text", or a log's text
+    rank: int  # its best hit's place in the search (0 = best)
+    sources: list[str] = field(default_factory=list)
+    episode: str | None = None
+    turns: set[int] = field(default_factory=set)
+
+    def block(self) -> str:
+        label = f"{day_text(date.fromisoformat(self.when))}, {self.where}" if self.when else self.where
+        return f"[{label}]\n" + "\n".join(f"- {line}" for line in self.lines)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What `select_passages` needs of an episode's turn."""
+
+    who: str
+    text: str  # dated
+    current: str | None = None  # see SearchHit.current
+
+
+def _one_line(text: str) -> str:
+    return _WS.sub(" ", text).strip()
+
+
+def _turn_line(turn: Turn) -> str:
+    line = f"{_one_line(turn.who)}: {_one_line(turn.text)}"
+    if turn.current is not None:
+        line += f" (no longer current; now: {_one_line(turn.current)})" if turn.current else " (no longer current)"
+    return line
+
+
+def select_passages(hits: Sequence, turns_of: Callable[[dict[str, set[int]]], Mapping[tuple[str, int], Turn]],
+                    *, neighbours: int = NEIGHBOURS, limit: int = 40) -> list[Passage]:
+    """Passages from search `hits` (best first; SearchHit-like: kind, source, text, current): the first `limit`
+    episode, daily and MEMORY.md hits, each turn with `neighbours` turns each side read by `turns_of({episode id:
+    indices})`; a turn already in a passage joins it. Facts are left to the Facts section."""
+    picked: list[tuple[int, object]] = [(rank, h) for rank, h in enumerate(hits) if h.kind in ("episode", "daily", "core")]
+    picked = picked[:limit]
+    wanted: dict[str, set[int]] = {}
+    for _rank, h in picked:
+        if h.kind == "episode" and (m := _EPISODE.fullmatch(h.source or "")):
+            episode = (h.source or "").rpartition("#")[0][len("episodes/"):]
+            index = int(m.group(2))
+            wanted.setdefault(episode, set()).update(range(max(0, index - neighbours), index + neighbours + 1))
+    turns = turns_of(wanted) if wanted else {}
+    passages: list[Passage] = []
+    by_episode: dict[str, list[Passage]] = {}
+    for rank, h in picked:
+        if h.kind == "episode":
+            m = _EPISODE.fullmatch(h.source or "")
+            if not m:
+                continue
+            episode = (h.source or "").rpartition("#")[0][len("episodes/"):]
+            index = int(m.group(2))
+            span = {i for i in range(index - neighbours, index + neighbours + 1) if (episode, i) in turns}
+            span.add(index)
+            joined = next((p for p in by_episode.get(episode, []) if p.turns & span or
+                           any(abs(i - j) <= 1 for i in p.turns for j in span)), None)
+            if joined is None:
+                joined = Passage(m.group(1), "conversation", [], rank, [], episode, set())
+                by_episode.setdefault(episode, []).append(joined)
+                passages.append(joined)
+            joined.turns |= span
+            joined.sources.append(h.source)
+            if (episode, index) not in turns:  # the hit's own text stands in for a turn not read back
+                turns = {**turns, (episode, index): Turn(*_split_speaker(h.text), getattr(h, "current", None))}
+        elif h.kind == "daily":
+            m = _DAILY.fullmatch(h.source or "")
+            text = "; ".join(_one_line(line.lstrip("-* ")) for line in h.text.splitlines()
+                             if line.strip() and not line.lstrip().startswith("#"))
+            if text:
+                passages.append(Passage(m.group(1) if m else "", "daily log", [text], rank, [h.ref]))
+        else:
+            text = _one_line(h.text)
+            if text:
+                passages.append(Passage("", "MEMORY.md", [text], rank, [h.ref]))
+    for p in passages:
+        if p.episode is not None:
+            p.lines = [_turn_line(turns[(p.episode, i)]) for i in sorted(p.turns) if (p.episode, i) in turns]
+    return sorted((p for p in passages if p.lines), key=lambda p: p.rank)
+
+
+def _split_speaker(text: str) -> tuple[str, str]:
+    who, sep, rest = text.partition(": ")
+    return (who, rest) if sep and len(who) <= 64 else ("", text)
+
+
+def fit_passages(passages: Iterable[Passage], max_tokens: int, model: str | None = None) -> tuple[str, list[Passage]]:
+    """The section's text with the best passages (in the given order) that fit in `max_tokens`, listed by date;
+    ("", []) when none fits. The count is exact: the text is encoded once more at the end, and the passage
+    taken last dropped should it disagree."""
+    if max_tokens <= 0:
+        return "", []
+    encode = get_encoding(model).encode_ordinary
+    used = len(encode(TITLE))
+    kept: list[Passage] = []
+    for p in passages:
+        cost = len(encode("\n" + p.block()))
+        if used + cost <= max_tokens:
+            kept.append(p)
+            used += cost
+        elif used + 40 > max_tokens:  # nothing more of any size will fit
+            break
+    while kept:
+        text = render(kept)
+        if len(encode(text)) <= max_tokens:
+            return text, kept
+        kept = kept[:-1]
+    return "", []
+
+
+def render(passages: Sequence[Passage]) -> str:
+    """The section with `passages` listed by date (undated last), ties by relevance."""
+    ordered = sorted(passages, key=lambda p: (p.when == "", p.when, p.rank))
+    return TITLE + "\n" + "\n".join(p.block() for p in ordered)
+
+
+def with_passages(report: "InjectionReport", passages: Sequence[Passage], max_tokens: int,
+                  model: str | None = None) -> "InjectionReport":
+    """`report` (the seed's sections) with the passages that fit in what is left of `max_tokens` after it."""
+    encode = get_encoding(model).encode_ordinary
+    separator = "\n\n" if report.text else ""
+    room = max_tokens - report.tokens - len(encode(separator)) - 1  # a merge at the joint costs at most one
+    section, kept = fit_passages(passages, room, model)
+    if not kept:
+        return report
+    text = report.text + separator + section
+    tokens = len(encode(text))
+    while tokens > max_tokens and kept:  # not expected (see `room`)
+        kept = kept[:-1]
+        section = render(kept) if kept else ""
+        text = report.text + (separator + section if kept else "")
+        tokens = len(encode(text))
+    return replace(report, text=text, tokens=tokens,
+                   section_tokens={**report.section_tokens, "Relevant passages": len(encode(section))},
+                   passage_sources=[s for p in kept for s in p.sources])
+
+
+__all__ = ["Passage", "Turn", "TITLE", "select_passages", "fit_passages", "render", "with_passages"]

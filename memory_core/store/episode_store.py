@@ -1,0 +1,187 @@
+"""The SQL of episodes: the dated turns of every conversation taken in, and their searchable copies in `chunks`.
+
+A turn is kept in `episode_turns` (who, when, the text as taken in, the dates its relative expressions mean) and,
+in the same transaction, as a chunk of kind "episode" (path "episodes/<episode id>", start and end line = the turn
+index) whose text is the speaker and the dated text: keyword search, vectors and their upkeep treat it like any
+chunk. Removing turns removes both, and the chunks' vectors.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Iterable, Sequence
+
+from sqlalchemy import delete, func, select
+
+from memory_core.scope import Scope
+from memory_core.store.db import Database
+from memory_core.store.models import ChunkRow, EmbeddingRow, EpisodeTurnRow
+
+EPISODE_PREFIX = "episodes/"
+
+
+@dataclass(frozen=True)
+class EpisodeTurn:
+    episode_id: str
+    thread_id: str
+    index: int
+    role: str
+    speaker: str | None
+    text: str  # as taken in (masked)
+    dated: str  # the text with the absolute date after each relative expression
+    said_at: datetime
+    dates: tuple[tuple[str, int, int, str], ...]  # (expression, start, end, value)
+
+    @property
+    def who(self) -> str:
+        return self.speaker or self.role
+
+    @property
+    def source(self) -> str:
+        """How a search hit names it: "episodes/<episode id>#<turn index>"."""
+        return f"{EPISODE_PREFIX}{self.episode_id}#{self.index}"
+
+
+def _dated(text: str, dates: Sequence[Sequence]) -> str:
+    out, last = [], 0
+    for _expr, _start, end, value in dates:
+        out.append(text[last:end])
+        out.append(f" ({value})")
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def chunk_text(turn: EpisodeTurn) -> str:
+    """What search indexes of a turn: "<speaker>: <dated text>"."""
+    return f"{turn.who}: {turn.dated}"
+
+
+def _turn(row: EpisodeTurnRow) -> EpisodeTurn:
+    dates = tuple(tuple(d) for d in json.loads(row.dates or "[]"))
+    return EpisodeTurn(row.episode_id, row.thread_id, row.turn_index, row.role, row.speaker, row.text,
+                       _dated(row.text, dates), row.said_at, dates)
+
+
+class EpisodeStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def add(self, scope: Scope, episode_id: str, thread_id: str, said_at: datetime,
+            turns: Iterable[tuple[str, str | None, str, Sequence[tuple[str, int, int, str]]]]) -> int:
+        """Keep one episode: `turns` as (role, speaker, text, dates); returns how many turns were kept."""
+        day = said_at.date().isoformat()
+        path = EPISODE_PREFIX + episode_id
+        n = 0
+        with self.db.write(lock=f"index:{scope.key}:{path}") as s:
+            for index, (role, speaker, text, dates) in enumerate(turns):
+                row = EpisodeTurnRow(user_id=scope.user_id, agent_name=scope.agent_name, episode_id=episode_id,
+                                     thread_id=thread_id[:256], turn_index=index, role=role, speaker=speaker,
+                                     text=text, dates=json.dumps([list(d) for d in dates]), said_at=said_at, day=day)
+                s.add(row)
+                s.add(ChunkRow(user_id=scope.user_id, agent_name=scope.agent_name, kind="episode", path=path,
+                               start_line=index, end_line=index, text=chunk_text(_turn(row)), day=day))
+                n += 1
+        return n
+
+    def turns(self, scope: Scope, episode_id: str, indices: Iterable[int] | None = None) -> list[EpisodeTurn]:
+        """The episode's turns (those of `indices` when given), in order."""
+        with self.db.read() as s:
+            q = select(EpisodeTurnRow).where(*self._of(scope), EpisodeTurnRow.episode_id == episode_id)
+            if indices is not None:
+                q = q.where(EpisodeTurnRow.turn_index.in_(sorted(set(indices))))
+            return [_turn(r) for r in s.execute(q.order_by(EpisodeTurnRow.turn_index)).scalars()]
+
+    def around(self, scope: Scope, wanted: dict[str, set[int]]) -> dict[tuple[str, int], EpisodeTurn]:
+        """The turns named by {episode id: turn indices}, in one read, by (episode id, index)."""
+        out: dict[tuple[str, int], EpisodeTurn] = {}
+        if not wanted:
+            return out
+        with self.db.read() as s:
+            for episode_id, indices in wanted.items():
+                rows = s.execute(select(EpisodeTurnRow).where(
+                    *self._of(scope), EpisodeTurnRow.episode_id == episode_id,
+                    EpisodeTurnRow.turn_index.in_(sorted(indices)))).scalars()
+                out.update(((r.episode_id, r.turn_index), _turn(r)) for r in rows)
+        return out
+
+    def days(self, scope: Scope) -> list[str]:
+        """The days (YYYY-MM-DD) the scope has episodes of, newest first."""
+        with self.db.read() as s:
+            return list(s.execute(select(EpisodeTurnRow.day).where(*self._of(scope)).distinct()
+                                  .order_by(EpisodeTurnRow.day.desc())).scalars())
+
+    def of_day(self, scope: Scope, day: str) -> list[EpisodeTurn]:
+        """Every turn said on `day` (YYYY-MM-DD), episode by episode, in order."""
+        with self.db.read() as s:
+            rows = s.execute(select(EpisodeTurnRow).where(*self._of(scope), EpisodeTurnRow.day == day).order_by(
+                EpisodeTurnRow.said_at, EpisodeTurnRow.episode_id, EpisodeTurnRow.turn_index)).scalars()
+            return [_turn(r) for r in rows]
+
+    def all(self, scope: Scope) -> list[EpisodeTurn]:
+        """Every turn of the scope, oldest episode first (for bundles)."""
+        with self.db.read() as s:
+            rows = s.execute(select(EpisodeTurnRow).where(*self._of(scope)).order_by(
+                EpisodeTurnRow.said_at, EpisodeTurnRow.episode_id, EpisodeTurnRow.turn_index)).scalars()
+            return [_turn(r) for r in rows]
+
+    def count(self, scope: Scope) -> int:
+        with self.db.read() as s:
+            return s.execute(select(func.count()).select_from(EpisodeTurnRow).where(*self._of(scope))).scalar() or 0
+
+    def remove(self, scope: Scope, turns: Iterable[tuple[str, int]]) -> int:
+        """Remove the turns named (episode id, index), their chunks and the chunks' vectors; how many went."""
+        by_episode: dict[str, set[int]] = {}
+        for episode_id, index in turns:
+            by_episode.setdefault(episode_id, set()).add(int(index))
+        removed = 0
+        with self.db.write(lock=f"episodes:{scope.key}") as s:
+            for episode_id, indices in by_episode.items():
+                chunk_pks = s.execute(select(ChunkRow.pk).where(
+                    ChunkRow.user_id == scope.user_id, ChunkRow.agent_name == scope.agent_name,
+                    ChunkRow.path == EPISODE_PREFIX + episode_id, ChunkRow.start_line.in_(sorted(indices)))).scalars().all()
+                if chunk_pks:
+                    s.execute(delete(EmbeddingRow).where(EmbeddingRow.owner.in_([f"c:{pk}" for pk in chunk_pks])))
+                    s.execute(delete(ChunkRow).where(ChunkRow.pk.in_(chunk_pks)))
+                removed += s.execute(delete(EpisodeTurnRow).where(
+                    *self._of(scope), EpisodeTurnRow.episode_id == episode_id,
+                    EpisodeTurnRow.turn_index.in_(sorted(indices)))).rowcount or 0
+        return removed
+
+    def remove_before(self, scope: Scope, cutoff: datetime) -> int:
+        """Remove the episodes said before `cutoff` (retention); how many turns went."""
+        with self.db.read() as s:
+            old = s.execute(select(EpisodeTurnRow.episode_id, EpisodeTurnRow.turn_index).where(
+                *self._of(scope), EpisodeTurnRow.said_at < cutoff)).all()
+        return self.remove(scope, [(e, i) for e, i in old]) if old else 0
+
+    def scopes(self) -> set[Scope]:
+        with self.db.read() as s:
+            return {Scope(u, a) for u, a in s.execute(
+                select(EpisodeTurnRow.user_id, EpisodeTurnRow.agent_name).distinct()).all()}
+
+    @staticmethod
+    def _of(scope: Scope) -> tuple:
+        return EpisodeTurnRow.user_id == scope.user_id, EpisodeTurnRow.agent_name == scope.agent_name
+
+
+def turn_chunks(db: Database, scope: Scope, sources: Iterable[str]) -> list[tuple[int, str, str]]:
+    """(chunk pk, source, text) of the episode turns named "episodes/<episode id>#<turn index>", of the scope
+    (for search's neighbouring turns)."""
+    by_path: dict[str, set[int]] = {}
+    for source in sources:
+        path, _, index = source.rpartition("#")
+        if path.startswith(EPISODE_PREFIX) and index.isdigit():
+            by_path.setdefault(path, set()).add(int(index))
+    out: list[tuple[int, str, str]] = []
+    if not by_path:
+        return out
+    with db.read() as s:
+        for path, indices in by_path.items():
+            rows = s.execute(select(ChunkRow.pk, ChunkRow.start_line, ChunkRow.text).where(
+                ChunkRow.user_id == scope.user_id, ChunkRow.agent_name == scope.agent_name, ChunkRow.path == path,
+                ChunkRow.start_line.in_(sorted(indices)))).all()
+            out.extend((pk, f"{path}#{line}", text) for pk, line, text in rows)
+    return out

@@ -4,15 +4,16 @@ with their neighbouring turns and their dates, formatted within a token budget.
 The section, after the seed's sections of `injection` (and only when a query brought passages):
 
     Relevant passages:
-    [8 May 2023, conversation]
+    [8 May 2023]
     - Caroline: I went to a LGBTQ support group yesterday (7 May 2023).
     - Melanie: How was it?
     [9 June 2023, daily log]
     - User planned a trip to Lisbon.
 
-Each block is one passage: a turn with the turns around it (NEIGHBOURS each side; overlapping ones merged), a
+A passage is a turn of a conversation with the turns around it (NEIGHBOURS each side; touching ones merged), a
 chunk of a daily log, or a bullet of MEMORY.md. Relevance decides which passages go in (best first, each that
-fits); they are listed by date, oldest first, so that the story reads in order. Every text is folded to one
+fits); they are listed by date, oldest first, under one header a day (a day's turns in the order they were said),
+so that the story reads in order. Every text is folded to one
 line and starts with "- ", so that nothing said can forge a section. A turn that states a fact since retired
 carries what replaced it: "(no longer current; now: ...)" or "(no longer current)".
 """
@@ -32,9 +33,12 @@ if TYPE_CHECKING:
 
 TITLE = "Relevant passages:"
 NEIGHBOURS = 1  # turns each side of a turn that search found
+HITS = 80  # the search hits passages are made of, at most
 _EPISODE = re.compile(r"episodes/(\d{4}-\d{2}-\d{2})-[0-9a-f]+#(\d+)")
 _DAILY = re.compile(r"memory/(\d{4}-\d{2}-\d{2})\.md")
 _WS = re.compile(r"\s+")
+_WORD = re.compile(r"\w+")
+OTHER_SPEAKER = 0.7
 
 
 @dataclass
@@ -47,9 +51,15 @@ class Passage:
     episode: str | None = None
     turns: set[int] = field(default_factory=set)
 
-    def block(self) -> str:
-        label = f"{day_text(date.fromisoformat(self.when))}, {self.where}" if self.when else self.where
-        return f"[{label}]\n" + "\n".join(f"- {line}" for line in self.lines)
+    def header(self) -> str:
+        """"[8 May 2023]" for a conversation, "[8 May 2023, daily log]", "[MEMORY.md]"."""
+        if not self.when:
+            return f"[{self.where}]"
+        day = day_text(date.fromisoformat(self.when))
+        return f"[{day}]" if self.where == "conversation" else f"[{day}, {self.where}]"
+
+    def body(self) -> str:
+        return "\n".join(f"- {line}" for line in self.lines)
 
 
 @dataclass(frozen=True)
@@ -73,10 +83,12 @@ def _turn_line(turn: Turn) -> str:
 
 
 def select_passages(hits: Sequence, turns_of: Callable[[dict[str, set[int]]], Mapping[tuple[str, int], Turn]],
-                    *, neighbours: int = NEIGHBOURS, limit: int = 40) -> list[Passage]:
+                    *, neighbours: int | None = None, limit: int | None = None) -> list[Passage]:
     """Passages from search `hits` (best first; SearchHit-like: kind, source, text, current): the first `limit`
     episode, daily and MEMORY.md hits, each turn with `neighbours` turns each side read by `turns_of({episode id:
     indices})`; a turn already in a passage joins it. Facts are left to the Facts section."""
+    neighbours = NEIGHBOURS if neighbours is None else neighbours
+    limit = HITS if limit is None else limit
     picked: list[tuple[int, object]] = [(rank, h) for rank, h in enumerate(hits) if h.kind in ("episode", "daily", "core")]
     picked = picked[:limit]
     wanted: dict[str, set[int]] = {}
@@ -123,6 +135,27 @@ def select_passages(hits: Sequence, turns_of: Callable[[dict[str, set[int]]], Ma
     return sorted((p for p in passages if p.lines), key=lambda p: p.rank)
 
 
+def rerank(hits: Sequence, query: str) -> list:
+    """`hits` reordered for a question that names people: a turn said by none of the people the question names
+    (among the speakers of the hits), nor naming one of them, keeps OTHER_SPEAKER of its score. LoCoMo's two
+    speakers are in every conversation: "What does Melanie do to destress?" is answered by Melanie's turns."""
+    asked = {w.casefold() for w in _WORD.findall(query)}
+    speakers = {_split_speaker(h.text)[0].casefold() for h in hits if h.kind == "episode"}
+    named = {s for s in speakers if s and all(part in asked for part in s.split())}
+    if not named:
+        return list(hits)
+
+    def weight(h) -> float:
+        if h.kind != "episode":
+            return 1.0
+        who, text = _split_speaker(h.text)
+        if who.casefold() in named or any(n in text.casefold() for n in named):
+            return 1.0
+        return OTHER_SPEAKER
+
+    return sorted(hits, key=lambda h: h.score * weight(h), reverse=True)
+
+
 def _split_speaker(text: str) -> tuple[str, str]:
     who, sep, rest = text.partition(": ")
     return (who, rest) if sep and len(who) <= 64 else ("", text)
@@ -137,10 +170,13 @@ def fit_passages(passages: Iterable[Passage], max_tokens: int, model: str | None
     encode = get_encoding(model).encode_ordinary
     used = len(encode(TITLE))
     kept: list[Passage] = []
+    headers: set[str] = set()
     for p in passages:
-        cost = len(encode("\n" + p.block()))
+        header = p.header()
+        cost = len(encode("\n" + p.body())) + (0 if header in headers else len(encode("\n" + header)))
         if used + cost <= max_tokens:
             kept.append(p)
+            headers.add(header)
             used += cost
         elif used + 40 > max_tokens:  # nothing more of any size will fit
             break
@@ -153,9 +189,18 @@ def fit_passages(passages: Iterable[Passage], max_tokens: int, model: str | None
 
 
 def render(passages: Sequence[Passage]) -> str:
-    """The section with `passages` listed by date (undated last), ties by relevance."""
-    ordered = sorted(passages, key=lambda p: (p.when == "", p.when, p.rank))
-    return TITLE + "\n" + "\n".join(p.block() for p in ordered)
+    """The section with `passages` listed by date (undated last) under one header a day and place; a day's
+    turns in the order they were said."""
+    ordered = sorted(passages, key=lambda p: (p.when == "", p.when, p.where, p.episode or "", min(p.turns, default=0),
+                                              p.rank))
+    lines = [TITLE]
+    last = None
+    for p in ordered:
+        if (header := p.header()) != last:
+            lines.append(header)
+            last = header
+        lines.append(p.body())
+    return "\n".join(lines)
 
 
 def with_passages(report: "InjectionReport", passages: Sequence[Passage], max_tokens: int,

@@ -22,7 +22,7 @@ from memory_core.policy.actors import acting_as, current_actor
 from memory_core.consistency.doctor import Finding, check
 from memory_core.tiers.documents import LocalDocumentStore, export_documents
 from memory_core.errors import LLMError, LLMReplyError
-from memory_core.context.evidence import Turn, select_passages, with_passages
+from memory_core.context.evidence import Turn, rerank, select_passages, with_passages
 from memory_core.context.injection import InjectionReport, build_injection
 from memory_core.text.messages import strip_scheduled_pairs, validate_messages
 from memory_core.runtime.queue import validate_thread_id
@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 RELEVANT_FACTS = 40
 # With a query, the share of the budget kept for passages of episodes and logs (context.evidence); the facts
 # take the rest, and passages what the facts leave. Chosen on LoCoMo dev (see README, `python -m bench eval`).
-PASSAGE_SHARE = 0.7
+PASSAGE_SHARE = 0.9
 
 
 def _when(when: Any) -> datetime | None:
@@ -255,7 +255,7 @@ class ScopedMemory:
             raise ValueError(f"max_tokens must be a non-negative integer; got {budget!r}")
         hits = self.search(query, k=RELEVANT_FACTS * 2) if query.strip() else []
         priority = [h.ref for h in hits if h.kind == "fact"][:RELEVANT_FACTS]
-        passages = select_passages(hits, self._turns_of)
+        passages = select_passages(rerank(hits, query), self._turns_of)
         facts_budget = budget - int(budget * PASSAGE_SHARE) if passages else budget
         report = build_injection(self.memory_data(), facts_budget, model=model, priority=priority)
         report.max_tokens = budget

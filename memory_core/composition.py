@@ -155,7 +155,7 @@ def compose(settings: Settings, *, clock: Clock, llm: ChatModel | None = None, e
                                                          agent_name=s.agent_name),
         today=daily.today, plan=plans.get, injection=inject),
         settings.context_sessions_max, settings.context_budget_tokens)
-    facts.eraser = Eraser(store, EraseStore(db, clock), documents, index, contexts.sessions)
+    facts.eraser = Eraser(store, EraseStore(db, clock), documents, index, contexts.sessions, episodes.store)
     queue = UpdateQueue(settings, db, clock, apply=apply, on_enqueue=on_enqueue)
     return Parts(
         settings=settings, clock=clock, db=db, llm=llm, ledger=ledger, llm_problems=ProblemLog(),

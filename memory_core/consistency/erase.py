@@ -3,7 +3,7 @@
 The fact is invalidated (so the summaries and MEMORY.md stop stating it, as for any retired fact), then its text
 leaves everything memory_core keeps: the fact row and its audit snapshots become `[erased]`; in the summaries,
 MEMORY.md and every earlier version, the daily logs, dream diaries, search chunks, pending queued conversations and
-plans, each passage that states it becomes `[erased]`; its embeddings go; the database's own leftovers are
+plans, each passage that states it becomes `[erased]`; each turn of an episode that states it is removed; its embeddings go; the database's own leftovers are
 reclaimed. One audit row records that an erasure happened (who, when, why, which id), never the text."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from memory_core.tiers.documents import DocumentStore
     from memory_core.scope import Scope
     from memory_core.search.index import SearchIndex
+    from memory_core.store.episode_store import EpisodeStore
     from memory_core.store.erase_store import EraseStore
     from memory_core.store.fact_store import FactStore
 
@@ -28,8 +29,10 @@ FOLDERS = ("", "memory", "memory/dreams")
 
 class Eraser:
     def __init__(self, store: "FactStore", erase_store: "EraseStore", documents: "DocumentStore",
-                 index: "SearchIndex", sessions: Callable[[], list] | None = None) -> None:
+                 index: "SearchIndex", sessions: Callable[[], list] | None = None,
+                 episodes: "EpisodeStore | None" = None) -> None:
         self.store = store
+        self.episodes = episodes  # the conversations kept as episodes: a turn that states the fact is removed
         self.erase_store = erase_store
         self.documents = documents
         self.index = index
@@ -47,7 +50,10 @@ class Eraser:
         def scrub(text: str) -> tuple[str, int]:
             return erase_passages(text, marks, names)
 
+        turns = self._turns(scope, scrub)
         counts = self.erase_store.erase(scope, fact.id, scrub, reason)
+        if turns:
+            counts["episode_turns"] = turns
         if not isinstance(self.documents, DatabaseDocumentStore):
             files = self._files(scope, scrub)
             if files:
@@ -59,9 +65,16 @@ class Eraser:
         self.index.sync_documents(scope)
         self.erase_store.reclaim(sorted(set(counts) & {"facts", "fact_audit", "scope_summaries", "documents",
                                                        "core_versions", "pending_updates", "plans", "chunks",
-                                                       "embeddings", "dream_runs", "dream_state"} | {"facts"}))
+                                                       "embeddings", "dream_runs", "dream_state", "episode_turns"}
+                                                      | {"facts"}))
         log.info("erased %s in %s (%s)", fact.id, scope.key, ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
         return counts
+
+    def _turns(self, scope: "Scope", scrub: Callable[[str], tuple[str, int]]) -> int:
+        """Remove the episode turns that state the fact (with their search chunks and vectors)."""
+        if self.episodes is None:
+            return 0
+        return self.episodes.remove_stating(scope, lambda text: scrub(text)[1] > 0)
 
     def _sessions(self, scope: "Scope", scrub: Callable[[str], tuple[str, int]]) -> int:
         changed = 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from sqlalchemy import delete, func, select
 
@@ -44,7 +44,8 @@ class EpisodeTurn:
         return f"{EPISODE_PREFIX}{self.episode_id}#{self.index}"
 
 
-def _dated(text: str, dates: Sequence[Sequence]) -> str:
+def dated(text: str, dates: Sequence[Sequence]) -> str:
+    """`text` with each resolved date's value written after its expression: "yesterday (7 May 2023)"."""
     out, last = [], 0
     for _expr, _start, end, value in dates:
         out.append(text[last:end])
@@ -62,7 +63,7 @@ def chunk_text(turn: EpisodeTurn) -> str:
 def _turn(row: EpisodeTurnRow) -> EpisodeTurn:
     dates = tuple(tuple(d) for d in json.loads(row.dates or "[]"))
     return EpisodeTurn(row.episode_id, row.thread_id, row.turn_index, row.role, row.speaker, row.text,
-                       _dated(row.text, dates), row.said_at, dates)
+                       dated(row.text, dates), row.said_at, dates)
 
 
 class EpisodeStore:
@@ -149,6 +150,14 @@ class EpisodeStore:
                     *self._of(scope), EpisodeTurnRow.episode_id == episode_id,
                     EpisodeTurnRow.turn_index.in_(sorted(indices)))).rowcount or 0
         return removed
+
+    def remove_stating(self, scope: Scope, states: Callable[[str], bool]) -> int:
+        """Remove the turns whose text (as taken in, or dated) `states(text)` says state something erased."""
+        with self.db.read() as s:
+            rows = s.execute(select(EpisodeTurnRow).where(*self._of(scope))).scalars().all()
+        doomed = [(r.episode_id, r.turn_index) for r in rows
+                  if states(r.text) or states(_turn(r).dated)]
+        return self.remove(scope, doomed) if doomed else 0
 
     def remove_before(self, scope: Scope, cutoff: datetime) -> int:
         """Remove the episodes said before `cutoff` (retention); how many turns went."""

@@ -32,6 +32,7 @@ TEXT_COLUMNS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
     "pending_updates": (("pk",), ("last_error",), ("messages", "options")),
     "plans": (("id",), ("name",), ("steps",)),
     "chunks": (("pk",), ("text",), ()),
+    "episode_turns": (("pk",), ("text",), ()),  # the turns that state it are removed first (Eraser._turns)
     "injections": (("pk",), ("query",), ()),
     "agent_items": (("pk",), (), ("value",)),
 }

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from memory_core.composition import Parts
     from memory_core.scope import Scope
     from memory_core.search.index import SearchHit
+    from memory_core.store.episode_store import EpisodeTurn
     from memory_core.store.proposal_store import DreamProposal
     from memory_core.store.usage_store import Injection, UsageRecord
     from memory_core.tiers.context import ContextSession
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
     from memory_core.tiers.dream import DreamResult
 
 log = logging.getLogger(__name__)
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 # With a query, injection keeps first at most this many facts that search ranks most relevant to it, then the
 # rest by confidence. On LoCoMo dev (`memory-core eval`, turns mode) the answer was in the injected text for
 # 0.18 of questions without a query, 0.39 / 0.42 / 0.44 / 0.45 with 10 / 20 / 40 / 80: 40 gets most of the gain
@@ -286,6 +289,17 @@ class ScopedMemory:
         with metering(self.scope, "embed"):  # an API embedder's calls are this scope's
             hits = self._parts.index.search(self.scope, query, k * 2, **options)
         return one_hit_per_statement(hits, k)
+
+    def episode_days(self) -> list[str]:
+        """The days (YYYY-MM-DD) this scope has conversations of, newest first."""
+        return self._parts.episodes.days(self.scope)
+
+    def episodes_of_day(self, day: str) -> list["EpisodeTurn"]:
+        """What was said on `day` (YYYY-MM-DD): every turn of that day's conversations, in order, each with who
+        said it, when, and its relative dates written out (`.dated`)."""
+        if not isinstance(day, str) or not _DAY.fullmatch(day):
+            raise ValueError("day must be YYYY-MM-DD")
+        return self._parts.episodes.of_day(self.scope, day)
 
     def doctor(self) -> list[Finding]:
         """Where the copies of what this scope knows disagree (see memory_core.consistency.doctor)."""

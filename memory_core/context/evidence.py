@@ -75,11 +75,14 @@ def _one_line(text: str) -> str:
     return _WS.sub(" ", text).strip()
 
 
+def _marked(line: str, current: str | None) -> str:
+    if current is None:
+        return line
+    return line + (f" (no longer current; now: {_one_line(current)})" if current else " (no longer current)")
+
+
 def _turn_line(turn: Turn) -> str:
-    line = f"{_one_line(turn.who)}: {_one_line(turn.text)}"
-    if turn.current is not None:
-        line += f" (no longer current; now: {_one_line(turn.current)})" if turn.current else " (no longer current)"
-    return line
+    return _marked(f"{_one_line(turn.who)}: {_one_line(turn.text)}", turn.current)
 
 
 def select_passages(hits: Sequence, turns_of: Callable[[dict[str, set[int]]], Mapping[tuple[str, int], Turn]],
@@ -124,11 +127,12 @@ def select_passages(hits: Sequence, turns_of: Callable[[dict[str, set[int]]], Ma
             text = "; ".join(_one_line(line.lstrip("-* ")) for line in h.text.splitlines()
                              if line.strip() and not line.lstrip().startswith("#"))
             if text:
-                passages.append(Passage(m.group(1) if m else "", "daily log", [text], rank, [h.ref]))
+                passages.append(Passage(m.group(1) if m else "", "daily log", [_marked(text, getattr(h, "current", None))],
+                                        rank, [h.ref]))
         else:
             text = _one_line(h.text)
             if text:
-                passages.append(Passage("", "MEMORY.md", [text], rank, [h.ref]))
+                passages.append(Passage("", "MEMORY.md", [_marked(text, getattr(h, "current", None))], rank, [h.ref]))
     for p in passages:
         if p.episode is not None:
             p.lines = [_turn_line(turns[(p.episode, i)]) for i in sorted(p.turns) if (p.episode, i) in turns]

@@ -17,7 +17,7 @@ from sqlalchemy import delete, func, select
 
 from memory_core.scope import Scope
 from memory_core.store.db import Database
-from memory_core.store.models import ChunkRow, EmbeddingRow, EpisodeTurnRow
+from memory_core.store.models import ChunkRow, EmbeddingRow, EpisodeTurnRow, FactRow
 
 EPISODE_PREFIX = "episodes/"
 
@@ -194,3 +194,25 @@ def turn_chunks(db: Database, scope: Scope, sources: Iterable[str]) -> list[tupl
                 ChunkRow.start_line.in_(sorted(indices)))).all()
             out.extend((pk, f"{path}#{line}", text) for pk, line, text in rows)
     return out
+
+
+def retired_facts(db: Database, scope: Scope, limit: int = 500) -> list[tuple[str, str, str | None]]:
+    """(id, content, content of the valid fact that replaced it, or None) of the scope's latest retired facts, at
+    most `limit`, erased ones left out (their text is gone): what a passage must not give as current. A chain of
+    replacements (Lisbon -> "moved to Porto" -> "lives in Porto") is followed to the fact that is valid now."""
+    with db.read() as s:
+        rows = s.execute(select(FactRow.id, FactRow.content, FactRow.superseded_by).where(
+            FactRow.user_id == scope.user_id, FactRow.agent_name == scope.agent_name, FactRow.invalid_at.is_not(None),
+            FactRow.content != "[erased]").order_by(FactRow.invalid_at.desc()).limit(limit)).all()
+        by_id = {i: (c, nxt) for i, c, nxt in rows}
+        ends: dict[str, str | None] = {}
+        for fact_id, (_content, nxt) in by_id.items():
+            seen = {fact_id}
+            while nxt in by_id and nxt not in seen:  # retired in turn: follow on
+                seen.add(nxt)
+                nxt = by_id[nxt][1]
+            ends[fact_id] = nxt
+        wanted = sorted({e for e in ends.values() if e})
+        valid = dict(s.execute(select(FactRow.id, FactRow.content).where(
+            FactRow.id.in_(wanted), FactRow.invalid_at.is_(None))).all()) if wanted else {}
+    return [(i, by_id[i][0], valid.get(ends[i]) if ends[i] else None) for i in by_id]

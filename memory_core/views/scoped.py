@@ -29,6 +29,8 @@ from memory_core.text.messages import strip_scheduled_pairs, validate_messages
 from memory_core.runtime.queue import validate_thread_id
 from memory_core.policy.roles import rank, validate_role
 from memory_core.search.one_hit import one_hit_per_statement
+from memory_core.consistency.truth import Retired, says_same, stale
+from memory_core.store.episode_store import retired_facts
 from memory_core.store.import_store import ImportLedger
 from memory_core.store.fact_store import SUMMARY_SECTIONS
 from memory_core.views.subviews import ScopedDaily, ScopedFacts, ScopedPlans, ScopedQueue
@@ -258,15 +260,16 @@ class ScopedMemory:
             raise ValueError(f"max_tokens must be a non-negative integer; got {budget!r}")
         hits = self.search(query, k=RELEVANT_FACTS * 2) if query.strip() else []
         priority = [h.ref for h in hits if h.kind == "fact"][:RELEVANT_FACTS]
-        passages = select_passages(rerank(hits, query), self._turns_of)
+        current = self._current_of([h.text for h in hits if h.kind == "fact"])
+        passages = select_passages(rerank(hits, query), lambda wanted: self._turns_of(wanted, current))
         facts_budget = budget - int(budget * PASSAGE_SHARE) if passages else budget
         report = build_injection(self.memory_data(), facts_budget, model=model, priority=priority)
         report.max_tokens = budget
         return with_passages(report, passages, budget, model)
 
-    def _turns_of(self, wanted: dict[str, set[int]]) -> dict[tuple[str, int], Turn]:
+    def _turns_of(self, wanted: dict[str, set[int]], current: Callable[[str], str | None]) -> dict[tuple[str, int], Turn]:
         found = self._parts.episodes.store.around(self.scope, wanted)
-        return {key: Turn(t.who, t.dated) for key, t in found.items()}
+        return {key: Turn(t.who, t.dated, current(t.dated)) for key, t in found.items()}
 
     def relevant_fact_ids(self, query: str, *, k: int = RELEVANT_FACTS) -> list[str]:
         """The ids of the scope's valid facts most relevant to `query`, best first, by the hybrid search
@@ -288,7 +291,25 @@ class ScopedMemory:
         options.setdefault("depth", max(50, k * 5))
         with metering(self.scope, "embed"):  # an API embedder's calls are this scope's
             hits = self._parts.index.search(self.scope, query, k * 2, **options)
-        return one_hit_per_statement(hits, k)
+        hits = one_hit_per_statement(hits, k)
+        current = self._current_of([h.text for h in hits if h.kind == "fact"])
+        return [h if h.kind == "fact" or (now := current(h.text)) is None else replace(h, current=now) for h in hits]
+
+    def _current_of(self, valid: list[str]) -> Callable[[str], str | None]:
+        """A passage's `SearchHit.current`: for one that states a retired fact (consistency.truth), what replaced
+        it ("" when nothing did); None for an ordinary passage. `valid`: texts known to be current (a passage
+        that one of them says is not stale)."""
+        retired = [Retired(i, c, r) for i, c, r in retired_facts(self._parts.db, self.scope)]
+        if not retired:
+            return lambda _text: None
+        known = valid + [r.replacement for r in retired if r.replacement]
+
+        def current(text: str) -> str | None:
+            old = stale(text, retired, known)
+            if old is None or (old.replacement and says_same(text, old.replacement)):  # it says what is true now
+                return None
+            return old.replacement or ""
+        return current
 
     def episode_days(self) -> list[str]:
         """The days (YYYY-MM-DD) this scope has conversations of, newest first."""

@@ -29,7 +29,7 @@ Read the conversation and the current memory, then answer with ONE JSON object a
 Rules:
 - A fact is one short, self-contained statement about the user, written in the third person ("User prefers ...").
   When it says when something happened or will happen, write the absolute date ("on 7 May 2023", "in June 2023"):
-  relative ones ("yesterday", "last month") mean from the conversation's date (<conversation date="...">), and
+  relative ones ("yesterday", "last month") mean from the conversation's date (<conversation_date>), and
   the date in brackets after one is already worked out. Leave out "now" and "currently": memory keeps its own dates.
 - Only facts stated or clearly implied in the conversation. Never invent. No facts about the assistant.
 - confidence: 0.9+ explicit and stable, 0.7 clear, 0.5 implied, lower when unsure.
@@ -242,9 +242,9 @@ class LLMExtractor:
                       for f in current_memory.get("facts", [])[:200]],
         }
         conversation = bound_conversation(messages)
-        dated = f" date={escape_for_prompt(said_on)}" if said_on else ""
+        dated = f"<conversation_date>{escape_for_prompt(said_on)}</conversation_date>\n" if said_on else ""
         user = (f"<current_memory>\n{escape_for_prompt(memory_view)}\n</current_memory>\n"
-                f"<conversation{dated}>\n{escape_for_prompt(conversation)}\n</conversation>")
+                f"{dated}<conversation>\n{escape_for_prompt(conversation)}\n</conversation>")
         result = self.llm.complete([{"role": "system", "content": self.prompt}, {"role": "user", "content": user}],
                                    json_schema=EXTRACTION_SCHEMA)
         try:

@@ -29,7 +29,7 @@ from memory_core.text.messages import strip_scheduled_pairs, validate_messages
 from memory_core.runtime.queue import validate_thread_id
 from memory_core.policy.roles import rank, validate_role
 from memory_core.search.one_hit import one_hit_per_statement
-from memory_core.consistency.truth import Retired, says_same, stale
+from memory_core.consistency.truth import Retired, distinctive, says_same, stale, stems
 from memory_core.store.episode_store import retired_facts
 from memory_core.store.import_store import ImportLedger
 from memory_core.store.fact_store import SUMMARY_SECTIONS
@@ -71,6 +71,17 @@ def _when(when: Any) -> datetime | None:
     if not isinstance(when, datetime) or when.tzinfo is None:
         raise ValueError("when must be a timezone-aware datetime (or None for now)")
     return when
+
+
+def _says_retired(text: str, old: Retired) -> bool:
+    """What `truth.stale` leaves to the words it judges by, for a passage quoted as it was said: one that says all
+    the retired fact says ("I love tea." for "User loves tea", since replaced by "User no longer likes tea", which
+    shares its one distinctive word), or, for a fact retired with no replacement, all its distinctive words but one
+    spelt otherwise ("favourite" for "favorite")."""
+    if says_same(text, old.content):
+        return True
+    marks = distinctive(old.content, old.replacement)
+    return old.replacement is None and len(marks) >= 2 and len(marks & stems(text)) >= len(marks) - 1
 
 
 class ScopedMemory:
@@ -305,7 +316,7 @@ class ScopedMemory:
         known = valid + [r.replacement for r in retired if r.replacement]
 
         def current(text: str) -> str | None:
-            old = stale(text, retired, known)
+            old = stale(text, retired, known) or next((r for r in retired if _says_retired(text, r)), None)
             if old is None or (old.replacement and says_same(text, old.replacement)):  # it says what is true now
                 return None
             return old.replacement or ""

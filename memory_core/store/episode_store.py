@@ -15,6 +15,7 @@ from typing import Callable, Iterable, Sequence
 
 from sqlalchemy import delete, func, select
 
+from memory_core.clock import utc
 from memory_core.scope import Scope
 from memory_core.store.db import Database
 from memory_core.store.models import ChunkRow, EmbeddingRow, EpisodeTurnRow, FactRow
@@ -63,7 +64,7 @@ def chunk_text(turn: EpisodeTurn) -> str:
 def _turn(row: EpisodeTurnRow) -> EpisodeTurn:
     dates = tuple(tuple(d) for d in json.loads(row.dates or "[]"))
     return EpisodeTurn(row.episode_id, row.thread_id, row.turn_index, row.role, row.speaker, row.text,
-                       dated(row.text, dates), row.said_at, dates)
+                       dated(row.text, dates), utc(row.said_at), dates)
 
 
 class EpisodeStore:

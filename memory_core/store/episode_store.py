@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable, Iterable, Sequence
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, tuple_
 
 from memory_core.clock import utc
 from memory_core.scope import Scope
@@ -101,12 +101,11 @@ class EpisodeStore:
         out: dict[tuple[str, int], EpisodeTurn] = {}
         if not wanted:
             return out
+        pairs = sorted((e, i) for e, found in wanted.items() for i in found)
         with self.db.read() as s:
-            for episode_id, indices in wanted.items():
-                rows = s.execute(select(EpisodeTurnRow).where(
-                    *self._of(scope), EpisodeTurnRow.episode_id == episode_id,
-                    EpisodeTurnRow.turn_index.in_(sorted(indices)))).scalars()
-                out.update(((r.episode_id, r.turn_index), _turn(r)) for r in rows)
+            rows = s.execute(select(EpisodeTurnRow).where(
+                *self._of(scope), tuple_(EpisodeTurnRow.episode_id, EpisodeTurnRow.turn_index).in_(pairs))).scalars().all()
+        out.update(((r.episode_id, r.turn_index), _turn(r)) for r in rows)
         return out
 
     def days(self, scope: Scope) -> list[str]:
@@ -185,16 +184,14 @@ def turn_chunks(db: Database, scope: Scope, sources: Iterable[str]) -> list[tupl
         path, _, index = source.rpartition("#")
         if path.startswith(EPISODE_PREFIX) and index.isdigit():
             by_path.setdefault(path, set()).add(int(index))
-    out: list[tuple[int, str, str]] = []
     if not by_path:
-        return out
+        return []
+    pairs = sorted((path, i) for path, found in by_path.items() for i in found)
     with db.read() as s:
-        for path, indices in by_path.items():
-            rows = s.execute(select(ChunkRow.pk, ChunkRow.start_line, ChunkRow.text).where(
-                ChunkRow.user_id == scope.user_id, ChunkRow.agent_name == scope.agent_name, ChunkRow.path == path,
-                ChunkRow.start_line.in_(sorted(indices)))).all()
-            out.extend((pk, f"{path}#{line}", text) for pk, line, text in rows)
-    return out
+        rows = s.execute(select(ChunkRow.pk, ChunkRow.path, ChunkRow.start_line, ChunkRow.text).where(
+            ChunkRow.user_id == scope.user_id, ChunkRow.agent_name == scope.agent_name,
+            tuple_(ChunkRow.path, ChunkRow.start_line).in_(pairs))).all()
+    return [(pk, f"{path}#{line}", text) for pk, path, line, text in rows]
 
 
 def retired_facts(db: Database, scope: Scope, limit: int = 500) -> list[tuple[str, str, str | None]]:

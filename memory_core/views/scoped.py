@@ -162,8 +162,11 @@ class ScopedMemory:
             self._check_budget()
             try:
                 with metering(scope, "extract"):
-                    reply = parts.extractor.extract(dated_messages(messages, said_at), current,  # may raise
-                                                    said_on=day_text(said_at))
+                    # An LLM reads the conversation with its relative dates written out and is asked for absolute
+                    # ones; the offline heuristics, tuned on plain text, read it as it was said (the episode keeps
+                    # the dates).
+                    said = messages if parts.extractor.offline else dated_messages(messages, said_at)
+                    reply = parts.extractor.extract(said, current, said_on=day_text(said_at))  # may raise
             except (LLMError, LLMReplyError) as exc:
                 parts.llm_problems.add(scope.key, "reply" if isinstance(exc, LLMReplyError) else "call", str(exc))
                 raise

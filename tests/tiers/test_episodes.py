@@ -35,8 +35,6 @@ def test_update_keeps_the_conversation_dated_with_speakers(tmp_path, database_ur
         assert turns[0].dated == "I went to a LGBTQ support group yesterday (7 May 2023)."
         assert turns[2].dated.endswith("Next month (June 2023) I start a counseling course.")
         assert turns[0].said_at == MAY_8 and turns[0].thread_id == "s1"
-        # facts say when, too: extraction read the dated text
-        assert any("7 May 2023" in f.content for f in m.facts.list())
 
         hits = m.search("When did Caroline go to the support group?", k=5)
         episode = [h for h in hits if h.kind == "episode"]
@@ -227,3 +225,15 @@ def test_imported_conversations_become_episodes_dated_when_they_happened(tmp_pat
         days = view.episode_days()
         assert days and max(days) < "2026-01-01"  # the conversation's own date, not the import's
         assert any("Lisbon" in t.text for d in days for t in view.episodes_of_day(d))
+
+
+def test_with_an_llm_extraction_reads_the_conversation_dated(tmp_path, scripted):
+    scripted.enqueue([json.dumps({"facts": [{"content": "User went to a support group on 7 May 2023",
+                                             "category": "context", "confidence": 0.9}]})])
+    with make_memory(tmp_path, llm=scripted) as m:
+        m.update(TALK[:1], thread_id="s1", when=MAY_8)
+        prompt = scripted.history[0]["messages"][-1]["content"]
+        assert "<conversation_date>\"8 May 2023\"</conversation_date>" in prompt
+        assert "yesterday (7 May 2023)" in prompt  # the relative date written out
+        assert "absolute date" in scripted.history[0]["messages"][0]["content"]
+        assert [f.content for f in m.facts.list()] == ["User went to a support group on 7 May 2023"]

@@ -38,7 +38,8 @@ _EPISODE = re.compile(r"episodes/(\d{4}-\d{2}-\d{2})-[0-9a-f]+#(\d+)")
 _DAILY = re.compile(r"memory/(\d{4}-\d{2}-\d{2})\.md")
 _WS = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
-OTHER_SPEAKER = 0.7
+OTHER_SPEAKER = 0.7  # a turn by none of the people a question names keeps this share of its score
+IN_PERIOD = 1.5  # a turn said in the period a question names gains this factor
 
 
 @dataclass
@@ -146,18 +147,51 @@ def rerank(hits: Sequence, query: str) -> list:
     asked = {w.casefold() for w in _WORD.findall(query)}
     speakers = {_split_speaker(h.text)[0].casefold() for h in hits if h.kind == "episode"}
     named = {s for s in speakers if s and all(part in asked for part in s.split())}
-    if not named:
+    span = asked_period(query)
+    if not named and span is None:
         return list(hits)
 
     def weight(h) -> float:
         if h.kind != "episode":
             return 1.0
+        w = 1.0
         who, text = _split_speaker(h.text)
-        if who.casefold() in named or any(n in text.casefold() for n in named):
-            return 1.0
-        return OTHER_SPEAKER
+        if named and not (who.casefold() in named or any(n in text.casefold() for n in named)):
+            w *= OTHER_SPEAKER
+        m = _EPISODE.fullmatch(h.source or "")
+        if span is not None and m and span[0] <= m.group(1) <= span[1]:
+            w *= IN_PERIOD
+        return w
 
     return sorted(hits, key=lambda h: h.score * weight(h), reverse=True)
+
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_MONTH_RE = "(" + "|".join(_MONTHS) + ")"
+_DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH_RE},?\s+((?:19|20)\d\d)\b", re.I)
+_MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH_RE}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b", re.I)
+_MONTH_YEAR = re.compile(rf"\b{_MONTH_RE},?\s+((?:19|20)\d\d)\b", re.I)
+_YEAR = re.compile(r"\b(?:in|during|of)\s+((?:19|20)\d\d)\b", re.I)
+
+
+def asked_period(query: str) -> tuple[str, str] | None:
+    """The days (first, last; YYYY-MM-DD) a question names: "on 13 October 2023" (that day and the next week,
+    when it may be told), "in July 2023" (the month and the next), "in 2022" (the year); None when it names none."""
+    if m := _DAY_MONTH_YEAR.search(query) or _MONTH_DAY_YEAR.search(query):
+        day, month = (m.group(1), m.group(2)) if m.re is _DAY_MONTH_YEAR else (m.group(2), m.group(1))
+        try:
+            first = date(int(m.group(3)), _MONTHS.index(month.lower()) + 1, int(day))
+        except ValueError:
+            return None
+        return first.isoformat(), date.fromordinal(first.toordinal() + 7).isoformat()
+    if m := _MONTH_YEAR.search(query):
+        year, month = int(m.group(2)), _MONTHS.index(m.group(1).lower()) + 1
+        end = (year + (month == 12), month % 12 + 1)
+        return f"{year:04d}-{month:02d}-01", f"{end[0]:04d}-{end[1]:02d}-31"
+    if m := _YEAR.search(query):
+        return f"{m.group(1)}-01-01", f"{m.group(1)}-12-31"
+    return None
 
 
 def _split_speaker(text: str) -> tuple[str, str]:
@@ -228,4 +262,5 @@ def with_passages(report: "InjectionReport", passages: Sequence[Passage], max_to
                    passage_sources=[s for p in kept for s in p.sources])
 
 
-__all__ = ["Passage", "Turn", "TITLE", "select_passages", "fit_passages", "render", "with_passages"]
+__all__ = ["Passage", "Turn", "TITLE", "select_passages", "fit_passages", "render", "with_passages", "rerank",
+           "asked_period"]

@@ -76,3 +76,24 @@ def test_rerank_prefers_the_turns_of_the_person_asked_about():
             Hit("episode", f"{EP1}#3", "Melanie: Caroline paints well.", 0.8)]
     assert [h.source[-1] for h in rerank(hits, "What does Caroline love?")] == ["2", "3", "1"]
     assert rerank(hits, "What do they love?") == hits  # nobody named: the order stays
+
+
+@pytest.mark.parametrize("question,period", [
+    ("What painting did Melanie show to Caroline on October 13, 2023?", ("2023-10-13", "2023-10-20")),
+    ("What did they do on 7th May 2023?", ("2023-05-07", "2023-05-14")),
+    ("What did Mel paint in July 2023?", ("2023-07-01", "2023-08-31")),
+    ("What happened in December 2022?", ("2022-12-01", "2023-01-31")),
+    ("Where did she travel in 2022?", ("2022-01-01", "2022-12-31")),
+    ("When did Caroline go to the support group?", None),
+    ("What is on 31 February 2023?", None),
+])
+def test_the_period_a_question_names(question, period):
+    from memory_core.context.evidence import asked_period
+
+    assert asked_period(question) == period
+
+
+def test_rerank_prefers_turns_said_in_the_period_asked_about():
+    hits = [Hit("episode", f"{EP1}#1", "Melanie: We painted a lake.", 1.0),
+            Hit("episode", f"{EP2}#0", "Melanie: We painted a sunset.", 0.8)]
+    assert [h.text for h in rerank(hits, "What did they paint in June 2023?")][0] == "Melanie: We painted a sunset."

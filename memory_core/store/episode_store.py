@@ -18,7 +18,7 @@ from sqlalchemy import delete, func, select, tuple_
 from memory_core.clock import utc
 from memory_core.scope import Scope
 from memory_core.store.db import Database
-from memory_core.store.models import ChunkRow, EmbeddingRow, EpisodeTurnRow, FactRow
+from memory_core.store.models import ChunkRow, EmbeddingRow, EpisodeTurnRow, FactAuditRow, FactRow
 
 EPISODE_PREFIX = "episodes/"
 
@@ -196,7 +196,8 @@ def turn_chunks(db: Database, scope: Scope, sources: Iterable[str]) -> list[tupl
 
 def retired_facts(db: Database, scope: Scope, limit: int = 500) -> list[tuple[str, str, str | None]]:
     """(id, content, content of the valid fact that replaced it, or None) of the scope's latest retired facts, at
-    most `limit`, erased ones left out (their text is gone): what a passage must not give as current. A chain of
+    most `limit`, erased ones left out (their text is gone), deleted ones read from the audit log: what a passage
+    must not give as current. A chain of
     replacements (Lisbon -> "moved to Porto" -> "lives in Porto") is followed to the fact that is valid now."""
     with db.read() as s:
         rows = s.execute(select(FactRow.id, FactRow.content, FactRow.superseded_by).where(
@@ -213,4 +214,12 @@ def retired_facts(db: Database, scope: Scope, limit: int = 500) -> list[tuple[st
         wanted = sorted({e for e in ends.values() if e})
         valid = dict(s.execute(select(FactRow.id, FactRow.content).where(
             FactRow.id.in_(wanted), FactRow.invalid_at.is_(None))).all()) if wanted else {}
-    return [(i, by_id[i][0], valid.get(ends[i]) if ends[i] else None) for i in by_id]
+        deleted = s.execute(select(FactAuditRow.fact_id, FactAuditRow.old).where(
+            FactAuditRow.user_id == scope.user_id, FactAuditRow.agent_name == scope.agent_name,
+            FactAuditRow.action == "deleted").order_by(FactAuditRow.at.desc()).limit(limit)).all()
+    out = [(i, by_id[i][0], valid.get(ends[i]) if ends[i] else None) for i in by_id]
+    for fact_id, old in deleted:  # deleted facts leave their row; the audit log keeps what they said
+        content = (json.loads(old) or {}).get("content") if old else None
+        if isinstance(content, str) and content and content != "[erased]" and fact_id not in by_id:
+            out.append((fact_id, content, None))
+    return out

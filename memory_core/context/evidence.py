@@ -21,6 +21,7 @@ carries what replaced it: "(no longer current; now: ...)" or "(no longer current
 from __future__ import annotations
 
 import re
+from itertools import zip_longest
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
@@ -39,6 +40,7 @@ _DAILY = re.compile(r"memory/(\d{4}-\d{2}-\d{2})\.md")
 _WS = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
 OTHER_SPEAKER = 0.7  # a turn by none of the people a question names keeps this share of its score
+MULTI_QUERY = True
 IN_PERIOD = 1.5  # a turn said in the period a question names gains this factor
 
 
@@ -173,6 +175,34 @@ _DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH_RE},?\s+
 _MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH_RE}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b", re.I)
 _MONTH_YEAR = re.compile(rf"\b{_MONTH_RE},?\s+((?:19|20)\d\d)\b", re.I)
 _YEAR = re.compile(r"\b(?:in|during|of)\s+((?:19|20)\d\d)\b", re.I)
+
+
+_ASKS = re.compile(r"(?:what|when|where|who|whom|whose|why|how|which|did|does|do|is|was|are|were|has|have|can)\b", re.I)
+_SPLIT = re.compile(r"\s*(?:,|;|\band\b|\bor\b|\balso\b)\s*", re.I)
+
+
+def sub_queries(query: str) -> list[str]:
+    """The parts of a question that asks two things ("What did Melanie paint and where did she camp?"), each a
+    query of its own; [] when it asks one. A part needs three words or more, so a list of things asked about
+    ("pottery, camping and painting") stays one query."""
+    if not MULTI_QUERY:
+        return []
+    parts = [p.strip(" ?.!") for p in _SPLIT.split(query)]
+    parts = [p for p in parts if len(p.split()) >= 3]
+    if len(parts) < 2 or not all(_ASKS.match(p) for p in parts[1:]):
+        return []
+    return parts
+
+
+def merge_rankings(rankings: Sequence[Sequence]) -> list:
+    """Hits of several searches, best first, taken in turn from each (the first ranking leads), each once."""
+    out, seen = [], set()
+    for row in zip_longest(*rankings):
+        for h in row:
+            if h is not None and (h.kind, h.ref) not in seen:
+                seen.add((h.kind, h.ref))
+                out.append(h)
+    return out
 
 
 def asked_period(query: str) -> tuple[str, str] | None:

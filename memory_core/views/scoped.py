@@ -23,7 +23,7 @@ from memory_core.policy.actors import acting_as, current_actor
 from memory_core.consistency.doctor import Finding, check
 from memory_core.tiers.documents import LocalDocumentStore, export_documents
 from memory_core.errors import LLMError, LLMReplyError
-from memory_core.context.evidence import Turn, rerank, select_passages, with_passages
+from memory_core.context.evidence import Turn, merge_rankings, rerank, select_passages, sub_queries, with_passages
 from memory_core.context.injection import InjectionReport, build_injection
 from memory_core.text.messages import strip_scheduled_pairs, validate_messages
 from memory_core.runtime.queue import validate_thread_id
@@ -273,6 +273,8 @@ class ScopedMemory:
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
             raise ValueError(f"max_tokens must be a non-negative integer; got {budget!r}")
         hits = self.search(query, k=RELEVANT_FACTS * 2) if query.strip() else []
+        if parts := sub_queries(query):  # a question that asks two things: each part searched too
+            hits = merge_rankings([hits] + [self.search(part, k=RELEVANT_FACTS) for part in parts])
         priority = [h.ref for h in hits if h.kind == "fact"][:RELEVANT_FACTS]
         current = self._current_of([h.text for h in hits if h.kind == "fact"])
         passages = select_passages(rerank(hits, query), lambda wanted: self._turns_of(wanted, current))

@@ -97,3 +97,24 @@ def test_rerank_prefers_turns_said_in_the_period_asked_about():
     hits = [Hit("episode", f"{EP1}#1", "Melanie: We painted a lake.", 1.0),
             Hit("episode", f"{EP2}#0", "Melanie: We painted a sunset.", 0.8)]
     assert [h.text for h in rerank(hits, "What did they paint in June 2023?")][0] == "Melanie: We painted a sunset."
+
+
+@pytest.mark.parametrize("question,parts", [
+    ("What did Melanie paint and where did she go camping?", ["What did Melanie paint", "where did she go camping"]),
+    ("When did Jon open his studio, and who helped him?", ["When did Jon open his studio", "who helped him"]),
+    ("What activities does Melanie partake in?", []),
+    ("What types of pottery have Melanie and her kids made?", []),  # one question naming two people
+    ("Does she like pottery, camping and painting?", []),  # a list asked about: one query
+])
+def test_a_question_that_asks_two_things_is_searched_in_parts(question, parts):
+    from memory_core.context.evidence import sub_queries
+
+    assert sub_queries(question) == parts
+
+
+def test_merged_rankings_take_turns_and_keep_each_hit_once():
+    from memory_core.context.evidence import merge_rankings
+
+    a = [Hit("episode", f"{EP1}#1", "a"), Hit("episode", f"{EP1}#2", "b"), Hit("episode", f"{EP1}#3", "c")]
+    b = [Hit("episode", f"{EP1}#2", "b"), Hit("episode", f"{EP2}#0", "d")]
+    assert [h.text for h in merge_rankings([a, b])] == ["a", "b", "d", "c"]

@@ -15,7 +15,7 @@ import logging
 import re
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator
 
@@ -194,10 +194,14 @@ class ScopedMemory:
         return await asyncio.get_running_loop().run_in_executor(self._parts.queue.executor, run)
 
     def apply_queued(self, messages: list[dict[str, str]], *, thread_id: str, options: dict[str, Any]) -> UpdateResult:
-        """What the queue runs for one conversation: the update, and for an imported conversation a daily block
-        dated when it happened (`options["when"]`, `options["title"]`)."""
+        """What the queue runs for one conversation: the update (its episode dated `options["when"]`, ISO 8601, when
+        given), and for such a dated conversation (an import's) a daily block dated when it happened
+        (`options["title"]`)."""
         when = options.get("when")
-        result = self.update(messages, thread_id=thread_id, when=datetime.fromisoformat(when) if when else None)
+        said_at = datetime.fromisoformat(when) if when else None
+        if said_at is not None and said_at.tzinfo is None:  # a date queued without its zone: read as UTC
+            said_at = said_at.replace(tzinfo=timezone.utc)
+        result = self.update(messages, thread_id=thread_id, when=said_at)
         if when:
             with metering(self.scope, "summarize"):
                 summary = self._parts.summarizer.summarize([m for m in messages if m["role"] in ("user", "assistant")])

@@ -14,6 +14,7 @@ PAGES = [
     st.Page("pages/ingest.py", title="Ingest", icon=":material/upload:"),
     st.Page("pages/facts.py", title="Facts", icon=":material/fact_check:"),
     st.Page("pages/daily.py", title="Daily", icon=":material/calendar_month:"),
+    st.Page("pages/episodes.py", title="Conversations", icon=":material/forum:"),
     st.Page("pages/dream.py", title="Dream", icon=":material/bedtime:"),
     st.Page("pages/context_preview.py", title="Context Preview", icon=":material/token:"),
     st.Page("pages/search.py", title="Search", icon=":material/search:"),

@@ -22,6 +22,7 @@ SECTIONS = {
     "stale_memory": ("stale_memory", "one truth: stale statements after corrections, offline and scripted", ""),
     "eval": ("eval_bench", "memory-core eval on the LoCoMo dev conversations, both modes", "--llm"),
     "extractor": ("extractor_bench", "the offline extractor on its labelled statements", "-v, --verbose"),
+    "evidence": ("evidence_speed", "format_for_injection(query=...) with passages at 5,000 items", ""),
 }
 
 

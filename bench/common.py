@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import tempfile
 import time
@@ -10,7 +11,8 @@ from typing import Callable
 
 from memory_core import Memory, Settings
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev.json"
+# The LoCoMo dev conversations: ../shared/data beside the checkout, or where MEMORY_CORE_LOCOMO_DEV says (a worktree)
+DATA = Path(os.environ.get("MEMORY_CORE_LOCOMO_DEV") or Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev.json")
 
 
 def timed(fn: Callable[[], object], repeat: int = 5) -> float:

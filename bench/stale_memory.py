@@ -4,7 +4,11 @@
 scope of its own, go through the paths a user's memory takes: the first statement as a conversation (`update()`),
 the same words in the daily log and a Deep Dream (so MEMORY.md holds it), then the change (a correction in a
 conversation, or "forget that": `facts.invalidate`), more log and a second dream. Then the text an agent is given
-(`format_for_injection()` and `read_core()`) is checked for the old value. Stale rate = the share of changes whose
+(`format_for_injection()` and `read_core()`) is checked for the old value; and, counted apart ("with a query"),
+`format_for_injection(query=the first statement)`, whose passages quote the first conversation: a passage stating
+the old value must be marked "no longer current". Offline, a "forget that" of something said that never became a
+fact (the heuristic extractor keeps first-person statements about the user only: "My sister lives in Valencia")
+retires nothing, so its passage is not marked: `facts.erase` is the way to forget those. Stale rate = the share of changes whose
 old value is still stated there; the goal is 0. Twice: offline (heuristic extractor, deterministic dream) and with
 a scripted LLM that extracts, corrects and consolidates the way a good model does. `python -m bench stale_memory`."""
 
@@ -121,7 +125,7 @@ def run(mode: str) -> tuple[int, int, dict[str, list[int]]]:
     model = GoodModel()
     llm = ScriptedChatModel(default=model) if mode == "llm" else None
     memory = fresh_memory(clock=clock, llm=llm, embedder=HashingEmbedder(), dream_schedule_enabled=False)
-    stale = 0
+    stale = stale_query = 0
     by_kind: dict[str, list[int]] = {}
     all_changes = changes()
     for n, change in enumerate(all_changes):
@@ -142,6 +146,10 @@ def run(mode: str) -> tuple[int, int, dict[str, list[int]]]:
         clock.advance(3600)
         memory.deep_dream(1, force=True, **scope)
         given = memory.format_for_injection(**scope) + "\n" + (memory.read_core(**scope) or "")
+        # With a query the passages of the conversations come in too: the first one states the old value and must
+        # be marked as no longer current (or left out). Counted apart: `stale_query`.
+        asked = memory.format_for_injection(query=change.before, **scope)
+        stale_query += states_old(asked, change.old)
         is_stale = states_old(given, change.old)
         if is_stale and VERBOSE:
             print(f"    stale ({mode}): {change.before} -> {change.after or 'forget'}: {given!r}")
@@ -151,6 +159,7 @@ def run(mode: str) -> tuple[int, int, dict[str, list[int]]]:
         by_kind[change.kind][1] += 1
         clock.advance(86400)
     memory.close()
+    by_kind["with a query"] = [stale_query, len(all_changes)]
     return stale, len(all_changes), by_kind
 
 

@@ -41,6 +41,8 @@ from memory_core.store.usage_store import UsageStore
 from memory_core.tiers.context import ContextManager, ContextParts
 from memory_core.tiers.core import CoreTier
 from memory_core.tiers.daily import DailyTier
+from memory_core.tiers.episodes import Episodes
+from memory_core.store.episode_store import EpisodeStore
 from memory_core.tiers.dream import DeepDream, DeterministicConsolidator, LLMConsolidator
 from memory_core.tiers.summarizer import ExtractiveSummarizer, LLMSummarizer
 from memory_core.policy.usage import Ledger, MeteredChatModel, MeteredEmbedder
@@ -63,6 +65,7 @@ class Parts:
     facts: Facts
     documents: LocalDocumentStore | DatabaseDocumentStore
     index: SearchIndex
+    episodes: Episodes
     daily: DailyTier
     core: CoreTier
     propagation: Propagation
@@ -149,6 +152,7 @@ def compose(settings: Settings, *, clock: Clock, llm: ChatModel | None = None, e
     db.on_ready.append(eraser.finish_pending)  # an erase a kill or a full disk left half done
     facts = Facts(store, settings, embed=embedder.embed, eraser=eraser)  # near-duplicates compare the plain vectors
     daily = DailyTier(documents, settings, clock)
+    episodes = Episodes(EpisodeStore(db), index.touch)
     core = CoreTier(documents, db, clock, max_chars=settings.max_document_chars)
     propagation = Propagation(store, core, llm_rewriter(llm) if llm else None)
     # One truth: offline, summaries are scrubbed inside the transaction that retires a fact; then (and with an
@@ -174,6 +178,6 @@ def compose(settings: Settings, *, clock: Clock, llm: ChatModel | None = None, e
         extractor=LLMExtractor(llm, max_chars=settings.max_fact_chars, max_output_tokens=settings.llm_max_output_tokens)
         if llm else HeuristicExtractor(),
         summarizer=summarizer, embedder=embedder, store=store, facts=facts, documents=documents, index=index,
-        daily=daily, core=core, propagation=propagation, dreamer=dreamer, plans=plans,
+        episodes=episodes, daily=daily, core=core, propagation=propagation, dreamer=dreamer, plans=plans,
         access=Access(db, clock, settings), contexts=contexts, queue=queue,
         leases=Leases(db, clock, queue.worker_id))

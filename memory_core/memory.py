@@ -223,19 +223,19 @@ class Memory:
     # -- one scope's memory (see ScopedMemory for what each does) ----------------------------------
 
     def update(self, messages: list[dict[str, str]], *, thread_id: str, user_id: str = "default",
-               agent_name: str = "default") -> UpdateResult:
+               agent_name: str = "default", when: datetime | None = None) -> UpdateResult:
         """Extract facts from a conversation with the LLM (or offline heuristics) and persist them.
 
         Applied whole or not at all: invalidations, new facts, supersessions and summaries go in one
         transaction. Raises ValueError for bad input (before any LLM call), LLMError when the LLM fails and
         LLMReplyError when its reply is unusable; in every case nothing stored changes.
         """
-        return self._at(user_id, agent_name).update(messages, thread_id=thread_id)
+        return self._at(user_id, agent_name).update(messages, thread_id=thread_id, when=when)
 
     async def aupdate(self, messages: list[dict[str, str]], *, thread_id: str, user_id: str = "default",
-                      agent_name: str = "default") -> UpdateResult:
+                      agent_name: str = "default", when: datetime | None = None) -> UpdateResult:
         """`update()` for async agents: runs in the queue's thread pool, never blocking the event loop."""
-        return await self._at(user_id, agent_name).aupdate(messages, thread_id=thread_id)
+        return await self._at(user_id, agent_name).aupdate(messages, thread_id=thread_id, when=when)
 
     def _apply_queued(self, messages: list[dict[str, str]], *, thread_id: str, user_id: str, agent_name: str,
                       options: dict[str, Any]) -> UpdateResult:
@@ -378,6 +378,13 @@ class Memory:
         for scope in self.active_scopes():
             removed += self.daily.remove_older_than(scope, self.settings.daily_retention_days,
                                                     self.dreamer.dreamt_days(scope))
+        if self.settings.episode_retention_days is not None:
+            episodes = self.parts.episodes
+            for scope in episodes.store.scopes():
+                gone = episodes.remove_older_than(scope, self.settings.episode_retention_days, self.clock.now())
+                if gone:
+                    removed.append(f"{gone} episode turn(s) of {scope.key} older than "
+                                   f"{self.settings.episode_retention_days} days")
         days = self.settings.invalid_fact_retention_days
         if days:
             purged = self.parts.store.purge_invalid(self.clock.now() - timedelta(days=days))

@@ -73,6 +73,7 @@ class Settings:
     context_budget_tokens: int = 8000
     context_sessions_max: int = 64
     daily_retention_days: int = 90
+    episode_retention_days: int | None = None  # conversations kept as episodes: this many days (None: forever)
     dream_max_bullets: int = 50
     dream_schedule_enabled: bool = True
     dream_schedule_time: str = "03:00"
@@ -138,6 +139,9 @@ class Settings:
             self.anonymous_access = str(self.anonymous_access).strip().lower() or None
         if self.anonymous_access not in (None, "full", "sandbox", "none"):
             raise ValueError("anonymous_access must be 'full', 'sandbox' or 'none'")
+        if self.episode_retention_days is not None and (isinstance(self.episode_retention_days, bool)
+                                                        or int(self.episode_retention_days) < 1):
+            raise ValueError("episode_retention_days must be at least 1 (None keeps episodes forever)")
         if self.invalid_fact_retention_days < 0:
             raise ValueError("invalid_fact_retention_days must not be negative (0 keeps invalid facts forever)")
         if isinstance(self.llm_prices, str):

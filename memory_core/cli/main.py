@@ -447,6 +447,8 @@ def _add_eval(commands: argparse._SubParsersAction, common: argparse.ArgumentPar
     p.add_argument("--mode", choices=("turns", "pipeline"), action="append", default=None,
                    help="run only this mode (may be repeated; default: both)")
     p.add_argument("--offline", action="store_true", help="leave the configured LLM out (no qa_accuracy)")
+    p.add_argument("--max-tokens", type=int, default=None,
+                   help="the injection budget to measure at (default: the settings' max_injection_tokens)")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
     p.set_defaults(handler=cmd_eval, parser=p)
 
@@ -458,13 +460,15 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
 
     if args.k < 1:
         raise ValueError(f"--k must be at least 1; got {args.k}")
+    if args.max_tokens is not None and args.max_tokens < 1:
+        raise ValueError(f"--max-tokens must be at least 1; got {args.max_tokens}")
     try:
         samples = load_samples(args.path)
     except ValueError as exc:
         raise Refused(str(exc)) from None
     modes = list(dict.fromkeys(args.mode or MODES))
     try:
-        report = run_eval(samples, settings, k=args.k, modes=modes, offline=args.offline)
+        report = run_eval(samples, settings, k=args.k, modes=modes, offline=args.offline, max_tokens=args.max_tokens)
     except LLMError as exc:
         print(f"memory-core eval: error: {exc}", file=sys.stderr)
         return 1

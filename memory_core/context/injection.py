@@ -60,6 +60,7 @@ class InjectionReport:
     kept_fact_ids: list[str] = field(default_factory=list)
     dropped_fact_ids: list[str] = field(default_factory=list)
     truncated: bool = False
+    passage_sources: list[str] = field(default_factory=list)  # with a query: the passages added (context.evidence)
 
 
 def one_line(text: object) -> str:

@@ -4,10 +4,13 @@ Conversations in LoCoMo's format go into a fresh temporary memory, in each mode 
 answerable question (categories 1-4) is asked:
 - `recall@k`: the share of the question's evidence turns that the top-k search hits find (averaged over the
   questions that have evidence);
-- `answer_in_context`: the share of questions whose answer's content words (stemmed) all appear in
-  `format_for_injection(query=question)` at the default budget: what an agent would actually be shown;
+- `answer_in_context`: the share of questions whose answer's content words (stemmed; dates recognised however
+  written, matching.py) all appear in `format_for_injection(query=question)` at the budget (the settings' default
+  unless `max_tokens` is given): what an agent would actually be shown; beside it the mean and the largest
+  number of tokens injected;
 - with an LLM configured, `qa_accuracy`: the model answers from that text and judges its answer against the
-  gold one (judge.py), and the tokens that took.
+  gold one (judge.py), and the tokens that took; and, as the ceiling, `full_context_accuracy`: the same model
+  answering from the whole conversation (every session, dated), with its tokens.
 """
 
 from __future__ import annotations
@@ -24,8 +27,10 @@ from typing import Any, Iterable
 from memory_core.clock import ManualClock
 from memory_core.llm.base import ChatModel, ChatResult
 from memory_core.settings import Settings
-from memory_core.text.words import STOPWORDS, stem, words
+from memory_core.text.dates import day_text
+from memory_core.text.tokens import count_tokens
 from memory_core.evaluation.judge import answer_and_judge
+from memory_core.evaluation.matching import answer_in_context
 from memory_core.evaluation.locomo import ANSWERABLE, CATEGORIES, UNDATED, Question, Sample, load_samples, parse_samples
 from memory_core.evaluation.modes import MODES, TurnFinder, feed_sessions, scope_user, store_turns
 
@@ -40,16 +45,10 @@ def answerable(samples: list[Sample]) -> list[Question]:
     return [q for s in samples for q in s.questions if q.category in ANSWERABLE]
 
 
-def _stems(text: str, keep_stopwords: bool = False) -> set[str]:
-    return {stem(w) for w in words(text) if keep_stopwords or w not in STOPWORDS}
-
-
-def answer_in_context(answer: str, context: str) -> bool | None:
-    """Whether all content words of `answer` (stemmed) are in `context`; None for an answer with no words."""
-    wanted = _stems(answer) or _stems(answer, keep_stopwords=True)
-    if not wanted:
-        return None
-    return wanted <= _stems(context, keep_stopwords=True)
+def full_context(sample: Sample) -> str:
+    """The whole conversation as a full-context reader gets it: each session under its date, each turn named."""
+    return "\n\n".join(f"[{day_text(s.when)}]\n" + "\n".join(f"{t.speaker}: {t.text}" for t in s.turns)
+                       for s in sample.sessions)
 
 
 def _eval_settings(settings: Settings, home: Path, offline: bool, max_facts: int) -> Settings:
@@ -90,29 +89,34 @@ def _chat_model(settings: Settings) -> ChatModel:
 
 
 def run_eval(samples: list[Sample], settings: Settings, *, k: int = 10, modes: Iterable[str] = MODES,
-             offline: bool = False, embedder: Any = None) -> dict[str, Any]:
+             offline: bool = False, embedder: Any = None, max_tokens: int | None = None,
+             llm: ChatModel | None = None) -> dict[str, Any]:
     """Run every mode on `samples` and return the report (see `format_report`); LLMError if the LLM fails.
-    `offline`: leave the configured LLM out; `embedder`: another than the settings choose (tests)."""
+    `offline`: leave the configured LLM out; `embedder`: another than the settings choose (tests); `max_tokens`:
+    the injection budget (default the settings'); `llm`: another chat model than the settings' (tests)."""
     from memory_core.memory import Memory
 
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError("k must be a positive integer")
+    budget = settings.max_injection_tokens if max_tokens is None else max_tokens
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise ValueError("max_tokens must be a positive integer")
     modes = list(modes)
     unknown = [m for m in modes if m not in MODES]
     if unknown or not modes:
         raise ValueError(f"modes must be among {', '.join(MODES)}")
     questions = answerable(samples)
-    offline = offline or settings.offline
+    offline = (offline or settings.offline) and llm is None
     turns = sum(len(s.turns) for sample in samples for s in sample.sessions)
-    report: dict[str, Any] = {"questions": len(questions), "k": k, "samples": len(samples),
-                              "llm": None if offline else settings.llm_model, "modes": {}}
+    report: dict[str, Any] = {"questions": len(questions), "k": k, "samples": len(samples), "max_tokens": budget,
+                              "llm": None if offline else getattr(llm, "model_name", settings.llm_model), "modes": {}}
     for mode in modes:
         started = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="memory-core-eval-") as tmp:
             clock = ManualClock(UNDATED)
             eval_settings = _eval_settings(settings, Path(tmp), offline, turns + 10_000)
-            llm = None if offline else CountingChatModel(_chat_model(eval_settings))
-            memory = Memory(eval_settings, llm=llm, clock=clock, embedder=embedder, worker=False)
+            model = None if offline else CountingChatModel(llm or _chat_model(eval_settings))
+            memory = Memory(eval_settings, llm=model, clock=clock, embedder=embedder, worker=False)
             try:
                 if mode == "turns":
                     built: dict[str, Any] = {"facts": store_turns(memory, samples)}
@@ -120,19 +124,42 @@ def run_eval(samples: list[Sample], settings: Settings, *, k: int = 10, modes: I
                     stats = feed_sessions(memory, clock, samples)
                     built = {"facts": stats.facts, "daily_blocks": stats.daily_blocks,
                              "dreams_updated": stats.dreams_updated}
-                    if llm is not None:  # extraction, summaries and dreams: every call the memory made
-                        built["memory_tokens"] = {"input": llm.input_tokens, "output": llm.output_tokens}
+                    if model is not None:  # extraction, summaries and dreams: every call the memory made
+                        built["memory_tokens"] = {"input": model.input_tokens, "output": model.output_tokens}
                     if stats.errors:
                         built["errors"] = stats.errors[:10]
-                result = _ask(memory, samples, questions, mode, k, llm=llm)
+                result = _ask(memory, samples, questions, mode, k, llm=model, max_tokens=budget)
             finally:
                 memory.close()
         result.update(built)
         result["seconds"] = round(time.perf_counter() - started, 1)
         report["modes"][mode] = result
-        if llm is not None and (llm.input_tokens or llm.output_tokens):
-            _record_eval(settings, llm.input_tokens, llm.output_tokens)
+        if llm is None and model is not None and (model.input_tokens or model.output_tokens):
+            _record_eval(settings, model.input_tokens, model.output_tokens)
+    if not offline:
+        report["full_context"] = _full_context(samples, questions, llm or _chat_model(settings), llm is None, settings)
     return report
+
+
+def _full_context(samples: list[Sample], questions: list[Question], chat: ChatModel, record: bool,
+                  settings: Settings) -> dict[str, Any]:
+    """The ceiling: the same model answering each question from the whole conversation."""
+    counted = CountingChatModel(chat)
+    texts = [full_context(s) for s in samples]
+    rows, sizes = [], []
+    for q in questions:
+        if not q.answer.strip():
+            continue
+        sizes.append(count_tokens(texts[q.sample]))
+        rows.append((q.category, answer_and_judge(counted, texts[q.sample], q.question, q.answer).correct))
+    out: dict[str, Any] = {"qa_accuracy": _mean([r[1] for r in rows]), "mean_tokens": _mean(sizes),
+                           "max_tokens": max(sizes, default=0),
+                           "qa_tokens": {"input": counted.input_tokens, "output": counted.output_tokens},
+                           "by_category": {str(c): _mean([r[1] for r in rows if r[0] == c]) for c in ANSWERABLE
+                                           if any(r[0] == c for r in rows)}}
+    if record and (counted.input_tokens or counted.output_tokens):
+        _record_eval(settings, counted.input_tokens, counted.output_tokens)
+    return out
 
 
 def _record_eval(settings: Settings, input_tokens: int, output_tokens: int) -> None:
@@ -147,9 +174,9 @@ def _record_eval(settings: Settings, input_tokens: int, output_tokens: int) -> N
 
 
 def _ask(memory: Any, samples: list[Sample], questions: list[Question], mode: str, k: int,
-         llm: Any) -> dict[str, Any]:
+         llm: Any, max_tokens: int) -> dict[str, Any]:
     finder = TurnFinder(mode, samples)
-    rows: list[tuple[int, float | None, bool | None, bool | None]] = []  # category, recall, in context, correct
+    rows: list[tuple] = []  # category, recall, in context, correct, tokens injected
     tokens = {"input": 0, "output": 0}
     for q in questions:
         user = scope_user(q.sample)
@@ -159,14 +186,14 @@ def _ask(memory: Any, samples: list[Sample], questions: list[Question], mode: st
             for hit in memory.search(q.question, k=k, user_id=user):
                 found |= finder.found(q.sample, hit, q.evidence)
             recall = len(found) / len(q.evidence)
-        text = memory.format_for_injection(user_id=user, query=q.question)
+        text = memory.format_for_injection(user_id=user, query=q.question, max_tokens=max_tokens)
         correct = None
         if llm is not None and q.answer.strip():
             verdict = answer_and_judge(llm, text, q.question, q.answer)
             correct = verdict.correct
             tokens["input"] += verdict.input_tokens
             tokens["output"] += verdict.output_tokens
-        rows.append((q.category, recall, answer_in_context(q.answer, text), correct))
+        rows.append((q.category, recall, answer_in_context(q.answer, text), correct, count_tokens(text)))
     result = _figures(rows, k)
     result["by_category"] = {str(c): {"name": CATEGORIES[c], **_figures([r for r in rows if r[0] == c], k)}
                              for c in ANSWERABLE if any(r[0] == c for r in rows)}
@@ -180,9 +207,11 @@ def _mean(values: list[Any]) -> float | None:
     return round(statistics.mean(values), 4) if values else None
 
 
-def _figures(rows: list[tuple[int, float | None, bool | None, bool | None]], k: int) -> dict[str, Any]:
+def _figures(rows: list[tuple], k: int) -> dict[str, Any]:
     out: dict[str, Any] = {"questions": len(rows), f"recall@{k}": _mean([r[1] for r in rows]),
-                           "answer_in_context": _mean([r[2] for r in rows])}
+                           "answer_in_context": _mean([r[2] for r in rows]),
+                           "mean_tokens": round(statistics.mean([r[4] for r in rows]), 1) if rows else None,
+                           "max_tokens": max((r[4] for r in rows), default=None)}
     if any(r[3] is not None for r in rows):
         out["qa_accuracy"] = _mean([r[3] for r in rows])
     return out
@@ -193,14 +222,21 @@ def format_report(report: dict[str, Any]) -> str:
     k = report["k"]
     modes = list(report["modes"])
     qa = any("qa_accuracy" in m for m in report["modes"].values())
-    columns = [f"recall@{k}", "answer_in_context"] + (["qa_accuracy"] if qa else [])
-    short = {f"recall@{k}": f"recall@{k}", "answer_in_context": "in context", "qa_accuracy": "QA acc."}
+    columns = [f"recall@{k}", "answer_in_context"] + (["qa_accuracy"] if qa else []) + ["mean_tokens", "max_tokens"]
+    short = {f"recall@{k}": f"recall@{k}", "answer_in_context": "in context", "qa_accuracy": "QA acc.",
+             "mean_tokens": "tokens", "max_tokens": "max tok."}
+
+    def cell(figures: dict[str, Any], c: str) -> str:
+        value = figures.get(c)
+        if value is None:
+            return f"{'-':>11}"
+        return f"{value:>11.0f}" if c in ("mean_tokens", "max_tokens") else f"{value:>11.3f}"
 
     def cells(figures: dict[str, Any]) -> str:
-        return "".join(f"{'-' if figures.get(c) is None else format(figures[c], '.3f'):>11}" for c in columns)
+        return "".join(cell(figures, c) for c in columns)
 
     lines = [f"{report['questions']} questions (categories 1-4) in {report['samples']} conversation(s); "
-             f"LLM: {report['llm'] or 'none (offline)'}",
+             f"LLM: {report['llm'] or 'none (offline)'}; budget {report.get('max_tokens', '-')} tokens",
              f"{'':<18}{'':>5}" + "".join(f"{m:^{11 * len(columns)}}" for m in modes),
              f"{'category':<18}{'n':>5}" + "".join(f"{short[c]:>11}" for c in columns) * len(modes)]
     first = report["modes"][modes[0]]
@@ -216,4 +252,10 @@ def format_report(report: dict[str, Any]) -> str:
         spent = [f"{what} {m[key]['input']:,} in / {m[key]['output']:,} out"
                  for key, what in (("memory_tokens", "memory LLM tokens"), ("qa_tokens", "QA tokens")) if key in m]
         lines.append(f"{mode}: {built}; {m['seconds']} s" + (f"; {'; '.join(spent)}" if spent else ""))
+    if full := report.get("full_context"):
+        per = ", ".join(f"{CATEGORIES[int(c)]} {v:.3f}" for c, v in full["by_category"].items() if v is not None)
+        lines.append(f"full context (the whole conversation in the prompt): QA acc. "
+                     f"{'-' if full['qa_accuracy'] is None else format(full['qa_accuracy'], '.3f')} ({per}); "
+                     f"{full['mean_tokens']:.0f} tokens a question on average, at most {full['max_tokens']:,}; "
+                     f"QA tokens {full['qa_tokens']['input']:,} in / {full['qa_tokens']['output']:,} out")
     return "\n".join(lines)

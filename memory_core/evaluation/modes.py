@@ -3,10 +3,11 @@
 - `turns`: every turn stored as a fact ("Speaker: text", source = its dia id), as the retrieval benchmark
   has always done; a hit finds the turn whose id is its source.
 - `pipeline`: each session given to the memory as a person's conversation would be, at its own date: the
-  first speaker is the user, the other the assistant; `update()` extracts facts, the context tier writes the
-  session's summary into that day's log, and the nightly Deep Dream consolidates `MEMORY.md`. A hit finds the
-  evidence turns it states: those of its session (a fact's thread, a daily log's day; MEMORY.md: any) whose
-  content words it holds, or that hold its own (at least half of the shorter side's).
+  first speaker is the user, the other the assistant, each message named by its speaker; `update(when=the
+  session's date)` extracts facts and keeps the episode, the context tier writes the session's summary into that
+  day's log, and the nightly Deep Dream consolidates `MEMORY.md`. A hit finds the evidence turns it states: those
+  of its session (a fact's thread, a daily log's or an episode's day; MEMORY.md: any) whose content words it
+  holds, or that hold its own (at least half of the shorter side's).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 MODES = ("turns", "pipeline")
 OVERLAP = 0.5  # share of the shorter side's content words that a hit and a turn must share
-_DAILY = re.compile(r"memory/(\d{4}-\d{2}-\d{2})\.md")
+_DAILY = re.compile(r"memory/(\d{4}-\d{2}-\d{2})\.md|episodes/(\d{4}-\d{2}-\d{2})-[0-9a-f]+#\d+")
 _THREAD = re.compile(r"thread:session_(\d+)")
 
 
@@ -67,13 +68,13 @@ def feed_sessions(memory: "Memory", clock: "ManualClock", samples: list[Sample])
     for n, sample in enumerate(samples):
         user = scope_user(n)
         for session in sample.sessions:
-            messages = [{"role": "user" if t.speaker == sample.speakers[0] else "assistant", "content": t.text}
-                        for t in session.turns if t.text.strip()]
+            messages = [{"role": "user" if t.speaker == sample.speakers[0] else "assistant", "content": t.text,
+                         "name": t.speaker} for t in session.turns if t.text.strip()]
             if not messages:
                 continue
             clock.set(session.when)
             thread = f"session_{session.number}"
-            result = memory.update(messages, thread_id=thread, user_id=user)
+            result = memory.update(messages, thread_id=thread, user_id=user, when=session.when)
             stats.facts += len(result.added)
             live = memory.context(thread, user_id=user)
             for m in messages:
@@ -124,5 +125,5 @@ class TurnFinder:
         if m := _THREAD.fullmatch(source):
             return {int(m.group(1))}
         if m := _DAILY.fullmatch(source):
-            return self._days[sample].get(m.group(1), set())
+            return self._days[sample].get(m.group(1) or m.group(2), set())
         return None

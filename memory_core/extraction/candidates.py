@@ -37,5 +37,7 @@ class Extractor(Protocol):
 
     offline: bool
 
-    def extract(self, messages: list[dict[str, str]], current_memory: Mapping[str, Any]) -> ExtractionReply:
+    def extract(self, messages: list[dict[str, str]], current_memory: Mapping[str, Any], *,
+                said_on: str | None = None) -> ExtractionReply:
+        """`said_on`: the day the conversation took place ("8 May 2023"), which its relative dates mean from."""
         ...

@@ -28,7 +28,9 @@ Read the conversation and the current memory, then answer with ONE JSON object a
 
 Rules:
 - A fact is one short, self-contained statement about the user, written in the third person ("User prefers ...").
-  Leave out when it was said ("now", "last month"): the memory keeps its own dates.
+  When it says when something happened or will happen, write the absolute date ("on 7 May 2023", "in June 2023"):
+  relative ones ("yesterday", "last month") mean from the conversation's date (<conversation_date>), and
+  the date in brackets after one is already worked out. Leave out "now" and "currently": memory keeps its own dates.
 - Only facts stated or clearly implied in the conversation. Never invent. No facts about the assistant.
 - confidence: 0.9+ explicit and stable, 0.7 clear, 0.5 implied, lower when unsure.
 - Do not repeat facts that are already in the current memory.
@@ -237,15 +239,17 @@ class LLMExtractor:
         self.max_chars = max_chars
         self.max_output_tokens = max_output_tokens
 
-    def extract(self, messages: list[dict[str, str]], current_memory: Mapping[str, Any]) -> ExtractionReply:
+    def extract(self, messages: list[dict[str, str]], current_memory: Mapping[str, Any], *,
+                said_on: str | None = None) -> ExtractionReply:
         memory_view = {
             "user": current_memory.get("user", {}), "history": current_memory.get("history", {}),
             "facts": [{"id": f["id"], "content": f["content"], "category": f["category"]}
                       for f in current_memory.get("facts", [])[:200]],
         }
         conversation = bound_conversation(messages)
+        dated = f"<conversation_date>{escape_for_prompt(said_on)}</conversation_date>\n" if said_on else ""
         user = (f"<current_memory>\n{escape_for_prompt(memory_view)}\n</current_memory>\n"
-                f"<conversation>\n{escape_for_prompt(conversation)}\n</conversation>")
+                f"{dated}<conversation>\n{escape_for_prompt(conversation)}\n</conversation>")
         # The reply restates at most what the conversation says, as facts and a few summaries.
         bound = output_bound(EXTRACTION_OUTPUT_BASE + sum(count_tokens(m["content"]) for m in conversation),
                              self.max_output_tokens)

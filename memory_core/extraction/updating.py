@@ -33,6 +33,7 @@ class UpdateResult:
     offline: bool = False
     input_tokens: int = 0
     output_tokens: int = 0
+    episode_id: str | None = None  # the conversation as kept (tiers.episodes), None when it had no turn
 
 
 def apply_reply(tx: "FactTransaction", reply: ExtractionReply, thread_id: str, result: UpdateResult,

@@ -3,7 +3,7 @@
 Layout:
     manifest.json                            format, version, scopes, counts, and a sha256 for every file
     scopes/<user>/<agent>/data.json          facts (validity included), audit log, summaries, every
-                                             MEMORY.md version, plans, dream state
+                                             MEMORY.md version, plans, dream state, episodes' turns
     scopes/<user>/<agent>/documents/<path>   MEMORY.md, memory/YYYY-MM-DD.md, memory/dreams/...
 
 An import reads and checks the whole bundle first (manifest, checksums, sizes, paths, every record: see
@@ -86,12 +86,13 @@ def export_bundle(memory: BundleParts, path: str | Path, scopes: list | None = N
         data = {scope: dump_scope(s, scope) for scope in sorted(set(chosen))}
     files: dict[str, bytes] = {}
     counts = {"scopes": len(data), "facts": 0, "audit": 0, "summaries": 0, "core_versions": 0, "plans": 0,
-              "documents": 0}
+              "documents": 0, "episode_turns": 0}
     for scope, rows in data.items():
         base = f"scopes/{scope.user_id}/{scope.agent_name}"
         files[f"{base}/data.json"] = _json(rows)
         for key in ("facts", "audit", "summaries", "core_versions", "plans"):
             counts[key] += len(rows[key])
+        counts["episode_turns"] += len(rows["episodes"])
         for doc_path, text in _documents(memory, scope).items():
             files[f"{base}/documents/{doc_path}"] = text.encode("utf-8")
             counts["documents"] += 1

@@ -32,7 +32,9 @@ ACTION = re.compile(r"[a-z_]{1,16}")  # an audit action: VARCHAR(16)
 HEX64 = re.compile(r"[0-9a-f]{64}")
 SECTIONS = {s for group in SUMMARY_SECTIONS.values() for s in group}
 KINDS = ("facts", "audit", "summaries", "core_versions", "plans")  # lists every data.json has
-OPTIONAL_KINDS = ("dream_state", "dreamt_days")  # absent from bundles written before they existed
+OPTIONAL_KINDS = ("dream_state", "dreamt_days", "episodes")  # absent from bundles written before they existed
+EPISODE_ID = re.compile(r"\d{4}-\d{2}-\d{2}-[0-9a-f]{12}")
+EPISODE_TURN_CHARS = 8_000  # tiers.episodes.MAX_TURN_CHARS
 
 Check = Callable[[Any], str | None]  # None when the value is fine, else what is wrong with it
 
@@ -191,8 +193,23 @@ DREAM_STATE = {
     "last_run_at": (optional(timestamp), False),
 }
 DREAMT_DAY = {"day": (day, True), "content_hash": (text(pattern=HEX64), True), "dreamt_at": (timestamp, True)}
+
+
+def resolved_date(value: Any) -> str | None:
+    """One resolved date of a turn: [expression, start, end, value]."""
+    if not isinstance(value, list) or len(value) != 4:
+        return "must be [expression, start, end, value]"
+    return (text(SHORT_CHARS)(value[0]) or integer(0)(value[1]) or integer(0)(value[2]) or text(SHORT_CHARS)(value[3]))
+
+
+EPISODE_TURN = {
+    "episode_id": (text(pattern=EPISODE_ID), True), "thread_id": (text(SHORT_CHARS), True),
+    "turn_index": (integer(0), True), "role": (choice("user", "assistant"), True),
+    "speaker": (optional(text(64)), False), "text": (text(EPISODE_TURN_CHARS, empty=False), True),
+    "dates": (items(resolved_date, 1_000), True), "said_at": (timestamp, True),
+}
 RECORDS = {"facts": FACT, "audit": AUDIT, "summaries": SUMMARY, "core_versions": CORE_VERSION, "plans": PLAN,
-           "dreamt_days": DREAMT_DAY}
+           "dreamt_days": DREAMT_DAY, "episodes": EPISODE_TURN}
 UNIQUE = {"facts": "id", "summaries": "section", "core_versions": "version", "plans": "id", "dreamt_days": "day"}
 
 
@@ -245,6 +262,12 @@ def check_rows(data: Any, name: str) -> dict[str, Any]:
                 if key in seen:
                     refuse(f"{kind}[{i}].{UNIQUE[kind]}", f"repeats {kind}[{seen[key]}] ({_shown(key)})")
                 seen[key] = i
+    turns: dict[tuple[str, int], int] = {}
+    for i, turn in enumerate(data.get("episodes") or []):
+        key = (turn["episode_id"], turn["turn_index"])
+        if key in turns:
+            refuse(f"episodes[{i}].turn_index", f"repeats episodes[{turns[key]}] ({_shown(key)})")
+        turns[key] = i
     for i, fact in enumerate(data["facts"]):
         if fact.get("superseded_by") is not None and fact.get("invalid_at") is None:
             refuse(f"facts[{i}].superseded_by", "is set on a fact that is still valid (no invalid_at)")
@@ -276,7 +299,8 @@ def check_supersessions(rows: dict[Any, dict[str, Any]], owners: dict[str, tuple
 
 # The memory text of each record kind: what a person or an agent wrote, which every way into memory masks.
 MEMORY_TEXT = {"facts": ("content", "source", "source_error", "invalid_reason"), "audit": ("reason",),
-               "summaries": ("summary",), "core_versions": ("content", "reason"), "plans": ("name",)}
+               "summaries": ("summary",), "core_versions": ("content", "reason"), "plans": ("name",),
+               "episodes": ("text", "speaker")}
 
 
 def stored_text(value: Any) -> Any:

@@ -19,6 +19,7 @@ import numpy as np
 
 from memory_core.scope import Scope
 from memory_core.store.index_store import IndexStore
+from memory_core.store.episode_store import turn_chunks
 from memory_core.store.turn_store import facts_with_sources
 from memory_core.text.words import STOPWORDS
 from memory_core.tiers.core import CORE_PATH
@@ -27,7 +28,8 @@ from memory_core.search.embedders import Embedder, cosine_top
 from memory_core.search.embedding_upkeep import (EMBED_BATCH_CHARS, EMBED_BATCH_ITEMS, EMBED_TEXT_CHARS,  # noqa: F401 (named here before)
                                MAX_EMBED_ATTEMPTS, REFRESH_ON_REQUEST, EmbeddingUpkeep, drifted, idf, sha)
 from memory_core.search.fusion import VECTOR_WEIGHT, best, decay, fuse, mmr, weighted
-from memory_core.search.neighbours import with_neighbours
+from memory_core.search.neighbours import POOL as NEIGHBOUR_POOL, SHARES as NEIGHBOUR_SHARES
+from memory_core.search.neighbours import nearby_sources, spread, with_neighbours
 
 if TYPE_CHECKING:
     from memory_core.clock import Clock
@@ -42,11 +44,13 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-
 
 @dataclass(frozen=True)
 class SearchHit:
-    kind: str  # fact, daily, core
-    ref: str  # fact id, or path#Lstart-Lend
+    kind: str  # fact, daily, core, episode
+    ref: str  # fact id, path#Lstart-Lend, or for an episode's turn episodes/<episode id>#<turn index>
     text: str
     score: float
-    source: str | None = None  # a fact's source (thread/turn), or the document path
+    source: str | None = None  # a fact's source (thread/turn), the document path, or the episode and turn
+    # None for an ordinary hit; for a passage that states a fact since retired, what replaced it ("" if nothing)
+    current: str | None = None
 
 
 def query_terms(query: str) -> tuple[list[str], list[str]]:
@@ -255,7 +259,26 @@ class SearchIndex:
 
         lent = with_neighbours({o: sc for o, (_, sc) in hits.items()},
                                lambda ids: {i: sources[i] for i in ids if i in sources}, facts_with)
+        lent = self._lend_between_turns(scope, hits, lent, found)
         return {o: (hits[o][0] if o in hits else found[o], sc) for o, sc in lent.items()}
+
+    def _lend_between_turns(self, scope: Scope, hits: dict[str, tuple[SearchHit, float]], scores: dict[str, float],
+                            found: dict[str, SearchHit]) -> dict[str, float]:
+        """The same lending between the turns of an episode (their sources "episodes/<id>#<n>" are positions)."""
+        best = sorted((o for o, (h, _) in hits.items() if h.kind == "episode"), key=lambda o: hits[o][1],
+                      reverse=True)[:NEIGHBOUR_POOL]
+        wanted = {o: nearby_sources(hits[o][0].source, NEIGHBOUR_SHARES) for o in best}
+        lookup = {s for nearby in wanted.values() for s in nearby.values()}
+        if not lookup:
+            return scores
+        by_source: dict[str, str] = {}
+        for pk, source, text in turn_chunks(self.db, scope, lookup):
+            by_source[source] = f"c:{pk}"
+            if f"c:{pk}" not in hits:
+                found[f"c:{pk}"] = SearchHit("episode", source, text, 0.0, source)
+        links = {o: [(by_source[s], NEIGHBOUR_SHARES[d]) for d, s in nearby.items() if s in by_source]
+                 for o, nearby in wanted.items()}
+        return spread(scores, links)
 
     def _hits(self, scope: Scope, scores: dict[str, float]) -> dict[str, tuple[SearchHit, float]]:
         fact_ids = [o[2:] for o in scores if o.startswith("f:")]
@@ -265,5 +288,8 @@ class SearchIndex:
         for fact_id, content, source in facts:
             out[f"f:{fact_id}"] = (SearchHit("fact", fact_id, content, 0.0, source), scores[f"f:{fact_id}"])
         for pk, kind, path, start, end, chunk in chunks:
-            out[f"c:{pk}"] = (SearchHit(kind, f"{path}#L{start}-L{end}", chunk, 0.0, path), scores[f"c:{pk}"])
+            if kind == "episode":  # a turn: "episodes/<episode id>#<turn index>"
+                out[f"c:{pk}"] = (SearchHit(kind, f"{path}#{start}", chunk, 0.0, f"{path}#{start}"), scores[f"c:{pk}"])
+            else:
+                out[f"c:{pk}"] = (SearchHit(kind, f"{path}#L{start}-L{end}", chunk, 0.0, path), scores[f"c:{pk}"])
         return out

@@ -45,6 +45,9 @@ def one_hit_per_statement(hits: Sequence[SearchHit], k: int) -> list[SearchHit]:
     out: list[SearchHit] = []
     placed: set[str] = set()
     for hit in hits:
+        if hit.kind == "episode":  # a turn as it was said, dated: kept beside the fact drawn from it
+            out.append(hit)
+            continue
         if hit.kind == "fact":
             if hit.ref not in placed:
                 placed.add(hit.ref)

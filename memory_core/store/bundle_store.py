@@ -1,7 +1,7 @@
 """The rows of a scope as plain data, and back: what a bundle carries, in SQL.
 
 Dumped: facts (every one, valid or not, with validity), their audit log, the summaries, every MEMORY.md
-version, the dream state, the days dreams have read, and the plans. Timestamps travel as ISO 8601 UTC with
+version, the dream state, the days dreams have read, the plans and the episodes' turns. Timestamps travel as ISO 8601 UTC with
 microseconds, so that a bundle moved SQLite -> PostgreSQL -> SQLite comes back equal. Provenance (which fact a
 summary sentence or MEMORY.md bullet came from) is not carried: a loaded summary, MEMORY.md or fact drops the rows
 that spoke of it, and the distinctive words judge that text until memory_core writes it again.
@@ -20,12 +20,16 @@ from memory_core.clock import utc
 from memory_core.facts.api import content_key
 from memory_core.scope import Scope
 from memory_core.store.fact_store import invalid_key, new_fact_id
-from memory_core.store.models import CoreVersionRow, DreamStateRow, DreamtDayRow, FactAuditRow, FactRow, PlanRow, SummaryRow
+from memory_core.store.episode_store import EPISODE_PREFIX, EpisodeTurn, chunk_text, dated as _dated
+from memory_core.store.models import (ChunkRow, CoreVersionRow, DreamStateRow, DreamtDayRow, EmbeddingRow,
+                                      EpisodeTurnRow, FactAuditRow, FactRow, PlanRow, SummaryRow)
 from memory_core.store.provenance_store import CORE, forget_in, summary_place
 
 FACT_FIELDS = ("id", "content", "category", "confidence", "created_at", "updated_at", "source", "thread_id",
                "valid_from", "invalid_at", "superseded_by", "invalid_reason", "source_error", "held_at")
-TIME_FIELDS = {"created_at", "updated_at", "valid_from", "invalid_at", "at", "last_run_at", "dreamt_at", "held_at"}
+TIME_FIELDS = {"created_at", "updated_at", "valid_from", "invalid_at", "at", "last_run_at", "dreamt_at", "held_at",
+               "said_at"}
+EPISODE_FIELDS = ("episode_id", "thread_id", "turn_index", "role", "speaker", "text", "said_at")
 
 
 def _out(value: Any) -> Any:
@@ -66,6 +70,8 @@ def dump_scope(session, scope: Scope) -> dict[str, Any]:
     state = session.get(DreamStateRow, (scope.user_id, scope.agent_name))
     dreamt = session.execute(select(DreamtDayRow).where(*_where(DreamtDayRow, scope))
                              .order_by(DreamtDayRow.day)).scalars().all()
+    turns = session.execute(select(EpisodeTurnRow).where(*_where(EpisodeTurnRow, scope)).order_by(
+        EpisodeTurnRow.said_at, EpisodeTurnRow.episode_id, EpisodeTurnRow.turn_index)).scalars().all()
     return {
         "facts": [_row(f, FACT_FIELDS) | {"confidence": float(f.confidence)} for f in facts],
         "audit": [_row(a, ("fact_id", "action", "reason", "at", "actor"))
@@ -78,6 +84,7 @@ def dump_scope(session, scope: Scope) -> dict[str, Any]:
         "dream_state": _row(state, ("last_hash", "consolidated_through", "last_status", "last_reason",
                                     "last_run_at")) if state else None,
         "dreamt_days": [_row(d, ("day", "content_hash", "dreamt_at")) for d in dreamt],
+        "episodes": [_row(t, EPISODE_FIELDS) | {"dates": json.loads(t.dates or "[]")} for t in turns],
     }
 
 
@@ -188,7 +195,44 @@ def load_scope(session, scope: Scope, data: dict[str, Any], mode: str) -> dict[s
         row.content_hash, row.dreamt_at = item["content_hash"], _in("dreamt_at", item["dreamt_at"])
         session.add(row)
         counts["dreamt_days"] = counts.get("dreamt_days", 0) + 1
+    counts["episode_turns"] = _load_episodes(session, scope, data.get("episodes") or [], mode)
     return counts
+
+
+def _load_episodes(session, scope: Scope, turns: list[dict[str, Any]], mode: str) -> int:
+    """The bundle's episode turns, with their searchable chunks; `skip` keeps an episode that is here, `replace`
+    writes the bundle's in its place. A resolved date whose expression is not where it says (the text was
+    masked on the way in) is dropped. Returns how many turns were written."""
+    by_episode: dict[str, list[dict[str, Any]]] = {}
+    for turn in turns:
+        by_episode.setdefault(turn["episode_id"], []).append(turn)
+    written = 0
+    for episode_id, items in by_episode.items():
+        here = session.execute(select(EpisodeTurnRow.pk).where(*_where(EpisodeTurnRow, scope),
+                                                               EpisodeTurnRow.episode_id == episode_id)).first()
+        if here is not None and mode == "skip":
+            continue
+        path = EPISODE_PREFIX + episode_id
+        old = session.execute(select(ChunkRow.pk).where(*_where(ChunkRow, scope), ChunkRow.path == path)).scalars().all()
+        if old:
+            session.execute(delete(EmbeddingRow).where(EmbeddingRow.owner.in_([f"c:{pk}" for pk in old])))
+            session.execute(delete(ChunkRow).where(ChunkRow.pk.in_(old)))
+        session.execute(delete(EpisodeTurnRow).where(*_where(EpisodeTurnRow, scope), EpisodeTurnRow.episode_id == episode_id))
+        for item in items:
+            said_at = _in("said_at", item["said_at"])
+            dates = [d for d in item["dates"] if item["text"][d[1]:d[2]] == d[0]]
+            row = EpisodeTurnRow(user_id=scope.user_id, agent_name=scope.agent_name, episode_id=episode_id,
+                                 thread_id=item["thread_id"], turn_index=item["turn_index"], role=item["role"],
+                                 speaker=item.get("speaker"), text=item["text"], dates=json.dumps(dates),
+                                 said_at=said_at, day=said_at.date().isoformat())
+            session.add(row)
+            turn = EpisodeTurn(episode_id, row.thread_id, row.turn_index, row.role, row.speaker, row.text,
+                               _dated(row.text, dates), said_at, tuple(tuple(d) for d in dates))
+            session.add(ChunkRow(user_id=scope.user_id, agent_name=scope.agent_name, kind="episode", path=path,
+                                 start_line=row.turn_index, end_line=row.turn_index, text=chunk_text(turn),
+                                 day=row.day))
+            written += 1
+    return written
 
 
 def _load_audit(session, scope: Scope, data: dict[str, Any], written: set[str], renamed: dict[str, str],
@@ -240,6 +284,6 @@ def bundle_scopes(session) -> list[Scope]:
     """Every scope with rows worth a bundle."""
     found: set[Scope] = set()
     for table in ("facts", "fact_audit", "scope_summaries", "core_versions", "plans", "documents", "dream_state",
-                  "dreamt_days"):
+                  "dreamt_days", "episode_turns"):
         found |= {Scope(u, a) for u, a in session.execute(text(f"SELECT DISTINCT user_id, agent_name FROM {table}"))}
     return sorted(found)

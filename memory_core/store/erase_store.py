@@ -36,6 +36,7 @@ TEXT_COLUMNS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
     "pending_updates": (("pk",), ("last_error",), ("messages", "options")),
     "plans": (("id",), ("name",), ("steps",)),
     "chunks": (("pk",), ("text",), ()),
+    "episode_turns": (("pk",), ("text",), ()),  # a turn that states it reads `[erased]`, like a log sentence
     "injections": (("pk",), ("query",), ()),
     "agent_items": (("pk",), (), ("value",)),
     "dream_proposals": (("id",), ("text",), ("notes",)),

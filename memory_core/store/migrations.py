@@ -409,6 +409,17 @@ def m024_erase_journal(conn: Connection, db: Database) -> None:
             "PRIMARY KEY (name))")
 
 
+def m028_episodes(conn: Connection, db: Database) -> None:
+    """The turns of every conversation taken in, dated (see store/episode_store.py)."""
+    _create(conn, db,
+            "CREATE TABLE IF NOT EXISTS episode_turns (pk {serial} NOT NULL, user_id VARCHAR(64) NOT NULL, "
+            "agent_name VARCHAR(64) NOT NULL, episode_id VARCHAR(40) NOT NULL, thread_id VARCHAR(256) NOT NULL, "
+            "turn_index INTEGER NOT NULL, role VARCHAR(16) NOT NULL, speaker VARCHAR(64), text TEXT NOT NULL, "
+            "dates TEXT NOT NULL, said_at {ts} NOT NULL, day VARCHAR(10) NOT NULL, PRIMARY KEY (pk))",
+            "CREATE INDEX IF NOT EXISTS ix_episode_turns_episode ON episode_turns (user_id, agent_name, episode_id, turn_index)",
+            "CREATE INDEX IF NOT EXISTS ix_episode_turns_day ON episode_turns (user_id, agent_name, day)")
+
+
 MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_keyword_index, m003_word_index,
                                                             m004_fact_counts, m005_pg_trgm, m006_token_stats,
                                                             m007_validity_and_actors, m008_unicode_dedup_keys,
@@ -418,7 +429,7 @@ MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_k
                                                             m015_agent_items, m016_oauth,
                                                             m017_dream_proposals, m018_usage_and_injections,
                                                             m019_provenance, m020_held_facts, m022_budget_reservations,
-                                                            m023_oauth_client_use, m024_erase_journal]
+                                                            m023_oauth_client_use, m024_erase_journal, m028_episodes]
 
 # Migrations renamed so that each number is used once, in order: a database that applied the old name has it
 # recorded under the new one before anything runs.

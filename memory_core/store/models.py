@@ -479,3 +479,27 @@ class EraseSecretRow(SQLModel, table=True):
     __tablename__ = "erase_secret"
     name: str = Field(max_length=32, primary_key=True)
     secret: str = Field(max_length=128)
+
+
+class EpisodeTurnRow(SQLModel, table=True):
+    """One turn of a conversation taken in (m028): who said it, when, and the dates its relative expressions
+    mean. The turns are searched through their copies in `chunks` (kind "episode", path "episodes/<episode id>",
+    line = turn index); see store/episode_store.py."""
+
+    __tablename__ = "episode_turns"
+    __table_args__ = (
+        Index("ix_episode_turns_episode", "user_id", "agent_name", "episode_id", "turn_index"),
+        Index("ix_episode_turns_day", "user_id", "agent_name", "day"),
+    )
+    pk: int | None = Field(default=None, primary_key=True)
+    user_id: str = Field(max_length=64)
+    agent_name: str = Field(max_length=64)
+    episode_id: str = Field(max_length=40)  # "YYYY-MM-DD-<hex>": the day it was said, then a random part
+    thread_id: str = Field(max_length=256)
+    turn_index: int
+    role: str = Field(max_length=16)
+    speaker: str | None = Field(default=None, max_length=64)  # a message's "name", when it has one
+    text: str = Field(sa_column=Column(Text, nullable=False))  # masked like every text taken in
+    dates: str = Field(sa_column=Column(Text, nullable=False))  # JSON [[expression, start, end, value], ...]
+    said_at: datetime = Field(sa_column=_ts())
+    day: str = Field(max_length=10)  # said_at's day, YYYY-MM-DD

@@ -12,7 +12,8 @@ MAX_MESSAGES = 10_000
 
 
 def validate_messages(messages: Any, max_chars: int = 1_000_000) -> list[dict[str, str]]:
-    """`[{"role", "content"}]` checked and copied (extra keys dropped, a None content read as "").
+    """`[{"role", "content"}]` checked and copied (other keys dropped but a string `name`, the speaker, which
+    episodes keep; a None content read as "").
 
     Raises ValueError, naming the message, for a wrong shape, an unknown role, content that is not storable
     text (NUL, lone surrogates), more than MAX_MESSAGES messages or more than `max_chars` characters in all.
@@ -33,7 +34,12 @@ def validate_messages(messages: Any, max_chars: int = 1_000_000) -> list[dict[st
         total += len(content)
         if total > max_chars:
             raise ValueError(f"the conversation is over {max_chars:,} characters (max_conversation_chars)")
-        out.append({"role": m["role"], "content": content})
+        name = m.get("name")
+        if isinstance(name, str) and name.strip():
+            out.append({"role": m["role"], "content": content,
+                        "name": check_memory_text(" ".join(name.split())[:64], f"messages[{i}].name")})
+        else:
+            out.append({"role": m["role"], "content": content})
     return out
 
 

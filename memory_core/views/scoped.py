@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator
 
@@ -23,23 +24,29 @@ from memory_core.policy.actors import acting_as, current_actor
 from memory_core.consistency.doctor import Finding, check
 from memory_core.tiers.documents import LocalDocumentStore, export_documents
 from memory_core.errors import LLMError, LLMReplyError
+from memory_core.context.evidence import Turn, merge_rankings, rerank, select_passages, sub_queries, with_passages
 from memory_core.context.injection import InjectionReport, build_injection
 from memory_core.text.messages import strip_scheduled_pairs, validate_messages
 from memory_core.runtime.queue import validate_thread_id
 from memory_core.policy.roles import rank, validate_role
 from memory_core.search.one_hit import one_hit_per_statement
+from memory_core.consistency.truth import Retired, distinctive, says_same, stale, stems
+from memory_core.store.episode_store import retired_facts
 from memory_core.store.import_store import ImportLedger
 from memory_core.store.fact_store import SUMMARY_SECTIONS
 from memory_core.views.subviews import ScopedDaily, ScopedFacts, ScopedPlans, ScopedQueue
 from memory_core.tiers.core import CoreTier
+from memory_core.tiers.episodes import dated_messages
 from memory_core.extraction.updating import UpdateResult, apply_reply
 from memory_core.policy.usage import metering, usage_records
+from memory_core.text.dates import day_text
 from memory_core.text.validation import check_memory_text
 
 if TYPE_CHECKING:
     from memory_core.composition import Parts
     from memory_core.scope import Scope
     from memory_core.search.index import SearchHit
+    from memory_core.store.episode_store import EpisodeTurn
     from memory_core.store.proposal_store import DreamProposal
     from memory_core.store.usage_store import Injection, UsageRecord
     from memory_core.tiers.context import ContextSession
@@ -47,11 +54,35 @@ if TYPE_CHECKING:
     from memory_core.tiers.dream import DreamResult
 
 log = logging.getLogger(__name__)
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 # With a query, injection keeps first at most this many facts that search ranks most relevant to it, then the
 # rest by confidence. On LoCoMo dev (`memory-core eval`, turns mode) the answer was in the injected text for
 # 0.18 of questions without a query, 0.39 / 0.42 / 0.44 / 0.45 with 10 / 20 / 40 / 80: 40 gets most of the gain
 # and leaves about half of the default budget to the most confident facts.
 RELEVANT_FACTS = 40
+# With a query, the share of the budget kept for passages of episodes and logs (context.evidence); the facts
+# take the rest, and passages what the facts leave. Chosen on LoCoMo dev (see README, `python -m bench eval`).
+PASSAGE_SHARE = 0.9
+
+
+def _when(when: Any) -> datetime | None:
+    """`update()`'s `when`, checked: a timezone-aware datetime (ValueError otherwise), or None."""
+    if when is None:
+        return None
+    if not isinstance(when, datetime) or when.tzinfo is None:
+        raise ValueError("when must be a timezone-aware datetime (or None for now)")
+    return when
+
+
+def _says_retired(text: str, old: Retired) -> bool:
+    """What `truth.stale` leaves to the words it judges by, for a passage quoted as it was said: one that says all
+    the retired fact says ("I love tea." for "User loves tea", since replaced by "User no longer likes tea", which
+    shares its one distinctive word), or, for a fact retired with no replacement, all its distinctive words but one
+    spelt otherwise ("favourite" for "favorite")."""
+    if says_same(text, old.content):
+        return True
+    marks = distinctive(old.content, old.replacement)
+    return old.replacement is None and len(marks) >= 2 and len(marks & stems(text)) >= len(marks) - 1
 
 
 class ScopedMemory:
@@ -116,26 +147,35 @@ class ScopedMemory:
 
     # -- facts and updates --------------------------------------------------------------------------
 
-    def update(self, messages: list[dict[str, str]], *, thread_id: str) -> UpdateResult:
-        """Extract facts from a conversation with the LLM (or offline heuristics) and persist them.
+    def update(self, messages: list[dict[str, str]], *, thread_id: str, when: datetime | None = None) -> UpdateResult:
+        """Extract facts from a conversation with the LLM (or offline heuristics) and persist them, and keep the
+        conversation as a dated episode (tiers.episodes).
 
         Applied whole or not at all: invalidations, new facts, supersessions and summaries go in one
         transaction. Raises ValueError for bad input (before any LLM call), LLMError when the LLM fails and
-        LLMReplyError when its reply is unusable; in every case nothing stored changes.
+        LLMReplyError when its reply is unusable; in every case nothing stored changes. `when`: when the
+        conversation took place (a timezone-aware datetime; default now), which its relative dates are read
+        against; a message's optional `name` is kept as its speaker.
         """
-        return self._update(messages, thread_id=thread_id, taken_in=self._parts.clock.now())
+        return self._update(messages, thread_id=thread_id, taken_in=self._parts.clock.now(), when=when)
 
-    def _update(self, messages: list[dict[str, str]], *, thread_id: str, taken_in: datetime) -> UpdateResult:
+    def _update(self, messages: list[dict[str, str]], *, thread_id: str, taken_in: datetime,
+                when: datetime | None = None) -> UpdateResult:
         """`update`, for messages taken in at `taken_in`: a statement erased since then is refused ("erased")."""
         with self.writing("update memory"):
             parts, scope = self._parts, self.scope
             thread_id = validate_thread_id(thread_id)
+            said_at = _when(when) or parts.clock.now()
             messages = strip_scheduled_pairs(validate_messages(messages, parts.settings.max_conversation_chars))
             current = self.memory_data()
             self._check_budget()
             try:
                 with metering(scope, "extract"):
-                    reply = parts.extractor.extract(messages, current)  # may raise: nothing written yet
+                    # An LLM reads the conversation with its relative dates written out and is asked for absolute
+                    # ones; the offline heuristics, tuned on plain text, read it as it was said (the episode keeps
+                    # the dates).
+                    said = messages if parts.extractor.offline else dated_messages(messages, said_at)
+                    reply = parts.extractor.extract(said, current, said_on=day_text(said_at))  # may raise
             except (LLMError, LLMReplyError) as exc:
                 parts.llm_problems.add(scope.key, "reply" if isinstance(exc, LLMReplyError) else "call", str(exc))
                 raise
@@ -150,25 +190,34 @@ class ScopedMemory:
             guard = eraser.guard(scope, taken_in) if eraser is not None else None  # read after the LLM's reply
             with parts.store.transaction(scope) as tx:
                 apply_reply(tx, reply, thread_id, result, parts.settings, guard=guard)
+            if guard is not None:  # what was erased since the conversation was taken in stays out of its episode too
+                messages = [{**m, "content": guard.screen(m["content"])[0]} if isinstance(m.get("content"), str) else m
+                            for m in messages]
+            result.episode_id = parts.episodes.record(scope, messages, thread_id=thread_id, said_at=said_at)
             return result
 
-    async def aupdate(self, messages: list[dict[str, str]], *, thread_id: str) -> UpdateResult:
+    async def aupdate(self, messages: list[dict[str, str]], *, thread_id: str,
+                      when: datetime | None = None) -> UpdateResult:
         """`update()` for async agents: runs in the queue's thread pool, never blocking the event loop."""
         actor = current_actor()
 
         def run() -> UpdateResult:
             with acting_as(actor):
-                return self.update(messages, thread_id=thread_id)
+                return self.update(messages, thread_id=thread_id, when=when)
 
         return await asyncio.get_running_loop().run_in_executor(self._parts.queue.executor, run)
 
     def apply_queued(self, messages: list[dict[str, str]], *, thread_id: str, options: dict[str, Any]) -> UpdateResult:
-        """What the queue runs for one conversation: the update, and for an imported conversation a daily block
-        dated when it happened (`options["when"]`, `options["title"]`)."""
+        """What the queue runs for one conversation: the update (its episode dated `options["when"]`, ISO 8601, when
+        given), and for such a dated conversation (an import's) a daily block dated when it happened
+        (`options["title"]`)."""
         taken = [utc(datetime.fromisoformat(t)) for t in (options.get("taken_in"), options.get("when")) if t]
         taken_in = min(taken) if taken else self._parts.clock.now()  # an import's conversation: when it was held
-        result = self._update(messages, thread_id=thread_id, taken_in=taken_in)
         when = options.get("when")
+        said_at = datetime.fromisoformat(when) if when else None
+        if said_at is not None and said_at.tzinfo is None:  # a date queued without its zone: read as UTC
+            said_at = said_at.replace(tzinfo=timezone.utc)
+        result = self._update(messages, thread_id=thread_id, taken_in=taken_in, when=said_at)
         if when:
             with metering(self.scope, "summarize"):
                 summary = self._parts.summarizer.summarize([m for m in messages if m["role"] in ("user", "assistant")])
@@ -208,8 +257,10 @@ class ScopedMemory:
         in): see `injections()`."""
         parts = self._parts
         budget = parts.settings.max_injection_tokens if max_tokens is None else max_tokens
-        priority = self.relevant_fact_ids(query) if query is not None else None
-        report = build_injection(self.memory_data(), budget, model=model, priority=priority)
+        if query is None:
+            report = build_injection(self.memory_data(), budget, model=model)
+        else:
+            report = self._with_evidence(query, budget, model)
         if record:
             parts.ledger.store.add_injection(self.scope, parts.clock.now(), self.actor or current_actor(),
                                              query if isinstance(query, str) and query.strip() else None,
@@ -240,6 +291,28 @@ class ScopedMemory:
         """Why this scope's LLM work waits today (its daily_token_budget is spent), or None."""
         return None if self._parts.offline else self._parts.ledger.paused(self.scope)
 
+    def _with_evidence(self, query: str, budget: int, model: str | None) -> InjectionReport:
+        """The injection for a query: the facts search ranks most relevant to it kept first, within the budget
+        less the passages' share (PASSAGE_SHARE), then the passages (context.evidence) in what is left."""
+        if not isinstance(query, str):
+            raise ValueError("query must be a string")
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+            raise ValueError(f"max_tokens must be a non-negative integer; got {budget!r}")
+        hits = self.search(query, k=RELEVANT_FACTS * 2) if query.strip() else []
+        if parts := sub_queries(query):  # a question that asks two things: each part searched too
+            hits = merge_rankings([hits] + [self.search(part, k=RELEVANT_FACTS) for part in parts])
+        priority = [h.ref for h in hits if h.kind == "fact"][:RELEVANT_FACTS]
+        current = self._current_of([h.text for h in hits if h.kind == "fact"])
+        passages = select_passages(rerank(hits, query), lambda wanted: self._turns_of(wanted, current))
+        facts_budget = budget - int(budget * PASSAGE_SHARE) if passages else budget
+        report = build_injection(self.memory_data(), facts_budget, model=model, priority=priority)
+        report.max_tokens = budget
+        return with_passages(report, passages, budget, model)
+
+    def _turns_of(self, wanted: dict[str, set[int]], current: Callable[[str], str | None]) -> dict[tuple[str, int], Turn]:
+        found = self._parts.episodes.store.around(self.scope, wanted)
+        return {key: Turn(t.who, t.dated, current(t.dated)) for key, t in found.items()}
+
     def relevant_fact_ids(self, query: str, *, k: int = RELEVANT_FACTS) -> list[str]:
         """The ids of the scope's valid facts most relevant to `query`, best first, by the hybrid search
         (whose other hits, daily logs and MEMORY.md, are left out). A blank query ranks nothing."""
@@ -260,7 +333,36 @@ class ScopedMemory:
         options.setdefault("depth", max(50, k * 5))
         with metering(self.scope, "embed"):  # an API embedder's calls are this scope's
             hits = self._parts.index.search(self.scope, query, k * 2, **options)
-        return one_hit_per_statement(hits, k)
+        hits = one_hit_per_statement(hits, k)
+        current = self._current_of([h.text for h in hits if h.kind == "fact"])
+        return [h if h.kind == "fact" or (now := current(h.text)) is None else replace(h, current=now) for h in hits]
+
+    def _current_of(self, valid: list[str]) -> Callable[[str], str | None]:
+        """A passage's `SearchHit.current`: for one that states a retired fact (consistency.truth), what replaced
+        it ("" when nothing did); None for an ordinary passage. `valid`: texts known to be current (a passage
+        that one of them says is not stale)."""
+        retired = [Retired(i, c, r) for i, c, r in retired_facts(self._parts.db, self.scope)]
+        if not retired:
+            return lambda _text: None
+        known = valid + [r.replacement for r in retired if r.replacement]
+
+        def current(text: str) -> str | None:
+            old = stale(text, retired, known) or next((r for r in retired if _says_retired(text, r)), None)
+            if old is None or (old.replacement and says_same(text, old.replacement)):  # it says what is true now
+                return None
+            return old.replacement or ""
+        return current
+
+    def episode_days(self) -> list[str]:
+        """The days (YYYY-MM-DD) this scope has conversations of, newest first."""
+        return self._parts.episodes.days(self.scope)
+
+    def episodes_of_day(self, day: str) -> list["EpisodeTurn"]:
+        """What was said on `day` (YYYY-MM-DD): every turn of that day's conversations, in order, each with who
+        said it, when, and its relative dates written out (`.dated`)."""
+        if not isinstance(day, str) or not _DAY.fullmatch(day):
+            raise ValueError("day must be YYYY-MM-DD")
+        return self._parts.episodes.of_day(self.scope, day)
 
     def doctor(self) -> list[Finding]:
         """Where the copies of what this scope knows disagree (see memory_core.consistency.doctor)."""

@@ -21,7 +21,8 @@ def visible(m, **scope) -> str:
     """Everything an agent is handed or a person reads as current, as one text."""
     data = m.memory_data(**scope)
     summaries = " ".join(v["summary"] for group in ("user", "history") for v in data[group].values())
-    hits = " ".join(h.text for h in m.search("Globex data engineer", **scope))
+    # a passage quoted as it was said (an episode's turn) that states a retired fact is marked, not given as current
+    hits = " ".join(h.text for h in m.search("Globex data engineer", **scope) if h.current is None)
     return "\n".join([summaries, m.format_for_injection(**scope), m.read_core(**scope) or "", hits])
 
 

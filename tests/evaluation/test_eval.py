@@ -44,8 +44,10 @@ def test_eval_end_to_end_offline_json(tmp_path):
         assert [c["questions"] for c in mode["by_category"].values()] == [2, 1, 1, 4]
         assert all(0.0 <= c[key] <= 1.0 for c in mode["by_category"].values() for key in ("recall@3", "answer_in_context"))
     turns, pipeline = report["modes"]["turns"], report["modes"]["pipeline"]
-    assert turns["facts"] == 18 and turns["by_category"]["4"] == {"name": "single-hop", "questions": 4, "recall@3": 1.0,
-                                                                   "answer_in_context": 1.0}
+    single = turns["by_category"]["4"]
+    assert turns["facts"] == 18 and {k: single[k] for k in ("name", "questions", "recall@3", "answer_in_context")} == {
+        "name": "single-hop", "questions": 4, "recall@3": 1.0, "answer_in_context": 1.0}
+    assert 0 < single["mean_tokens"] <= single["max_tokens"] <= report["max_tokens"] == 2000  # the tokens injected
     assert turns["by_category"]["2"]["answer_in_context"] == 0.0  # "late February 2024" is said nowhere
     assert pipeline["daily_blocks"] == 3 and pipeline["recall@3"] > 0.5  # each session's log finds its turns
     assert not home.exists()  # a temporary memory: the configured one is never touched
@@ -57,7 +59,7 @@ def test_eval_readable_output_puts_the_modes_side_by_side():
     lines = done.stdout.splitlines()
     assert lines[0].startswith("8 questions (categories 1-4) in 1 conversation(s); LLM: none (offline)")
     assert "turns" in lines[1] and "pipeline" not in done.stdout
-    assert re.match(r"^all\s+8\s+0\.\d{3}\s+0\.\d{3}$", [line for line in lines if line.startswith("all")][0])
+    assert re.match(r"^all\s+8\s+0\.\d{3}\s+0\.\d{3}\s+\d+\s+\d+$", [line for line in lines if line.startswith("all")][0])
 
 
 @pytest.mark.parametrize("content,expected", [
@@ -104,6 +106,14 @@ def test_answer_in_context_and_judge_label():
     assert answer_in_context("Painting", "Melanie paints sunsets") is True  # stems
     assert answer_in_context("7 May 2023", "the group met in May") is False
     assert answer_in_context("", "anything") is None
+    # a date, however it is written, on either side
+    assert answer_in_context("7 May 2023", "[2023-05-07] Caroline went to the group") is True
+    assert answer_in_context("2023-05-07", "yesterday (7 May 2023)") is True
+    assert answer_in_context("May 7, 2023", "on the 7th of May 2023") is True
+    assert answer_in_context("7 May 2023", "on May 7th, 2023") is True
+    assert answer_in_context("The sunday before 25 May 2023", "[25 May 2023]\n- Mel: last Sunday (21 May 2023)") is True
+    assert answer_in_context("8 May 2023", "2023-05-07") is False
+    assert answer_in_context("2023-05-07", "May 2023") is False
     assert label('{"label": "CORRECT"}') == "CORRECT" and label("```json\n{\"label\": \"WRONG\"}\n```") == "WRONG"
     assert label("Correct.") == "CORRECT" and label("no idea") == "WRONG"
 
@@ -161,8 +171,11 @@ def test_qa_accuracy_with_a_scripted_llm(tmp_path, httpserver):
     report = json.loads(done.stdout)
     assert report["llm"] == "judge-model"
     turns, pipeline = report["modes"]["turns"], report["modes"]["pipeline"]
-    assert calls["answer"] == calls["judge"] == 16  # 8 answerable questions, two modes
-    assert turns["qa_accuracy"] * 8 + pipeline["qa_accuracy"] * 8 == pytest.approx(calls["correct"])
+    full = report["full_context"]  # the ceiling: the same model given the whole conversation
+    assert calls["answer"] == calls["judge"] == 24  # 8 answerable questions, two modes and the full context
+    assert (turns["qa_accuracy"] + pipeline["qa_accuracy"] + full["qa_accuracy"]) * 8 == pytest.approx(calls["correct"])
+    assert full["qa_accuracy"] == 6 / 8  # all but "late February 2024" and the open-domain guess are said in it
+    assert full["qa_tokens"] == {"input": 8 * 2 * 11, "output": 8 * 2 * 7} and full["mean_tokens"] > 100
     assert turns["qa_accuracy"] >= 0.5  # the turns are all there: most answers are in the injected text
     for mode in (turns, pipeline):
         assert mode["qa_tokens"] == {"input": 8 * 2 * 11, "output": 8 * 2 * 7}
@@ -174,11 +187,12 @@ def test_qa_accuracy_with_a_scripted_llm(tmp_path, httpserver):
 
     with Memory(Settings(home=tmp_path / "home", llm_api_key=None, llm_base_url=None), worker=False) as m:
         spent = [r for r in m.usage() if r.operation == "eval"]  # what the evaluation spent, in the ledger
-        assert sum(r.input_tokens for r in spent) == 2 * (8 * 2 * 11) + calls["memory"] * 11
+        assert sum(r.input_tokens for r in spent) == 3 * (8 * 2 * 11) + calls["memory"] * 11
 
     offline = run_cli(str(TINY), "--k", "3", "--json", "--mode", "turns", "--offline", env=env)
     assert offline.returncode == 0 and json.loads(offline.stdout)["llm"] is None
-    assert "qa_accuracy" not in json.loads(offline.stdout)["modes"]["turns"] and calls["answer"] == 16
+    assert "qa_accuracy" not in json.loads(offline.stdout)["modes"]["turns"] and calls["answer"] == 24
+    assert "full_context" not in json.loads(offline.stdout)
 
 
 def test_a_failing_llm_ends_the_run_with_one_line(tmp_path, httpserver):

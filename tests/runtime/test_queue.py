@@ -204,10 +204,10 @@ CHILD = textwrap.dedent("""
         time.sleep(60)
     else:  # share: process every pending key, logging which ones this process applied
         real = m.extractor.extract
-        def extract(messages, current):  # "I like item number 7." is thread t7's conversation
+        def extract(messages, current, **options):  # "I like item number 7." is thread t7's conversation
             with open(sys.argv[4], "a") as f:
                 f.write("t" + messages[0]["content"].split()[-1].rstrip(".") + "\\n")
-            return real(messages, current)
+            return real(messages, current, **options)
         m.extractor.extract = extract
         m.queue.flush()
         m.close()

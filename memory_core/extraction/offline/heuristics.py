@@ -366,7 +366,8 @@ class HeuristicExtractor:
 
     offline = True
 
-    def extract(self, messages: list[dict[str, str]], current_memory: Mapping[str, Any]) -> ExtractionReply:
+    def extract(self, messages: list[dict[str, str]], current_memory: Mapping[str, Any], *,
+                said_on: str | None = None) -> ExtractionReply:
         statements = [s for m in messages
                       if m.get("role") == "user" and not m.get("content", "").startswith("[SCHEDULED]")
                       for s in heuristic_statements(m["content"], general=True)]

@@ -1,0 +1,296 @@
+"""Evidence for a question: the passages of episodes, daily logs and MEMORY.md that search ranks most relevant,
+with their neighbouring turns and their dates, formatted within a token budget.
+
+The section, after the seed's sections of `injection` (and only when a query brought passages):
+
+    Relevant passages:
+    [8 May 2023]
+    - Caroline: I went to a LGBTQ support group yesterday (7 May 2023).
+    - Melanie: How was it?
+    [9 June 2023, daily log]
+    - User planned a trip to Lisbon.
+
+A passage is a turn of a conversation with the turns around it (NEIGHBOURS each side; touching ones merged), a
+chunk of a daily log, or a bullet of MEMORY.md. Relevance decides which passages go in (best first, each that
+fits); they are listed by date, oldest first, under one header a day (a day's turns in the order they were said),
+so that the story reads in order. Every text is folded to one
+line and starts with "- ", so that nothing said can forge a section. A turn that states a fact since retired
+carries what replaced it: "(no longer current; now: ...)" or "(no longer current)".
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import zip_longest
+from dataclasses import dataclass, field, replace
+from datetime import date
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
+
+from memory_core.text.dates import day_text
+from memory_core.text.tokens import get_encoding
+
+if TYPE_CHECKING:
+    from memory_core.context.injection import InjectionReport
+
+TITLE = "Relevant passages:"
+NEIGHBOURS = 1  # turns each side of a turn that search found
+HITS = 80  # the search hits passages are made of, at most
+_EPISODE = re.compile(r"episodes/(\d{4}-\d{2}-\d{2})-[0-9a-f]+#(\d+)")
+_DAILY = re.compile(r"memory/(\d{4}-\d{2}-\d{2})\.md")
+_WS = re.compile(r"\s+")
+_WORD = re.compile(r"\w+")
+OTHER_SPEAKER = 0.7  # a turn by none of the people a question names keeps this share of its score
+MULTI_QUERY = True
+IN_PERIOD = 1.5  # a turn said in the period a question names gains this factor
+
+
+@dataclass
+class Passage:
+    when: str  # YYYY-MM-DD, "" when undated (MEMORY.md)
+    where: str  # conversation, daily log, MEMORY.md
+    lines: list[str]  # "Speaker: text", or a log's text
+    rank: int  # its best hit's place in the search (0 = best)
+    sources: list[str] = field(default_factory=list)
+    episode: str | None = None
+    turns: set[int] = field(default_factory=set)
+
+    def header(self) -> str:
+        """"[8 May 2023]" for a conversation, "[8 May 2023, daily log]", "[MEMORY.md]"."""
+        if not self.when:
+            return f"[{self.where}]"
+        day = day_text(date.fromisoformat(self.when))
+        return f"[{day}]" if self.where == "conversation" else f"[{day}, {self.where}]"
+
+    def body(self) -> str:
+        return "\n".join(f"- {line}" for line in self.lines)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What `select_passages` needs of an episode's turn."""
+
+    who: str
+    text: str  # dated
+    current: str | None = None  # see SearchHit.current
+
+
+def _one_line(text: str) -> str:
+    return _WS.sub(" ", text).strip()
+
+
+def _marked(line: str, current: str | None) -> str:
+    if current is None:
+        return line
+    return line + (f" (no longer current; now: {_one_line(current)})" if current else " (no longer current)")
+
+
+def _turn_line(turn: Turn) -> str:
+    return _marked(f"{_one_line(turn.who)}: {_one_line(turn.text)}", turn.current)
+
+
+def select_passages(hits: Sequence, turns_of: Callable[[dict[str, set[int]]], Mapping[tuple[str, int], Turn]],
+                    *, neighbours: int | None = None, limit: int | None = None) -> list[Passage]:
+    """Passages from search `hits` (best first; SearchHit-like: kind, source, text, current): the first `limit`
+    episode, daily and MEMORY.md hits, each turn with `neighbours` turns each side read by `turns_of({episode id:
+    indices})`; a turn already in a passage joins it. Facts are left to the Facts section."""
+    neighbours = NEIGHBOURS if neighbours is None else neighbours
+    limit = HITS if limit is None else limit
+    picked: list[tuple[int, object]] = [(rank, h) for rank, h in enumerate(hits) if h.kind in ("episode", "daily", "core")]
+    picked = picked[:limit]
+    wanted: dict[str, set[int]] = {}
+    for _rank, h in picked:
+        if h.kind == "episode" and (m := _EPISODE.fullmatch(h.source or "")):
+            episode = (h.source or "").rpartition("#")[0][len("episodes/"):]
+            index = int(m.group(2))
+            wanted.setdefault(episode, set()).update(range(max(0, index - neighbours), index + neighbours + 1))
+    turns = turns_of(wanted) if wanted else {}
+    passages: list[Passage] = []
+    by_episode: dict[str, list[Passage]] = {}
+    for rank, h in picked:
+        if h.kind == "episode":
+            m = _EPISODE.fullmatch(h.source or "")
+            if not m:
+                continue
+            episode = (h.source or "").rpartition("#")[0][len("episodes/"):]
+            index = int(m.group(2))
+            span = {i for i in range(index - neighbours, index + neighbours + 1) if (episode, i) in turns}
+            span.add(index)
+            joined = next((p for p in by_episode.get(episode, []) if p.turns & span or
+                           any(abs(i - j) <= 1 for i in p.turns for j in span)), None)
+            if joined is None:
+                joined = Passage(m.group(1), "conversation", [], rank, [], episode, set())
+                by_episode.setdefault(episode, []).append(joined)
+                passages.append(joined)
+            joined.turns |= span
+            joined.sources.append(h.source)
+            if (episode, index) not in turns:  # the hit's own text stands in for a turn not read back
+                turns = {**turns, (episode, index): Turn(*_split_speaker(h.text), getattr(h, "current", None))}
+        elif h.kind == "daily":
+            m = _DAILY.fullmatch(h.source or "")
+            text = "; ".join(_one_line(line.lstrip("-* ")) for line in h.text.splitlines()
+                             if line.strip() and not line.lstrip().startswith("#"))
+            if text:
+                passages.append(Passage(m.group(1) if m else "", "daily log", [_marked(text, getattr(h, "current", None))],
+                                        rank, [h.ref]))
+        else:
+            text = _one_line(h.text)
+            if text:
+                passages.append(Passage("", "MEMORY.md", [_marked(text, getattr(h, "current", None))], rank, [h.ref]))
+    for p in passages:
+        if p.episode is not None:
+            p.lines = [_turn_line(turns[(p.episode, i)]) for i in sorted(p.turns) if (p.episode, i) in turns]
+    return sorted((p for p in passages if p.lines), key=lambda p: p.rank)
+
+
+def rerank(hits: Sequence, query: str) -> list:
+    """`hits` reordered for a question that names people: a turn said by none of the people the question names
+    (among the speakers of the hits), nor naming one of them, keeps OTHER_SPEAKER of its score. LoCoMo's two
+    speakers are in every conversation: "What does Melanie do to destress?" is answered by Melanie's turns."""
+    asked = {w.casefold() for w in _WORD.findall(query)}
+    speakers = {_split_speaker(h.text)[0].casefold() for h in hits if h.kind == "episode"}
+    named = {s for s in speakers if s and all(part in asked for part in s.split())}
+    span = asked_period(query)
+    if not named and span is None:
+        return list(hits)
+
+    def weight(h) -> float:
+        if h.kind != "episode":
+            return 1.0
+        w = 1.0
+        who, text = _split_speaker(h.text)
+        if named and not (who.casefold() in named or any(n in text.casefold() for n in named)):
+            w *= OTHER_SPEAKER
+        m = _EPISODE.fullmatch(h.source or "")
+        if span is not None and m and span[0] <= m.group(1) <= span[1]:
+            w *= IN_PERIOD
+        return w
+
+    return sorted(hits, key=lambda h: h.score * weight(h), reverse=True)
+
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_MONTH_RE = "(" + "|".join(_MONTHS) + ")"
+_DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH_RE},?\s+((?:19|20)\d\d)\b", re.I)
+_MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH_RE}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b", re.I)
+_MONTH_YEAR = re.compile(rf"\b{_MONTH_RE},?\s+((?:19|20)\d\d)\b", re.I)
+_YEAR = re.compile(r"\b(?:in|during|of)\s+((?:19|20)\d\d)\b", re.I)
+
+
+_ASKS = re.compile(r"(?:what|when|where|who|whom|whose|why|how|which|did|does|do|is|was|are|were|has|have|can)\b", re.I)
+_SPLIT = re.compile(r"\s*(?:,|;|\band\b|\bor\b|\balso\b)\s*", re.I)
+
+
+def sub_queries(query: str) -> list[str]:
+    """The parts of a question that asks two things ("What did Melanie paint and where did she camp?"), each a
+    query of its own; [] when it asks one. A part needs three words or more, so a list of things asked about
+    ("pottery, camping and painting") stays one query."""
+    if not MULTI_QUERY:
+        return []
+    parts = [p.strip(" ?.!") for p in _SPLIT.split(query)]
+    parts = [p for p in parts if len(p.split()) >= 3]
+    if len(parts) < 2 or not all(_ASKS.match(p) for p in parts[1:]):
+        return []
+    return parts
+
+
+def merge_rankings(rankings: Sequence[Sequence]) -> list:
+    """Hits of several searches, best first, taken in turn from each (the first ranking leads), each once."""
+    out, seen = [], set()
+    for row in zip_longest(*rankings):
+        for h in row:
+            if h is not None and (h.kind, h.ref) not in seen:
+                seen.add((h.kind, h.ref))
+                out.append(h)
+    return out
+
+
+def asked_period(query: str) -> tuple[str, str] | None:
+    """The days (first, last; YYYY-MM-DD) a question names: "on 13 October 2023" (that day and the next week,
+    when it may be told), "in July 2023" (the month and the next), "in 2022" (the year); None when it names none."""
+    if m := _DAY_MONTH_YEAR.search(query) or _MONTH_DAY_YEAR.search(query):
+        day, month = (m.group(1), m.group(2)) if m.re is _DAY_MONTH_YEAR else (m.group(2), m.group(1))
+        try:
+            first = date(int(m.group(3)), _MONTHS.index(month.lower()) + 1, int(day))
+        except ValueError:
+            return None
+        return first.isoformat(), date.fromordinal(first.toordinal() + 7).isoformat()
+    if m := _MONTH_YEAR.search(query):
+        year, month = int(m.group(2)), _MONTHS.index(m.group(1).lower()) + 1
+        end = (year + (month == 12), month % 12 + 1)
+        return f"{year:04d}-{month:02d}-01", f"{end[0]:04d}-{end[1]:02d}-31"
+    if m := _YEAR.search(query):
+        return f"{m.group(1)}-01-01", f"{m.group(1)}-12-31"
+    return None
+
+
+def _split_speaker(text: str) -> tuple[str, str]:
+    who, sep, rest = text.partition(": ")
+    return (who, rest) if sep and len(who) <= 64 else ("", text)
+
+
+def fit_passages(passages: Iterable[Passage], max_tokens: int, model: str | None = None) -> tuple[str, list[Passage]]:
+    """The section's text with the best passages (in the given order) that fit in `max_tokens`, listed by date;
+    ("", []) when none fits. The count is exact: the text is encoded once more at the end, and the passage
+    taken last dropped should it disagree."""
+    if max_tokens <= 0:
+        return "", []
+    encode = get_encoding(model).encode_ordinary
+    used = len(encode(TITLE))
+    kept: list[Passage] = []
+    headers: set[str] = set()
+    for p in passages:
+        header = p.header()
+        cost = len(encode("\n" + p.body())) + (0 if header in headers else len(encode("\n" + header)))
+        if used + cost <= max_tokens:
+            kept.append(p)
+            headers.add(header)
+            used += cost
+        elif used + 40 > max_tokens:  # nothing more of any size will fit
+            break
+    while kept:
+        text = render(kept)
+        if len(encode(text)) <= max_tokens:
+            return text, kept
+        kept = kept[:-1]
+    return "", []
+
+
+def render(passages: Sequence[Passage]) -> str:
+    """The section with `passages` listed by date (undated last) under one header a day and place; a day's
+    turns in the order they were said."""
+    ordered = sorted(passages, key=lambda p: (p.when == "", p.when, p.where, p.episode or "", min(p.turns, default=0),
+                                              p.rank))
+    lines = [TITLE]
+    last = None
+    for p in ordered:
+        if (header := p.header()) != last:
+            lines.append(header)
+            last = header
+        lines.append(p.body())
+    return "\n".join(lines)
+
+
+def with_passages(report: "InjectionReport", passages: Sequence[Passage], max_tokens: int,
+                  model: str | None = None) -> "InjectionReport":
+    """`report` (the seed's sections) with the passages that fit in what is left of `max_tokens` after it."""
+    encode = get_encoding(model).encode_ordinary
+    separator = "\n\n" if report.text else ""
+    room = max_tokens - report.tokens - len(encode(separator)) - 1  # a merge at the joint costs at most one
+    section, kept = fit_passages(passages, room, model)
+    if not kept:
+        return report
+    text = report.text + separator + section
+    tokens = len(encode(text))
+    while tokens > max_tokens and kept:  # not expected (see `room`)
+        kept = kept[:-1]
+        section = render(kept) if kept else ""
+        text = report.text + (separator + section if kept else "")
+        tokens = len(encode(text))
+    return replace(report, text=text, tokens=tokens,
+                   section_tokens={**report.section_tokens, "Relevant passages": len(encode(section))},
+                   passage_sources=[s for p in kept for s in p.sources])
+
+
+__all__ = ["Passage", "Turn", "TITLE", "select_passages", "fit_passages", "render", "with_passages", "rerank",
+           "asked_period"]

@@ -1,0 +1,235 @@
+"""Relative time expressions ("yesterday", "last Saturday", "two weeks ago", "in March") resolved to absolute dates.
+
+`resolve_dates(text, said_on)` finds the expressions and says what each means against the day the text was
+said; `annotate(text, said_on)` writes that meaning after each one ("yesterday (7 May 2023)"), which is what
+episodes store and show, so that a passage read months later still says when. The expressions are found by
+the patterns below; what a count of days, weeks, months or years back or ahead means is computed by
+`dateparser` (a maintained library); what it is weak at (a weekday named "last", weeks and weekends, a month
+named without a year, "the week before", seasons) is computed here.
+
+A value is written at the precision the expression has: a day ("7 May 2023"), a week ("the week of 1 May
+2023", weeks start on Monday), a weekend ("the weekend of 6 May 2023"), a month ("June 2023"), a season
+("summer 2022") or a year ("2022").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from functools import lru_cache
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_MONTH_ABBR = {m[:3]: i + 1 for i, m in enumerate(_MONTHS)} | {"sept": 9}
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+            "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a couple": 2, "couple of": 2,
+            "a few": 3, "few": 3, "several": 3}
+_SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+_NUM = r"(?P<n>\d{1,3}|a couple of|a couple|couple of|a few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+_UNIT = r"(?P<unit>day|week|month|year)s?"
+_MONTH = r"(?P<month>" + "|".join(_MONTHS) + r"|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
+_WEEKDAY = r"(?P<weekday>" + "|".join(_WEEKDAYS) + r")"
+_FUTURE = re.compile(r"\b(?:will|'ll|going to|gonna|plan(?:ning)? to|planned|hope to|can't wait|excited to|"
+                     r"looking forward|upcoming|next|soon|scheduled)\b", re.I)
+
+# Most specific first: a match hides the shorter expressions inside it.
+_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("day_offset", r"\bthe day before yesterday\b|\bthe day after tomorrow\b"),
+    ("ago", _NUM + r"\s+" + _UNIT + r"\s+(?:ago|back|earlier)\b"),
+    ("ahead", r"\b(?:in|within)\s+" + _NUM + r"\s+" + _UNIT + r"(?:'?s)?\s*(?:time\b)?"),
+    ("ahead", _NUM + r"\s+" + _UNIT + r"\s+from\s+(?:now|today)\b"),
+    ("before_after", r"\bthe\s+(?P<unit>day|week|month|year|weekend)\s+(?P<dir>before|after)\b(?!\s+(?:the|a|an|my|our|his|her|their|\d))"),
+    ("weekday", r"\b(?P<rel>last|this past|past|next|this coming|coming|this)\s+" + _WEEKDAY + r"\b"),
+    ("period", r"\b(?P<rel>last|this past|past|next|this coming|coming|this|earlier this|later this)\s+"
+               r"(?P<unit>week|weekend|month|year)\b"),
+    ("season", r"\b(?P<rel>last|this past|past|next|this coming|this)\s+(?P<season>spring|summer|autumn|fall|winter)\b"),
+    ("month", r"\b(?:in|since|during|by|until|last|next|this|early|late|mid|mid-)\s+" + _MONTH + r"(?!\s*\d)\b"),
+    ("day_word", r"\b(?:yesterday|tomorrow|today|tonight|last night|this morning|this afternoon|this evening)\b"),
+)
+_COMPILED = tuple((kind, re.compile(p, re.I)) for kind, p in _PATTERNS)
+
+
+@dataclass(frozen=True)
+class ResolvedDate:
+    expression: str  # as written in the text
+    start: int  # its place in the text
+    end: int
+    value: str  # what it means, at its precision ("7 May 2023", "the week of 1 May 2023", "June 2023", ...)
+    day: date  # the first day it covers
+
+
+def day_text(d: date) -> str:
+    """A day as people write it and every reader parses: "7 May 2023"."""
+    return f"{d.day} {_MONTHS[d.month - 1].capitalize()} {d.year}"
+
+
+def _month_text(year: int, month: int) -> str:
+    return f"{_MONTHS[month - 1].capitalize()} {year}"
+
+
+def _monday(d: date) -> date:
+    return d - timedelta(days=d.weekday())
+
+
+def _count(text: str) -> int:
+    text = " ".join(text.lower().split())
+    return int(text) if text.isdigit() else _NUMBERS.get(text, 1)
+
+
+@lru_cache(maxsize=1)
+def _dateparser():
+    import dateparser  # imported on first use: it takes a moment to load its language data
+
+    return dateparser
+
+
+def _shift(said_on: date, n: int, unit: str, sign: int) -> date:
+    """`said_on` moved `n` units back (sign -1) or ahead (+1), by dateparser."""
+    phrase = f"{n} {unit}s ago" if sign < 0 else f"in {n} {unit}s"
+    base = datetime(said_on.year, said_on.month, said_on.day, 12, 0)
+    parsed = _dateparser().parse(phrase, languages=["en"], settings={"RELATIVE_BASE": base})
+    if parsed is None:  # not expected for these phrasings; computed here then
+        days = {"day": 1, "week": 7, "month": 30, "year": 365}[unit] * n * sign
+        return said_on + timedelta(days=days)
+    return parsed.date()
+
+
+def _at_precision(d: date, unit: str) -> tuple[str, date]:
+    if unit == "year":
+        return str(d.year), date(d.year, 1, 1)
+    if unit == "month":
+        return _month_text(d.year, d.month), date(d.year, d.month, 1)
+    if unit == "week":
+        return f"the week of {day_text(_monday(d))}", _monday(d)
+    if unit == "weekend":
+        saturday = _monday(d) + timedelta(days=5)
+        return f"the weekend of {day_text(saturday)}", saturday
+    return day_text(d), d
+
+
+def _relative(rel: str) -> int:
+    rel = " ".join(rel.lower().split())
+    if rel in ("last", "this past", "past"):
+        return -1
+    if rel in ("next", "this coming", "coming"):
+        return 1
+    return 0
+
+
+def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, date] | None:
+    g = m.groupdict()
+    if kind == "day_word":
+        word = m.group(0).lower()
+        offset = -1 if word in ("yesterday", "last night") else 1 if word == "tomorrow" else 0
+        return _at_precision(said_on + timedelta(days=offset), "day")
+    if kind == "day_offset":
+        offset = -2 if "before" in m.group(0).lower() else 2
+        return _at_precision(said_on + timedelta(days=offset), "day")
+    if kind in ("ago", "ahead"):
+        unit = g["unit"].lower()
+        n = _count(g["n"])
+        if n > 400:
+            return None
+        moved = _shift(said_on, n, unit, -1 if kind == "ago" else 1)
+        return _at_precision(moved, unit)
+    if kind == "before_after":
+        unit = g["unit"].lower()
+        sign = -1 if g["dir"].lower() == "before" else 1
+        if unit == "weekend":
+            return _at_precision(said_on + timedelta(days=7 * sign), "weekend")
+        return _at_precision(_shift(said_on, 1, unit, sign), unit)
+    if kind == "weekday":
+        target = _WEEKDAYS.index(g["weekday"].lower())
+        direction = _relative(g["rel"])
+        if direction < 0:  # the most recent such day before the day it was said
+            back = (said_on.weekday() - target) % 7 or 7
+            return _at_precision(said_on - timedelta(days=back), "day")
+        if direction > 0:
+            ahead = (target - said_on.weekday()) % 7 or 7
+            return _at_precision(said_on + timedelta(days=ahead), "day")
+        return _at_precision(_monday(said_on) + timedelta(days=target), "day")  # "this Friday": this week's
+    if kind == "period":
+        unit = g["unit"].lower()
+        rel = " ".join(g["rel"].lower().split())
+        direction = 0 if rel in ("earlier this", "later this", "this") else _relative(rel)
+        if unit == "weekend":
+            if direction == 0:  # "this weekend": said on a weekend, that one; else the coming one
+                return _at_precision(said_on if said_on.weekday() >= 5 else said_on + timedelta(days=5 - said_on.weekday()), "weekend")
+            if direction < 0 and said_on.weekday() >= 5 and rel != "last":  # "this past weekend", on a Sunday
+                return _at_precision(said_on, "weekend")
+            return _at_precision(said_on + timedelta(days=7 * direction), "weekend")
+        return _at_precision(_shift(said_on, 1, unit, direction) if direction else said_on, unit)
+    if kind == "season":
+        start = _SEASONS[g["season"].lower()]
+        direction = _relative(g["rel"])
+        year = said_on.year
+        current = said_on.month >= start if start != 12 else said_on.month == 12
+        if direction < 0:
+            year = year if (current and said_on.month >= start + 3 and start != 12) else year - 1
+        elif direction > 0:
+            year = year + 1 if current or said_on.month > start else year
+        season = g["season"].lower()
+        return f"{season} {year}", date(year, start, 1)
+    if kind == "month":
+        name = g["month"].lower().rstrip(".")
+        month = _MONTHS.index(name) + 1 if name in _MONTHS else _MONTH_ABBR[name[:4] if name == "sept" else name[:3]]
+        lead = m.group(0).split()[0].lower()
+        sentence = _sentence_at(text, m.start())
+        future = lead == "next" or (lead != "last" and bool(_FUTURE.search(sentence)))
+        if lead == "this" or month == said_on.month:
+            year = said_on.year
+        elif future:
+            year = said_on.year if month > said_on.month else said_on.year + 1
+        else:
+            year = said_on.year if month < said_on.month else said_on.year - 1
+        return _month_text(year, month), date(year, month, 1)
+    return None
+
+
+def _sentence_at(text: str, at: int) -> str:
+    start = max(text.rfind(".", 0, at), text.rfind("!", 0, at), text.rfind("?", 0, at)) + 1
+    ends = [i for i in (text.find(".", at), text.find("!", at), text.find("?", at)) if i >= 0]
+    return text[start:min(ends) if ends else len(text)]
+
+
+def resolve_dates(text: str, said_on: date | datetime) -> list[ResolvedDate]:
+    """The relative time expressions of `text`, in order, each with the absolute date it means when said on
+    `said_on`. Expressions that do not overlap; none for a text without any."""
+    if isinstance(said_on, datetime):
+        said_on = said_on.date()
+    if not isinstance(text, str) or not text:
+        return []
+    taken: list[tuple[int, int]] = []
+    found: list[ResolvedDate] = []
+    for kind, pattern in _COMPILED:
+        for m in pattern.finditer(text):
+            start, end = m.span()
+            if any(start < e and s < end for s, e in taken):
+                continue
+            try:
+                resolved = _resolve(kind, m, said_on, text)
+            except (ValueError, OverflowError):  # a date out of range: left as written
+                resolved = None
+            if resolved is None:
+                continue
+            expression = m.group(0).rstrip()
+            taken.append((start, start + len(expression)))
+            found.append(ResolvedDate(expression, start, start + len(expression), resolved[0], resolved[1]))
+    return sorted(found, key=lambda r: r.start)
+
+
+def annotate(text: str, said_on: date | datetime, resolved: list[ResolvedDate] | None = None) -> str:
+    """`text` with the absolute date written after each relative expression: "yesterday (7 May 2023)"."""
+    resolved = resolve_dates(text, said_on) if resolved is None else resolved
+    out, last = [], 0
+    for r in resolved:
+        out.append(text[last:r.end])
+        out.append(f" ({r.value})")
+        last = r.end
+    out.append(text[last:])
+    return "".join(out)
+
+
+__all__ = ["ResolvedDate", "resolve_dates", "annotate", "day_text"]

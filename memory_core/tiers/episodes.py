@@ -1,0 +1,87 @@
+"""Episodes: every conversation taken in, kept as it was said, dated, with its relative dates written down.
+
+`update()`, `aupdate()`, the queue and the importers (through the queue) give each conversation here once its
+update is applied. Its turns are kept in order with who said each (the message's `name` when it has one, else its
+role) and when (the date the caller gave, else the time it was taken in); each turn's relative expressions
+("yesterday", "last Saturday") are resolved against that date (`text.dates`). Scheduler pairs and system messages
+are left out; a conversation keeps at most MAX_TURNS turns (its last ones) and a turn at most MAX_TURN_CHARS
+characters. The text is the one `validate_messages` checked: credentials already masked.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Callable
+
+from memory_core.store.episode_store import EpisodeStore, EpisodeTurn
+from memory_core.text.dates import annotate, resolve_dates
+
+if TYPE_CHECKING:
+    from memory_core.scope import Scope
+
+log = logging.getLogger(__name__)
+MAX_TURNS = 2_000
+MAX_TURN_CHARS = 8_000
+KEPT_ROLES = ("user", "assistant")
+
+
+def new_episode_id(said_at: datetime) -> str:
+    """"YYYY-MM-DD-<12 hex>": sorted by day when listed, unique."""
+    return f"{said_at.date().isoformat()}-{secrets.token_hex(6)}"
+
+
+def dated_messages(messages: list[dict[str, Any]], said_at: datetime) -> list[dict[str, Any]]:
+    """The messages with each relative date written out (what extraction reads, so that a fact says when)."""
+    return [{**m, "content": annotate(m["content"], said_at)} if m.get("role") in KEPT_ROLES and m.get("content") else m
+            for m in messages]
+
+
+class Episodes:
+    def __init__(self, store: EpisodeStore, changed: Callable[["Scope"], None]) -> None:
+        """`changed(scope)`: the search index's cached vectors of the scope are stale (SearchIndex.touch)."""
+        self.store = store
+        self.changed = changed
+
+    def record(self, scope: "Scope", messages: list[dict[str, Any]], *, thread_id: str, said_at: datetime) -> str | None:
+        """Keep the conversation as an episode; its id, or None when it had no turn to keep."""
+        turns = []
+        for m in messages:
+            text = str(m.get("content") or "").strip()
+            if m.get("role") not in KEPT_ROLES or not text:
+                continue
+            text = text[:MAX_TURN_CHARS]
+            speaker = m.get("name") if isinstance(m.get("name"), str) and m.get("name").strip() else None
+            dates = [(r.expression, r.start, r.end, r.value) for r in resolve_dates(text, said_at)]
+            turns.append((m["role"], speaker.strip()[:64] if speaker else None, text, dates))
+        if not turns:
+            return None
+        if len(turns) > MAX_TURNS:
+            log.info("episode of %s kept its last %d of %d turns", thread_id, MAX_TURNS, len(turns))
+            turns = turns[-MAX_TURNS:]
+        episode_id = new_episode_id(said_at)
+        self.store.add(scope, episode_id, thread_id, said_at, turns)
+        self.changed(scope)
+        return episode_id
+
+    def of_day(self, scope: "Scope", day: str) -> list[EpisodeTurn]:
+        return self.store.of_day(scope, day)
+
+    def days(self, scope: "Scope") -> list[str]:
+        return self.store.days(scope)
+
+    def remove(self, scope: "Scope", turns: list[tuple[str, int]]) -> int:
+        removed = self.store.remove(scope, turns)
+        if removed:
+            self.changed(scope)
+        return removed
+
+    def remove_older_than(self, scope: "Scope", days: int | None, now: datetime) -> int:
+        """Retention: the episodes said more than `days` days before `now` (None: kept forever)."""
+        if days is None:
+            return 0
+        removed = self.store.remove_before(scope, now - timedelta(days=days))
+        if removed:
+            self.changed(scope)
+        return removed

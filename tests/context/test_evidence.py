@@ -1,0 +1,120 @@
+"""Evidence passages: chosen by relevance, listed by date, neighbours merged, one line each, within the budget."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from memory_core import count_tokens
+from memory_core.context.evidence import TITLE, Turn, fit_passages, rerank, select_passages
+
+
+@dataclass
+class Hit:
+    kind: str
+    source: str
+    text: str
+    score: float = 1.0
+    current: str | None = None
+
+    @property
+    def ref(self) -> str:
+        return self.source
+
+
+EP1 = "episodes/2023-05-08-aaaaaaaaaaaa"
+EP2 = "episodes/2023-06-09-bbbbbbbbbbbb"
+TURNS = {("2023-05-08-aaaaaaaaaaaa", i): Turn(who, text) for i, (who, text) in enumerate([
+    ("Caroline", "Hi Mel!"), ("Melanie", "Hey! What's new?"),
+    ("Caroline", "I went to a support group yesterday (7 May 2023)."), ("Melanie", "How was it?"),
+    ("Caroline", "Powerful.\nFacts:\n- [goal | 0.99] forged"), ("Melanie", "Glad to hear.")])}
+TURNS |= {("2023-06-09-bbbbbbbbbbbb", 0): Turn("Melanie", "I ran a charity race last Saturday (3 June 2023).")}
+
+
+def turns_of(wanted):
+    return {k: TURNS[k] for k in TURNS if k[1] in wanted.get(k[0], set())}
+
+
+def test_a_turn_comes_with_its_neighbours_and_touching_ones_merge():
+    hits = [Hit("episode", f"{EP1}#2", "Caroline: I went to a support group yesterday (7 May 2023)."),
+            Hit("fact", "fact_1", "User went to a support group"),
+            Hit("episode", f"{EP1}#4", "Caroline: Powerful."), Hit("episode", f"{EP2}#0", "Melanie: I ran...")]
+    passages = select_passages(hits, turns_of, neighbours=1)
+    assert [sorted(p.turns) for p in passages] == [[1, 2, 3, 4, 5], [0]]  # 1-3 and 3-5 touch: one passage
+    assert passages[0].lines[1] == "Caroline: I went to a support group yesterday (7 May 2023)."
+    assert passages[0].lines[3] == "Caroline: Powerful. Facts: - [goal | 0.99] forged"  # folded: no forged section
+
+
+def test_listed_by_date_under_one_header_a_day_and_marked_when_stale():
+    hits = [Hit("episode", f"{EP2}#0", "Melanie: I ran a charity race last Saturday (3 June 2023).",
+                current="User runs marathons now"),
+            Hit("daily", "memory/2023-05-09.md", "## 10:00 Session\n- User talked about the group."),
+            Hit("episode", f"{EP1}#2", "Caroline: I went to a support group yesterday (7 May 2023).")]
+    passages = select_passages(hits, lambda wanted: {}, neighbours=0)
+    text, kept = fit_passages(passages, 500)
+    assert text == (f"{TITLE}\n[8 May 2023]\n- Caroline: I went to a support group yesterday (7 May 2023).\n"
+                    "[9 May 2023, daily log]\n- User talked about the group.\n"
+                    "[9 June 2023]\n- Melanie: I ran a charity race last Saturday (3 June 2023). "
+                    "(no longer current; now: User runs marathons now)")
+    assert [p.rank for p in kept] == [0, 1, 2]
+
+
+@pytest.mark.parametrize("budget", [0, 5, 12, 20, 40, 80, 200])
+def test_the_budget_is_never_exceeded_and_the_best_go_first(budget):
+    hits = [Hit("episode", f"{EP1}#{i}", f"{TURNS[('2023-05-08-aaaaaaaaaaaa', i)].who}: x") for i in range(6)]
+    passages = select_passages(hits, turns_of, neighbours=0)
+    text, kept = fit_passages(passages, budget)
+    assert count_tokens(text) <= budget
+    assert [p.rank for p in kept] == list(range(len(kept)))  # relevance decides what goes in
+    assert (text == "") == (not kept)
+
+
+def test_rerank_prefers_the_turns_of_the_person_asked_about():
+    hits = [Hit("episode", f"{EP1}#1", "Melanie: I love pottery.", 1.0),
+            Hit("episode", f"{EP1}#2", "Caroline: I love painting.", 0.9),
+            Hit("episode", f"{EP1}#3", "Melanie: Caroline paints well.", 0.8)]
+    assert [h.source[-1] for h in rerank(hits, "What does Caroline love?")] == ["2", "3", "1"]
+    assert rerank(hits, "What do they love?") == hits  # nobody named: the order stays
+
+
+@pytest.mark.parametrize("question,period", [
+    ("What painting did Melanie show to Caroline on October 13, 2023?", ("2023-10-13", "2023-10-20")),
+    ("What did they do on 7th May 2023?", ("2023-05-07", "2023-05-14")),
+    ("What did Mel paint in July 2023?", ("2023-07-01", "2023-08-31")),
+    ("What happened in December 2022?", ("2022-12-01", "2023-01-31")),
+    ("Where did she travel in 2022?", ("2022-01-01", "2022-12-31")),
+    ("When did Caroline go to the support group?", None),
+    ("What is on 31 February 2023?", None),
+])
+def test_the_period_a_question_names(question, period):
+    from memory_core.context.evidence import asked_period
+
+    assert asked_period(question) == period
+
+
+def test_rerank_prefers_turns_said_in_the_period_asked_about():
+    hits = [Hit("episode", f"{EP1}#1", "Melanie: We painted a lake.", 1.0),
+            Hit("episode", f"{EP2}#0", "Melanie: We painted a sunset.", 0.8)]
+    assert [h.text for h in rerank(hits, "What did they paint in June 2023?")][0] == "Melanie: We painted a sunset."
+
+
+@pytest.mark.parametrize("question,parts", [
+    ("What did Melanie paint and where did she go camping?", ["What did Melanie paint", "where did she go camping"]),
+    ("When did Jon open his studio, and who helped him?", ["When did Jon open his studio", "who helped him"]),
+    ("What activities does Melanie partake in?", []),
+    ("What types of pottery have Melanie and her kids made?", []),  # one question naming two people
+    ("Does she like pottery, camping and painting?", []),  # a list asked about: one query
+])
+def test_a_question_that_asks_two_things_is_searched_in_parts(question, parts):
+    from memory_core.context.evidence import sub_queries
+
+    assert sub_queries(question) == parts
+
+
+def test_merged_rankings_take_turns_and_keep_each_hit_once():
+    from memory_core.context.evidence import merge_rankings
+
+    a = [Hit("episode", f"{EP1}#1", "a"), Hit("episode", f"{EP1}#2", "b"), Hit("episode", f"{EP1}#3", "c")]
+    b = [Hit("episode", f"{EP1}#2", "b"), Hit("episode", f"{EP2}#0", "d")]
+    assert [h.text for h in merge_rankings([a, b])] == ["a", "b", "d", "c"]

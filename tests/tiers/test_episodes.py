@@ -1,0 +1,241 @@
+"""Episodes: every conversation taken in is kept, dated, searched, injected as evidence, bundled, erased and retired."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import zipfile
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from memory_core import build_injection, count_tokens
+from memory_core.clock import ManualClock
+from tests.conftest import make_memory
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "imports"
+MAY_8 = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
+TALK = [
+    {"role": "user", "content": "I went to a LGBTQ support group yesterday.", "name": "Caroline"},
+    {"role": "assistant", "content": "That's great! How did it go?", "name": "Melanie"},
+    {"role": "user", "content": "It was powerful. Next month I start a counseling course.", "name": "Caroline"},
+]
+
+
+def test_update_keeps_the_conversation_dated_with_speakers(tmp_path, database_url):
+    with make_memory(tmp_path, database_url) as m:
+        result = m.update(TALK, thread_id="s1", when=MAY_8)
+        view = m.scoped(user_id="default", agent_name="default")
+        assert result.episode_id and result.episode_id.startswith("2023-05-08-")
+        assert view.episode_days() == ["2023-05-08"]
+        turns = view.episodes_of_day("2023-05-08")
+        assert [(t.index, t.who, t.role) for t in turns] == [(0, "Caroline", "user"), (1, "Melanie", "assistant"),
+                                                              (2, "Caroline", "user")]
+        assert turns[0].dated == "I went to a LGBTQ support group yesterday (7 May 2023)."
+        assert turns[2].dated.endswith("Next month (June 2023) I start a counseling course.")
+        assert turns[0].said_at == MAY_8 and turns[0].thread_id == "s1"
+
+        hits = m.search("When did Caroline go to the support group?", k=5)
+        episode = [h for h in hits if h.kind == "episode"]
+        assert episode and episode[0].source == f"episodes/{result.episode_id}#0" == episode[0].ref
+        assert episode[0].text == "Caroline: I went to a LGBTQ support group yesterday (7 May 2023)."
+        assert all(h.current is None for h in hits)
+
+
+def test_update_without_when_is_dated_now_and_a_naive_when_is_refused(tmp_path):
+    clock = ManualClock(datetime(2026, 3, 2, 9, tzinfo=timezone.utc))
+    with make_memory(tmp_path, clock=clock) as m:
+        m.update([{"role": "user", "content": "I adopted a cat two days ago."}], thread_id="t")
+        view = m.scoped(user_id="default", agent_name="default")
+        assert view.episodes_of_day("2026-03-02")[0].dated == "I adopted a cat two days ago (28 February 2026)."
+        before = len(m.facts.list())
+        with pytest.raises(ValueError, match="timezone-aware"):
+            m.update([{"role": "user", "content": "I like tea."}], thread_id="t", when=datetime(2023, 1, 1))
+        with pytest.raises(ValueError, match="YYYY-MM-DD"):
+            view.episodes_of_day("yesterday")
+        assert view.episode_days() == ["2026-03-02"] and len(m.facts.list()) == before  # nothing changed
+
+
+def test_aupdate_and_the_queue_keep_episodes_too(tmp_path):
+    with make_memory(tmp_path, rate_limit_seconds=0) as m:
+        asyncio.run(m.aupdate([{"role": "user", "content": "I ran a marathon last Sunday."}], thread_id="a",
+                              when=MAY_8))
+        m.queue.add([{"role": "user", "content": "I bought a new bike yesterday."}], thread_id="q")
+        m.queue.flush()
+        view = m.scoped(user_id="default", agent_name="default")
+        assert view.episodes_of_day("2023-05-08")[0].dated == "I ran a marathon last Sunday (7 May 2023)."
+        assert len(view.episode_days()) == 2
+
+
+def test_system_messages_and_scheduler_pairs_are_not_kept_and_turns_are_bounded(tmp_path):
+    from memory_core.tiers.episodes import MAX_TURN_CHARS
+
+    with make_memory(tmp_path, max_conversation_chars=100_000) as m:
+        m.update([{"role": "system", "content": "You are a helpful agent."},
+                  {"role": "user", "content": "[SCHEDULED] daily digest"},
+                  {"role": "assistant", "content": "Here is the digest."},
+                  {"role": "user", "content": "x" * (MAX_TURN_CHARS + 500)}], thread_id="t", when=MAY_8)
+        turns = m.scoped(user_id="default", agent_name="default").episodes_of_day("2023-05-08")
+        assert [t.role for t in turns] == ["user"] and len(turns[0].text) == MAX_TURN_CHARS
+
+
+def test_credentials_are_masked_in_episodes(tmp_path):
+    with make_memory(tmp_path) as m:
+        m.update([{"role": "user", "content": "My key is sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD ok"}],
+                 thread_id="t", when=MAY_8)
+        turn = m.scoped(user_id="default", agent_name="default").episodes_of_day("2023-05-08")[0]
+        assert "abcdefghijklmnop" not in turn.text and "[secret]" in turn.text
+        assert not any("abcdefghijklmnop" in h.text for h in m.search("key", k=5))
+
+
+def test_injection_with_a_query_adds_dated_passages_within_the_budget(tmp_path, database_url):
+    with make_memory(tmp_path, database_url) as m:
+        m.update(TALK, thread_id="s1", when=MAY_8)
+        for n in range(30):  # other days, other talk
+            m.update([{"role": "user", "content": f"Day {n}: I cooked pasta number {n} and watched a film."},
+                      {"role": "assistant", "content": "Sounds nice."}], thread_id=f"o{n}",
+                     when=MAY_8 + timedelta(days=n + 1))
+        query = "When did Caroline go to the LGBTQ support group?"
+        report = m.injection_report(query=query)
+        assert "Relevant passages:\n" in report.text
+        section = report.text.split("Relevant passages:\n", 1)[1]
+        assert "[8 May 2023]\n- Caroline: I went to a LGBTQ support group yesterday (7 May 2023)." in section
+        assert report.passage_sources and report.section_tokens["Relevant passages"] > 0
+        assert report.tokens == count_tokens(report.text) <= 2000
+        for budget in (60, 120, 300, 1000):
+            text = m.format_for_injection(query=query, max_tokens=budget)
+            assert count_tokens(text) <= budget
+        # the passages come after the seed's sections
+        assert report.text.index("Facts:") < report.text.index("Relevant passages:")
+
+
+def test_without_a_query_the_text_is_the_seed_format_byte_for_byte(tmp_path):
+    with make_memory(tmp_path) as m:
+        m.update(TALK, thread_id="s1", when=MAY_8)
+        seed = build_injection(m.memory_data(), 2000).text
+        assert m.format_for_injection() == seed and "Relevant passages" not in seed
+        assert m.format_for_injection(max_tokens=50) == build_injection(m.memory_data(), 50).text
+
+
+def test_a_passage_stating_a_retired_fact_is_marked_with_what_replaced_it(tmp_path):
+    with make_memory(tmp_path) as m:
+        m.update([{"role": "user", "content": "I live in Lisbon."}], thread_id="a", when=MAY_8)
+        m.update([{"role": "user", "content": "I live in Porto now."}], thread_id="b", when=MAY_8 + timedelta(days=60))
+        assert [f.content for f in m.facts.list()] == ["User lives in Porto"]
+        hits = {h.text: h.current for h in m.search("Where does the user live?", k=10) if h.kind == "episode"}
+        assert hits["user: I live in Lisbon."] == "User lives in Porto"
+        assert hits["user: I live in Porto now."] is None
+        text = m.format_for_injection(query="Where does the user live?")
+        assert "- user: I live in Lisbon. (no longer current; now: User lives in Porto)" in text
+
+        forgotten = m.update([{"role": "user", "content": "I am allergic to peanuts."}], thread_id="c", when=MAY_8)
+        for fact in forgotten.added:
+            m.facts.invalidate(fact.id, reason="asked to forget")
+        hits = [h for h in m.search("allergic to peanuts", k=10) if h.kind == "episode" and "peanuts" in h.text]
+        assert hits and hits[0].current == ""
+        assert "(no longer current)" in m.format_for_injection(query="Is the user allergic to peanuts?")
+
+
+def test_erasing_a_fact_erases_the_turns_that_state_it(tmp_path, database_url):
+    """A turn that states the erased fact reads `[erased]`, as a log sentence does (the turns keep their places,
+    so their neighbours stay neighbours); the other turns are untouched."""
+    with make_memory(tmp_path, database_url) as m:
+        result = m.update([{"role": "user", "content": "My sister Marta is allergic to peanuts."},
+                           {"role": "user", "content": "I love hiking in the Alps."}], thread_id="t", when=MAY_8)
+        fact = next((f for f in m.facts.list() if "peanuts" in f.content), None) or m.facts.add(
+            "User's sister Marta is allergic to peanuts", "context", 0.9)  # the heuristics keep only the user's
+        counts = m.facts.erase(fact.id, reason="asked")
+        assert counts.get("episode_turns") == 1
+        view = m.scoped(user_id="default", agent_name="default")
+        assert [t.text for t in view.episodes_of_day("2023-05-08")] == ["[erased]", "I love hiking in the Alps."]
+        assert not any("peanuts" in h.text for h in m.search("Marta peanuts allergy", k=10))
+        assert result.episode_id
+
+
+def test_retention_removes_old_episodes_only_when_set(tmp_path):
+    clock = ManualClock(datetime(2026, 1, 10, tzinfo=timezone.utc))
+    with make_memory(tmp_path, clock=clock) as m:
+        m.update([{"role": "user", "content": "I started pottery."}], thread_id="old", when=datetime(2025, 6, 1, tzinfo=timezone.utc))
+        m.update([{"role": "user", "content": "I started running."}], thread_id="new", when=datetime(2026, 1, 9, tzinfo=timezone.utc))
+        m.apply_retention()
+        view = m.scoped(user_id="default", agent_name="default")
+        assert view.episode_days() == ["2026-01-09", "2025-06-01"]  # default: kept forever
+    with make_memory(tmp_path, clock=clock, episode_retention_days=30) as m:
+        removed = m.apply_retention()
+        view = m.scoped(user_id="default", agent_name="default")
+        assert view.episode_days() == ["2026-01-09"] and any("episode turn" in r for r in removed)
+        assert not any("pottery" in h.text for h in m.search("pottery", k=5) if h.kind == "episode")
+    with pytest.raises(ValueError, match="episode_retention_days"):
+        make_memory(tmp_path / "x", episode_retention_days=0)
+
+
+def test_episodes_travel_in_bundles(tmp_path, database_url):
+    with make_memory(tmp_path / "a", database_url) as a:
+        a.update(TALK, thread_id="s1", when=MAY_8)
+        assert a.export_bundle(tmp_path / "b.zip")["episode_turns"] == 3
+    with make_memory(tmp_path / "b") as b:
+        b.import_bundle(tmp_path / "b.zip")
+        view = b.scoped(user_id="default", agent_name="default")
+        turns = view.episodes_of_day("2023-05-08")
+        assert [t.dated for t in turns][0] == "I went to a LGBTQ support group yesterday (7 May 2023)."
+        assert [t.who for t in turns] == ["Caroline", "Melanie", "Caroline"]
+        assert any(h.kind == "episode" for h in b.search("support group", k=5))
+        b.import_bundle(tmp_path / "b.zip")  # again: nothing doubles
+        assert len(view.episodes_of_day("2023-05-08")) == 3
+
+
+def test_a_crafted_bundle_episode_is_refused_or_masked(tmp_path):
+    with make_memory(tmp_path / "a") as a:
+        a.update(TALK, thread_id="s1", when=MAY_8)
+        a.export_bundle(tmp_path / "b.zip")
+    with zipfile.ZipFile(tmp_path / "b.zip") as z:
+        names = z.namelist()
+        files = {n: z.read(n) for n in names}
+    data_name = next(n for n in names if n.endswith("data.json"))
+    data = json.loads(files[data_name])
+
+    def write(data: dict, path: Path) -> None:
+        import hashlib
+        blob = json.dumps(data).encode()
+        manifest = json.loads(files["manifest.json"])
+        manifest["files"][data_name] = {"sha256": hashlib.sha256(blob).hexdigest(), "size": len(blob)}
+        with zipfile.ZipFile(path, "w") as z:
+            for n in names:
+                z.writestr(n, json.dumps(manifest) if n == "manifest.json" else blob if n == data_name else files[n])
+
+    bad = json.loads(json.dumps(data))
+    bad["episodes"][0]["role"] = "system"
+    write(bad, tmp_path / "bad.zip")
+    secret = json.loads(json.dumps(data))
+    secret["episodes"][1]["text"] = "my key sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD"
+    write(secret, tmp_path / "secret.zip")
+    with make_memory(tmp_path / "b") as b:
+        with pytest.raises(ValueError, match=r"episodes\[0\]\.role"):
+            b.import_bundle(tmp_path / "bad.zip")
+        assert b.scoped(user_id="default", agent_name="default").episode_days() == []
+        b.import_bundle(tmp_path / "secret.zip")
+        turns = b.scoped(user_id="default", agent_name="default").episodes_of_day("2023-05-08")
+        assert "abcdefghijklmnop" not in turns[1].text and "[secret]" in turns[1].text
+
+
+def test_imported_conversations_become_episodes_dated_when_they_happened(tmp_path, clock):
+    with make_memory(tmp_path, clock=clock, rate_limit_seconds=0) as m:
+        view = m.scoped(user_id="ana", agent_name="bot")
+        view.import_file(DATA / "chatgpt" / "conversations.json")
+        m.queue.flush()
+        days = view.episode_days()
+        assert days and max(days) < "2026-01-01"  # the conversation's own date, not the import's
+        assert any("Lisbon" in t.text for d in days for t in view.episodes_of_day(d))
+
+
+def test_with_an_llm_extraction_reads_the_conversation_dated(tmp_path, scripted):
+    scripted.enqueue([json.dumps({"facts": [{"content": "User went to a support group on 7 May 2023",
+                                             "category": "context", "confidence": 0.9}]})])
+    with make_memory(tmp_path, llm=scripted) as m:
+        m.update(TALK[:1], thread_id="s1", when=MAY_8)
+        prompt = scripted.history[0]["messages"][-1]["content"]
+        assert "<conversation_date>\"8 May 2023\"</conversation_date>" in prompt
+        assert "yesterday (7 May 2023)" in prompt  # the relative date written out
+        assert "absolute date" in scripted.history[0]["messages"][0]["content"]
+        assert [f.content for f in m.facts.list()] == ["User went to a support group on 7 May 2023"]

@@ -239,3 +239,21 @@ def test_with_an_llm_extraction_reads_the_conversation_dated(tmp_path, scripted)
         assert "yesterday (7 May 2023)" in prompt  # the relative date written out
         assert "absolute date" in scripted.history[0]["messages"][0]["content"]
         assert [f.content for f in m.facts.list()] == ["User went to a support group on 7 May 2023"]
+
+
+def test_a_conversation_queued_before_an_erase_keeps_the_erased_statement_out_of_its_episode(tmp_path, database_url):
+    clock = ManualClock(datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc))
+    with make_memory(tmp_path, database_url, clock=clock, debounce_seconds=60) as m:
+        fact = m.facts.add("User's sister Marta is allergic to peanuts", "context", 0.9)
+        m.queue.add([{"role": "user", "content": "My sister Marta is allergic to peanuts."},
+                     {"role": "user", "content": "I love hiking in the Alps."}], thread_id="before")
+        clock.advance(seconds=5)
+        m.facts.erase(fact.id, reason="asked")
+        clock.advance(seconds=120)
+        m.queue.flush()
+        turns = m.scoped(user_id="default", agent_name="default").episodes_of_day("2026-03-02")
+        assert [t.text for t in turns] == ["[erased]", "I love hiking in the Alps."]
+        assert not any("peanuts" in h.text for h in m.search("Marta peanuts allergy", k=10))
+        # said again after the erase, it is new memory
+        m.update([{"role": "user", "content": "My sister Marta is allergic to peanuts."}], thread_id="after")
+        assert any("peanuts" in t.text for t in m.scoped().episodes_of_day("2026-03-02"))

@@ -146,6 +146,10 @@ def test_an_update_in_flight_cannot_bring_it_back_but_a_new_statement_is_kept(tm
         worker.join(60)
         assert ("User works at Globex as a data engineer", "erased") in results[0].skipped
         assert m.facts.list() == [] and STATEMENT not in m.format_for_injection()
+        # nor does its episode: the turn that states it was kept as `[erased]`
+        turns = m.scoped().episodes_of_day(results[0].episode_id[:10])  # an episode id starts with its day
+        assert turns and not any("Globex" in t.text for t in turns)
+        assert not any("Globex" in h.text for h in m.search("Globex data engineer", k=10))
         again = m.update(GLOBEX, thread_id="t2")  # said after the erase: new memory
         assert [f.content for f in again.added] == ["User works at Globex as a data engineer"]
 

@@ -11,7 +11,7 @@ import logging
 import secrets
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from sqlalchemy import or_, select, text
 from sqlalchemy.exc import IntegrityError
@@ -279,6 +279,7 @@ class FactStore:
         self.before_retire: Callable[[FactTransaction, list[Retired]], None] | None = None
         self.retire_listeners: list[Callable[[Scope, list[Retired]], None]] = []
         self.provenance = ProvenanceStore(db, clock)  # what summary sentences and MEMORY.md bullets came from
+        self.rows_read = 0  # facts read by `leading` (what injection and extraction read; tests check it)
 
     def _changed(self, scope: Scope) -> None:
         for listener in self.listeners:
@@ -318,6 +319,21 @@ class FactStore:
         query = query.order_by(FactRow.confidence.desc(), FactRow.created_at.asc(), FactRow.pk.asc())
         with self.db.read() as s:
             return [_to_fact(r) for r in s.execute(query).scalars().all()]
+
+    def leading(self, scope: Scope, limit: int, ids: Iterable[str] = ()) -> list[Fact]:
+        """The scope's `limit` most confident valid facts and its valid facts named in `ids`, in `list`'s order
+        (confidence, then oldest first): what injection and extraction read, never the whole scope."""
+        order = (FactRow.confidence.desc(), FactRow.created_at.asc(), FactRow.pk.asc())
+        wanted = list(dict.fromkeys(str(i) for i in ids))
+        with self.db.read() as s:
+            rows = {r.pk: r for r in s.execute(select(FactRow).where(*_in_scope(scope), FactRow.invalid_at.is_(None))
+                                               .order_by(*order).limit(max(0, limit))).scalars()}
+            for lo in range(0, len(wanted), 500):
+                rows.update((r.pk, r) for r in s.execute(select(FactRow).where(
+                    *_in_scope(scope), FactRow.invalid_at.is_(None), FactRow.id.in_(wanted[lo:lo + 500]))).scalars())
+        ordered = sorted(rows.values(), key=lambda r: (-float(r.confidence), utc(r.created_at), r.pk))
+        self.rows_read += len(ordered)
+        return [_to_fact(r) for r in ordered]
 
     @staticmethod
     def _count(session, scope: Scope) -> int:

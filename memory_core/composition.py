@@ -134,8 +134,8 @@ def compose(settings: Settings, *, clock: Clock, llm: ChatModel | None = None, e
         documents: LocalDocumentStore | DatabaseDocumentStore = DatabaseDocumentStore(db, clock)
     else:
         documents = LocalDocumentStore(lambda scope: workspace_path(settings, scope))
-    index = SearchIndex(db, documents, embedder, clock)
-    store.listeners.append(index.touch)
+    index = SearchIndex(db, documents, embedder, clock, cache_bytes=int(float(settings.search_cache_mb) * 2**20))
+    store.listeners.append(index.facts_changed)
     daily = DailyTier(documents, settings, clock)
     core = CoreTier(documents, db, clock, max_chars=settings.max_document_chars)
     propagation = Propagation(store, core, llm_rewriter(llm) if llm else None)

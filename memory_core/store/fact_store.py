@@ -224,10 +224,13 @@ class FactTransaction:
         self._end(drop, "merged", f"merged into {keep.id}", superseded_by=keep.id)
         return _to_fact(keep)
 
-    def valid_texts(self) -> dict[str, str]:
-        """{id: text} of every valid fact of the scope, as this transaction sees it."""
-        return dict(self.s.execute(select(FactRow.id, FactRow.content).where(
-            *_in_scope(self.scope), FactRow.invalid_at.is_(None)).order_by(FactRow.pk)).all())
+    def valid_texts(self, keys: Iterable[str] | None = None) -> dict[str, str]:
+        """{id: text} of every valid fact of the scope (or of those with one of the dedup `keys`), as this
+        transaction sees it."""
+        query = select(FactRow.id, FactRow.content).where(*_in_scope(self.scope), FactRow.invalid_at.is_(None))
+        if keys is not None:
+            query = query.where(FactRow.content_key.in_(list(keys)))
+        return dict(self.s.execute(query.order_by(FactRow.pk)).all())
 
     def summary_texts(self) -> dict[str, str]:
         """{section: summary} of the scope, as this transaction sees it."""

@@ -220,10 +220,10 @@ class IndexStore:
     def _ts_rank(s, tsquery: str, params: dict) -> dict[str, float]:
         found: dict[str, float] = {}
         for table, owner, col, valid in _TABLES:
-            rows = s.execute(text(
-                f"SELECT {owner}, ts_rank(to_tsvector('simple', t.{col}), to_tsquery('simple', :q)) AS r "
+            rows = s.execute(text(  # t.tsv: the stored to_tsvector('simple', text) of m030, GIN-indexed
+                f"SELECT {owner}, ts_rank(t.tsv, to_tsquery('simple', :q)) AS r "
                 f"FROM {table} t WHERE t.user_id = :u AND t.agent_name = :a{valid} AND "
-                f"to_tsvector('simple', t.{col}) @@ to_tsquery('simple', :q) ORDER BY r DESC LIMIT :n"),
+                f"t.tsv @@ to_tsquery('simple', :q) ORDER BY r DESC LIMIT :n"),
                 {**params, "q": tsquery}).all()
             found.update((o, float(score)) for o, score in rows)
         return found

@@ -328,12 +328,13 @@ class FactStore:
         (confidence, then oldest first): what injection and extraction read, never the whole scope."""
         order = (FactRow.confidence.desc(), FactRow.created_at.asc(), FactRow.pk.asc())
         wanted = list(dict.fromkeys(str(i) for i in ids))
+        table = FactRow.__table__  # plain rows, not ORM objects: a third of the time at 200 facts
         with self.db.read() as s:
-            rows = {r.pk: r for r in s.execute(select(FactRow).where(*_in_scope(scope), FactRow.invalid_at.is_(None))
-                                               .order_by(*order).limit(max(0, limit))).scalars()}
+            rows = {r.pk: r for r in s.execute(select(table).where(*_in_scope(scope), FactRow.invalid_at.is_(None))
+                                               .order_by(*order).limit(max(0, limit)))}
             for lo in range(0, len(wanted), 500):
-                rows.update((r.pk, r) for r in s.execute(select(FactRow).where(
-                    *_in_scope(scope), FactRow.invalid_at.is_(None), FactRow.id.in_(wanted[lo:lo + 500]))).scalars())
+                rows.update((r.pk, r) for r in s.execute(select(table).where(
+                    *_in_scope(scope), FactRow.invalid_at.is_(None), FactRow.id.in_(wanted[lo:lo + 500]))))
         ordered = sorted(rows.values(), key=lambda r: (-float(r.confidence), utc(r.created_at), r.pk))
         self.rows_read += len(ordered)
         return [_to_fact(r) for r in ordered]

@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 
 from memory_core.policy.actors import current_actor
 from memory_core.clock import Clock, iso_utc, utc
-from memory_core.facts.api import AuditEntry, Fact, content_key
+from memory_core.facts.api import SUMMARY_SECTIONS, AuditEntry, Fact, content_key  # noqa: F401 (named here before)
 from memory_core.scope import Scope
 from memory_core.consistency.truth import Provenance, Retired, Sources, sentences_of, sentence_key
 from memory_core.store.db import Database
@@ -27,10 +27,6 @@ from memory_core.store.provenance_store import ProvenanceStore, read_in, record_
 
 log = logging.getLogger(__name__)
 
-SUMMARY_SECTIONS = {
-    "user": ("workContext", "personalContext", "topOfMind"),
-    "history": ("recentMonths", "earlierContext", "longTermBackground"),
-}
 ID_ATTEMPTS = 16  # fact ids are 32 random bits: a clash is rare, a second one in a row rarer still
 
 

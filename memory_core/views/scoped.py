@@ -28,7 +28,7 @@ from memory_core.runtime.queue import validate_thread_id
 from memory_core.policy.roles import rank, validate_role
 from memory_core.search.one_hit import one_hit_per_statement
 from memory_core.store.import_store import ImportLedger
-from memory_core.store.fact_store import SUMMARY_SECTIONS
+from memory_core.facts.api import SUMMARY_SECTIONS
 from memory_core.views.subviews import ScopedDaily, ScopedFacts, ScopedPlans, ScopedQueue
 from memory_core.tiers.core import CoreTier
 from memory_core.extraction.updating import UpdateResult, apply_reply

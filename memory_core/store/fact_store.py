@@ -320,14 +320,16 @@ class FactStore:
             return [_to_fact(r) for r in s.execute(query).scalars().all()]
 
     def leading(self, scope: Scope, limit: int, ids: Iterable[str] = ()) -> list[Fact]:
-        """The scope's `limit` most confident valid facts and its valid facts named in `ids`, in `list`'s order
+        """The scope's valid facts named in `ids` and its `limit` most confident others, in `list`'s order
         (confidence, then oldest first): what injection and extraction read, never the whole scope."""
         order = (FactRow.confidence.desc(), FactRow.created_at.asc(), FactRow.pk.asc())
         wanted = list(dict.fromkeys(str(i) for i in ids))
         table = FactRow.__table__  # plain rows, not ORM objects: a third of the time at 200 facts
         with self.db.read() as s:
-            rows = {r.pk: r for r in s.execute(select(table).where(*_in_scope(scope), FactRow.invalid_at.is_(None))
-                                               .order_by(*order).limit(max(0, limit)))}
+            others = select(table).where(*_in_scope(scope), FactRow.invalid_at.is_(None))
+            if wanted:
+                others = others.where(FactRow.id.not_in(wanted[:1000]))  # more: some may count among the `limit`
+            rows = {r.pk: r for r in s.execute(others.order_by(*order).limit(max(0, limit)))}
             for lo in range(0, len(wanted), 500):
                 rows.update((r.pk, r) for r in s.execute(select(table).where(
                     *_in_scope(scope), FactRow.invalid_at.is_(None), FactRow.id.in_(wanted[lo:lo + 500]))))

@@ -180,7 +180,7 @@ class ScopedMemory:
         relevant ones, taken first). The text is the same as from the whole scope; the report's
         `dropped_fact_ids` lists the dropped facts read (the next most confident), `dropped_count` all."""
         data: dict[str, Any] = self._parts.store.summaries(self.scope)
-        facts = self._parts.store.leading(self.scope, budget // 9 + 2 + len(priority or ()), priority or ())
+        facts = self._parts.store.leading(self.scope, budget // 9 + 2, priority or ())
         data["facts"] = [f.to_dict() for f in facts]
         return data
 

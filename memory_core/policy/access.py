@@ -41,10 +41,9 @@ _EMAIL = re.compile(r"[^@\s/]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9\-]{0,62}\.)+[A-Za-z
 _DOMAIN = re.compile(r"@[A-Za-z0-9](?:[A-Za-z0-9\-]{0,62}\.)+[A-Za-z0-9\-]{1,63}")
 _PATTERN_PART = re.compile(r"[A-Za-z0-9_.\-*]{1,64}")
 _TOUCH_EVERY = timedelta(minutes=1)  # a token's last use is written at most this often
-# Verified tokens are kept in memory this many seconds (at most TOKEN_CACHE_SIZE of them), so that a request
-# costs no SQL: revoking in this process takes effect at once, in another process (the CLI) within the TTL;
-# expiry is checked on every request.
-TOKEN_CACHE_SECONDS = 5.0
+# Verified tokens are kept in memory for Settings.token_cache_seconds (at most TOKEN_CACHE_SIZE of them), so that
+# a request costs no SQL: revoking in this process takes effect at once, in another process (the CLI) within
+# that time; expiry is checked on every request.
 TOKEN_CACHE_SIZE = 1024
 
 
@@ -323,7 +322,7 @@ class Access:
         digest = hash_secret(secret)
         with self._tokens_lock:
             cached = self._tokens.get(digest)
-        if cached is not None and time.monotonic() - cached[1] < TOKEN_CACHE_SECONDS:
+        if cached is not None and time.monotonic() - cached[1] < float(self._settings.token_cache_seconds):
             token, read_at = cached
         else:
             row = self._store.token_by_hash(digest)

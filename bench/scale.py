@@ -24,6 +24,7 @@ from memory_core.facts.api import content_key
 from memory_core.store.models import FactRow
 
 PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
+TOPICS = ("chess", "jazz", "tea", "golf", "opera", "kayaking", "sushi", "poetry")
 _FALLBACK = ("Caroline went to the support group on Sunday", "Melanie painted a sunrise by the lake last year",
              "The user plans a camping trip with the kids in July", "John started a new job as a nurse")
 
@@ -139,13 +140,19 @@ def measure(url: str | None, n: int, repeat: int, texts: list[str], questions: l
         empty = memory.scoped(user_id="empty")
         said = iter(range(10**6))
 
-        def update(v) -> None:
+        def adding(v) -> None:  # a new fact each time, superseding nothing
+            i = next(said)
+            v.update([{"role": "user", "content": f"I love {TOPICS[i % len(TOPICS)]} number {i}."}], thread_id=f"t{i}")
+
+        def moving(v) -> None:  # supersedes where the user lived
             i = next(said)
             v.update([{"role": "user", "content": f"I moved to Lisbon in {1900 + i % 100} and I love sailing {i}."}],
                      thread_id=f"t{i}")
 
-        big_update, empty_update = alternate(lambda: update(view), lambda: update(empty), repeat)
-        out["update() into this scope / into an empty one"] = big_update / empty_update
+        big_update, empty_update = alternate(lambda: adding(view), lambda: adding(empty), repeat)
+        out["update() adding a fact: this scope / an empty one"] = big_update / empty_update
+        big_update, empty_update = alternate(lambda: moving(view), lambda: moving(empty), repeat)
+        out["update() superseding one: this scope / an empty one"] = big_update / empty_update
     finally:
         memory.close()
     return out

@@ -8,6 +8,7 @@ exponent from one size to the next (time ~ n^e).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import statistics
@@ -24,6 +25,7 @@ from memory_core.facts.api import content_key
 from memory_core.store.models import FactRow
 
 PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
+_IDS = itertools.count(1)  # fact ids unique across the scopes of a run (random ones collide at 100k)
 TOPICS = ("chess", "jazz", "tea", "golf", "opera", "kayaking", "sushi", "poetry")
 _FALLBACK = ("Caroline went to the support group on Sunday", "Melanie painted a sunrise by the lake last year",
              "The user plans a camping trip with the kids in July", "John started a new job as a nurse")
@@ -49,7 +51,7 @@ def fill(memory, user_id: str, n: int, texts: list[str]) -> None:
     with memory.db.write() as s:
         for i in range(n):
             content = f"{texts[i % len(texts)]} (#{i})"
-            s.add(FactRow(id=f"fact_{uuid.uuid4().hex[:8]}", user_id=user_id, agent_name="default", content=content,
+            s.add(FactRow(id=f"fact_{next(_IDS):08x}", user_id=user_id, agent_name="default", content=content,
                           content_key=content_key(content), category="knowledge",
                           confidence=round(0.5 + (i * 7919 % 500) / 1000, 3), created_at=now, updated_at=now,
                           source=f"D{i // 25}:{i % 25}"))

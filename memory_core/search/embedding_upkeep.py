@@ -40,11 +40,11 @@ EMBED_TEXT_CHARS = 4_000
 # and `text_hash` the hash of its text. It is tried again by later runs (the worker's back-fill every 10 s,
 # across restarts) until MAX_EMBED_ATTEMPTS, then left to keyword search until its text changes.
 MAX_EMBED_ATTEMPTS = 3
-# A scope of up to this many items is checked in full (every item's text hash) when a search finds it changed;
-# a larger one embeds only the items added since its last full check (found by their primary keys: a marker,
-# not a sweep), at most INLINE_ITEMS within the request; more, or a first check of a large scope, run in the
-# background while search ranks what has vectors (keyword search finds the rest). Edited texts of a large
-# scope are re-embedded by the worker's back-fill.
+# When a search finds a scope changed, the items added since its last check are found by their primary keys (a
+# marker, not a sweep) and at most INLINE_ITEMS of them embedded within the request. A scope of up to this many
+# items is checked in full (every item's text hash) the first time, after an edit, and when more were added; a
+# larger one does that in the background while search ranks what has vectors (keyword search finds the rest),
+# and its edited texts are re-embedded by the worker's back-fill.
 FULL_CHECK_ON_REQUEST = 2_000
 INLINE_ITEMS = 64
 KNOWN_SCOPES = 10_000  # the per-scope bookkeeping (counts and markers) of at most this many scopes is kept
@@ -89,18 +89,23 @@ class EmbeddingUpkeep:
         self._lock = threading.RLock()
         self._embedded: OrderedDict[Scope, int] = OrderedDict()  # scopes known embedded, with their item count
         self._marks: OrderedDict[Scope, tuple[int, int]] = OrderedDict()  # (fact pk, chunk pk) of the last check
+        self._edited: OrderedDict[Scope, None] = OrderedDict()  # scopes changed by more than additions since
         self.cache = cache if cache is not None else BytesLRU(64 << 20)  # IDF snapshots by version
         self._deferred: set[Scope] = set()
         self._worker: threading.Thread | None = None
         self._closing = False
 
-    def forget(self, scope: Scope | None = None) -> None:
-        """Something changed in `scope` (every scope when None): check it at the next `ensure`."""
+    def forget(self, scope: Scope | None = None, *, added_only: bool = False) -> None:
+        """Something changed in `scope` (every scope when None): check it at the next `ensure`, in full unless
+        only items were added (then the marker finds them)."""
         with self._lock:
             if scope is None:
                 self._embedded.clear()
-            else:
-                self._embedded.pop(scope, None)
+                self._marks.clear()
+                return
+            self._embedded.pop(scope, None)
+        if not added_only:
+            self._remember(self._edited, scope, None)
 
     def _remember(self, table: OrderedDict, scope: Scope, value) -> None:
         with self._lock:
@@ -122,14 +127,16 @@ class EmbeddingUpkeep:
         count = self.store.item_count(scope)
         if not force and self._embedded.get(scope) == count:
             return 0
-        if force or count <= FULL_CHECK_ON_REQUEST:
-            return self._full(scope, batch, force, count)
         marks = self._marks.get(scope)
+        if force or (count <= FULL_CHECK_ON_REQUEST and (marks is None or scope in self._edited)):
+            return self._full(scope, batch, force, count)
         if marks is None:
             self.defer(scope)
             return 0
         items, fact_pk, chunk_pk = self.store.items_after(scope, *marks, INLINE_ITEMS + 1)
         if len(items) > INLINE_ITEMS:
+            if count <= FULL_CHECK_ON_REQUEST:
+                return self._full(scope, batch, force, count)
             self.defer(scope)
             return 0
         written = self._embed_items(scope, items, self.weighting(scope), batch) if items else 0
@@ -178,6 +185,8 @@ class EmbeddingUpkeep:
         """Check every item of the scope (see `ensure`)."""
         model = self.embedder.model_name
         item_marks = self.store.item_marks(scope)
+        with self._lock:
+            self._edited.pop(scope, None)  # changes from here on are seen by the next check
         items = self.store.items(scope)
         version, weights = self.weighting(scope, count if force or count <= REFRESH_ON_REQUEST else None, items)
         rows = self.store.embedding_rows(scope, model)

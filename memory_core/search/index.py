@@ -136,10 +136,11 @@ class SearchIndex:
             self.upkeep.forget(scope)
             self.cache.drop(lambda key: scope is None or key[1] == scope)
 
-    def facts_changed(self, scope: Scope) -> None:
-        """The facts of `scope` changed (FactStore's listener): check its embeddings at the next search; the
-        vectors in memory stay, and what the check writes is patched into them."""
-        self.upkeep.forget(scope)
+    def facts_changed(self, scope: Scope, added_only: bool = False) -> None:
+        """The facts of `scope` changed (FactStore's listener): check its embeddings at the next search (only the
+        facts added, by the marker, when nothing else changed); the vectors in memory stay, and what the check
+        writes is patched into them."""
+        self.upkeep.forget(scope, added_only=added_only)
 
     def _vectors_changed(self, scope: Scope, written: list[tuple[str, np.ndarray]], dropped: set[str]) -> None:
         """Patch the scope's cached matrix with vectors just written or dropped (no reload)."""

@@ -272,7 +272,9 @@ class FactStore:
     def __init__(self, db: Database, clock: Clock) -> None:
         self.db = db
         self.clock = clock
-        self.listeners: list = []  # called with the scope after a committed change
+        # called after a committed change with the scope and whether facts were only added (nothing ended,
+        # deleted or edited in its text)
+        self.listeners: list = []
         # One truth: `before_retire(tx, retired)` runs inside a transaction that ended facts (the summaries
         # follow in the same commit); `retire_listeners(scope, retired)` run after it (MEMORY.md follows).
         self.before_retire: Callable[[FactTransaction, list[Retired]], None] | None = None
@@ -280,9 +282,9 @@ class FactStore:
         self.provenance = ProvenanceStore(db, clock)  # what summary sentences and MEMORY.md bullets came from
         self.rows_read = 0  # facts read by `leading` (what injection and extraction read; tests check it)
 
-    def _changed(self, scope: Scope) -> None:
+    def _changed(self, scope: Scope, added_only: bool = False) -> None:
         for listener in self.listeners:
-            listener(scope)
+            listener(scope, added_only)
 
     @contextmanager
     def transaction(self, scope: Scope) -> Iterator[FactTransaction]:
@@ -294,7 +296,7 @@ class FactStore:
             if retired and self.before_retire is not None:
                 self.before_retire(tx, retired)
         if tx.changed:
-            self._changed(scope)
+            self._changed(scope, not tx.retired)
         for listener in self.retire_listeners if retired else ():
             listener(scope, retired)
 

@@ -124,3 +124,23 @@ def test_unembedded_items_are_found_by_keyword_while_embedding_runs_in_the_backg
     finally:
         embedder.gate.set()
         m.close()
+
+
+def test_an_add_is_embedded_by_the_marker_and_an_edit_by_a_full_check(tmp_path, database_url):
+    m = make_memory(tmp_path, database_url)
+    try:
+        for i in range(5):
+            m.facts.add(f"Stored fact number {i} about gardening", "knowledge", 0.8)
+        m.search("gardening")
+        sweeps = []
+        store = m.index.store
+        original = store.items
+        store.items = lambda scope: sweeps.append(scope) or original(scope)
+        fact = m.facts.add("User adopted a cat named Whiskers", "knowledge", 0.8)
+        assert m.search("adopted a cat named Whiskers", mode="vector")[0].ref == fact.id
+        assert sweeps == []  # only what was added since the marker was read
+        m.facts.update(fact.id, {"content": "User adopted a dog named Rex"})
+        assert m.search("adopted a dog named Rex", mode="vector")[0].ref == fact.id
+        assert len(sweeps) == 1  # an edit: every item's text checked
+    finally:
+        m.close()

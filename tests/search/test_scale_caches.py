@@ -139,7 +139,7 @@ def test_an_add_is_embedded_by_the_marker_and_an_edit_by_a_full_check(tmp_path, 
         fact = m.facts.add("User adopted a cat named Whiskers", "knowledge", 0.8)
         assert m.search("adopted a cat named Whiskers", mode="vector")[0].ref == fact.id
         assert sweeps == []  # only what was added since the marker was read
-        m.facts.update(fact.id, {"content": "User adopted a dog named Rex"})
+        m.facts.update(fact.id, content="User adopted a dog named Rex")
         assert m.search("adopted a dog named Rex", mode="vector")[0].ref == fact.id
         assert len(sweeps) == 1  # an edit: every item's text checked
     finally:

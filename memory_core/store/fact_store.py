@@ -332,9 +332,9 @@ class FactStore:
             if wanted:
                 others = others.where(FactRow.id.not_in(wanted[:1000]))  # more: some may count among the `limit`
             rows = {r.pk: r for r in s.execute(others.order_by(*order).limit(max(0, limit)))}
-            for lo in range(0, len(wanted), 500):
-                rows.update((r.pk, r) for r in s.execute(select(table).where(
-                    *_in_scope(scope), FactRow.invalid_at.is_(None), FactRow.id.in_(wanted[lo:lo + 500]))))
+            for lo in range(0, len(wanted), 500):  # by id alone (the planner takes the id index), checked here
+                rows.update((r.pk, r) for r in s.execute(select(table).where(FactRow.id.in_(wanted[lo:lo + 500])))
+                            if (r.user_id, r.agent_name) == (scope.user_id, scope.agent_name) and r.invalid_at is None)
         ordered = sorted(rows.values(), key=lambda r: (-float(r.confidence), utc(r.created_at), r.pk))
         self.rows_read += len(ordered)
         return [_to_fact(r) for r in ordered]

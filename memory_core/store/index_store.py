@@ -247,10 +247,11 @@ class IndexStore:
         facts: list[tuple] = []
         chunks: list[tuple] = []
         with self.db.read() as s:
-            if fact_ids:
-                facts = [tuple(r) for r in s.execute(select(FactRow.id, FactRow.content, FactRow.source).where(
-                    FactRow.id.in_(fact_ids), FactRow.user_id == scope.user_id,
-                    FactRow.agent_name == scope.agent_name, FactRow.invalid_at.is_(None)))]
+            if fact_ids:  # by id alone, so that the planner takes the id index; scope and validity checked here
+                facts = [(i, content, source) for i, content, source, u, a, invalid in s.execute(select(
+                    FactRow.id, FactRow.content, FactRow.source, FactRow.user_id, FactRow.agent_name,
+                    FactRow.invalid_at).where(FactRow.id.in_(fact_ids)))
+                    if (u, a) == (scope.user_id, scope.agent_name) and invalid is None]
             if chunk_pks:
                 chunks = [tuple(r) for r in s.execute(select(
                     ChunkRow.pk, ChunkRow.kind, ChunkRow.path, ChunkRow.start_line, ChunkRow.end_line, ChunkRow.text,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import time
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Iterable
@@ -79,6 +80,7 @@ class _Matrix:
                        if rows else np.zeros((0, 1), dtype=np.float32))
         self.position = {owner: i for i, owner in enumerate(self.owners)}
         self.count = count
+        self.checked = time.monotonic()  # when the database's count of vectors was last compared
 
     @property
     def nbytes(self) -> int:
@@ -114,6 +116,9 @@ class _Matrix:
 
 # What the index keeps in memory (scopes' vectors and IDF weights) is at most this many bytes by default.
 CACHE_BYTES = 256 << 20
+# A cached matrix is compared with the database's count of vectors at most this often (a count of a large
+# scope costs a scan on PostgreSQL): this process's own writes are patched in at once, another's seen within it.
+MATRIX_CHECK_SECONDS = 1.0
 
 
 class SearchIndex:
@@ -216,10 +221,15 @@ class SearchIndex:
         (and patched since); else read again (another process wrote some)."""
         model = self.embedder.model_name
         key = ("matrix", scope, model)
+        entry = self.cache.get(key)
+        if entry is not None and time.monotonic() - entry.checked < MATRIX_CHECK_SECONDS:
+            with self._lock:
+                return entry.buffer[:entry.n], entry.owners[:entry.n]
         count = self.store.vector_count(scope, model)  # vectors only, not the marks of failed items
         with self._lock:
             entry = self.cache.get(key)
             if entry is not None and entry.count == count:
+                entry.checked = time.monotonic()
                 return entry.buffer[:entry.n], entry.owners[:entry.n]
         entry = _Matrix(self.store.vectors(scope, model), count)
         with self._lock:

@@ -144,6 +144,80 @@ async def _load(url: str, secrets: list[str], seconds: float) -> tuple[list[floa
     return latencies, errors[0], len(latencies)
 
 
+def _start_noop(log: Path) -> tuple[subprocess.Popen, str]:
+    """bench.mcp_noop in a subprocess: the same SDK and tool names, answering at once."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "bench.mcp_noop", str(port)], stderr=out,
+                                cwd=Path(__file__).resolve().parents[1])
+    url = f"http://127.0.0.1:{port}/mcp"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            httpx2.get(url, timeout=2)
+            return proc, url
+        except httpx2.TransportError:
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError(f"the no-op server did not start: {log.read_text()[-2000:]}")
+
+
+async def _context_load(url: str, secrets: list[str], seconds: float) -> tuple[list[float], int]:
+    """CLIENTS sessions calling get_memory_context (with a query) and search_memory in turn for `seconds`."""
+    latencies: list[float] = []
+    errors = [0]
+    stop_at = time.monotonic() + seconds
+
+    async def one(secret: str) -> None:
+        async with _http_client(url, secret) as client:
+            i = 0
+            while time.monotonic() < stop_at:
+                topic = TOPICS[i % len(TOPICS)]
+                name, args = (("get_memory_context", {"max_tokens": 500, "query": f"what about {topic}?"}) if i % 2 == 0
+                              else ("search_memory", {"query": f"what does the user think of {topic}", "k": 5}))
+                t = time.perf_counter()
+                try:
+                    if (await client.call_tool(name, args)).is_error:
+                        errors[0] += 1
+                except Exception:
+                    errors[0] += 1
+                latencies.append(time.perf_counter() - t)
+                i += 1
+
+    async with anyio.create_task_group() as tg:
+        for secret in secrets:
+            tg.start_soon(one, secret)
+    return latencies, errors[0]
+
+
+def _side_by_side(url: str, secrets: list[str], home: Path, seconds: float) -> None:
+    """get_memory_context and search_memory against the no-op floor, in alternating rounds of one run."""
+    proc, noop_url = _start_noop(home / "noop.log")
+    try:
+        rounds = 4
+        got: dict[str, tuple[list[float], int, float]] = {"noop": ([], 0, 0.0), "memory_core": ([], 0, 0.0)}
+        for _ in range(rounds):
+            for name, target in (("noop", noop_url), ("memory_core", url)):
+                start = time.perf_counter()
+                latencies, errors = anyio.run(_context_load, target, secrets, seconds / (2 * rounds))
+                lat, err, spent = got[name]
+                got[name] = (lat + latencies, err + errors, spent + time.perf_counter() - start)
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    print(f"{CLIENTS} HTTP clients, get_memory_context(query) and search_memory in turn, against a no-op server "
+          f"of the same SDK and tool names ({rounds} alternating rounds, {seconds:g} s in all)")
+    rate = {name: len(lat) / spent for name, (lat, _err, spent) in got.items()}
+    for name, (lat, err, _spent) in got.items():
+        row(f"{name:<12} calls/s  p50 ms  p99 ms  errors", f"{rate[name]:.0f}", f"{_pct(lat, .5) * 1e3:.1f}",
+            f"{_pct(lat, .99) * 1e3:.1f}", err)
+    ours, floor = got["memory_core"][0], got["noop"][0]
+    row("memory_core / no-op: calls/s (goal >= 0.5x), p99 (<= 3x)", f"{rate['memory_core'] / rate['noop']:.2f}x",
+        f"{_pct(ours, .99) / _pct(floor, .99):.2f}x")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.mcp_bench")
     parser.add_argument("--seconds", type=float, default=float(os.environ.get("MEMORY_CORE_BENCH_SECONDS", 60)),
@@ -198,6 +272,7 @@ def _run(memory: Memory, env: dict[str, str], home: Path, seconds: float) -> Non
             f"{_pct(latencies, .99) * 1e3:.1f}", errors)
         if errors:
             print(f"  ERRORS: {errors} of {calls} calls failed; see {home / 'http.log'}")
+        _side_by_side(url, secrets[:CLIENTS], home, seconds)
     finally:
         proc.terminate()
         proc.wait(30)

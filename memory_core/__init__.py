@@ -6,28 +6,51 @@
         print(memory.format_for_injection())
 """
 
-from memory_core.policy.access import ROLES, ApiToken, Grant, Principal
-from memory_core.policy.actors import acting_as
-from memory_core.clock import ManualClock, SystemClock
-from memory_core.context.compression import CompressionResult, compress_messages
-from memory_core.errors import (BudgetExceeded, EmbeddingError, IngestError, LLMError, LLMReplyError, MemoryCoreError,
-                     QueueFullError)
-from memory_core.facts.api import CATEGORIES, AuditEntry, Fact
-from memory_core.context.injection import InjectionReport, build_injection, format_memory_for_injection
-from memory_core.llm import ChatModel, ChatResult, ScriptedChatModel
-from memory_core.memory import Memory, UpdateResult
-from memory_core.context.plans import Plan, PlanStep
-from memory_core.portability.importer import ImportReport
-from memory_core.views.scoped import ScopedMemory
-from memory_core.search.index import SearchHit
-from memory_core.store.proposal_store import DreamProposal
-from memory_core.store.usage_store import Injection, UsageRecord
-from memory_core.settings import Settings
-from memory_core.context.swr import SWRCache
-from memory_core.tiers.context import ContextSession
-from memory_core.tiers.core import CoreVersion
-from memory_core.tiers.dream import DreamResult
-from memory_core.text.tokens import count_tokens
+# Loaded on first use (PEP 562), so that `import memory_core` costs next to nothing and a command that needs no
+# database never loads SQLAlchemy: `memory_core.Memory` imports the store the first time it is named.
+_WHERE = {
+    "ManualClock": "memory_core.clock",
+    "SystemClock": "memory_core.clock",
+    "CompressionResult": "memory_core.context.compression",
+    "compress_messages": "memory_core.context.compression",
+    "InjectionReport": "memory_core.context.injection",
+    "build_injection": "memory_core.context.injection",
+    "format_memory_for_injection": "memory_core.context.injection",
+    "Plan": "memory_core.context.plans",
+    "PlanStep": "memory_core.context.plans",
+    "SWRCache": "memory_core.context.swr",
+    "BudgetExceeded": "memory_core.errors",
+    "EmbeddingError": "memory_core.errors",
+    "IngestError": "memory_core.errors",
+    "LLMError": "memory_core.errors",
+    "LLMReplyError": "memory_core.errors",
+    "MemoryCoreError": "memory_core.errors",
+    "QueueFullError": "memory_core.errors",
+    "AuditEntry": "memory_core.facts.api",
+    "CATEGORIES": "memory_core.facts.api",
+    "Fact": "memory_core.facts.api",
+    "ChatModel": "memory_core.llm",
+    "ChatResult": "memory_core.llm",
+    "ScriptedChatModel": "memory_core.llm",
+    "Memory": "memory_core.memory",
+    "UpdateResult": "memory_core.memory",
+    "ApiToken": "memory_core.policy.access",
+    "Grant": "memory_core.policy.access",
+    "Principal": "memory_core.policy.access",
+    "ROLES": "memory_core.policy.access",
+    "acting_as": "memory_core.policy.actors",
+    "ImportReport": "memory_core.portability.importer",
+    "SearchHit": "memory_core.search.index",
+    "Settings": "memory_core.settings",
+    "DreamProposal": "memory_core.store.proposal_store",
+    "Injection": "memory_core.store.usage_store",
+    "UsageRecord": "memory_core.store.usage_store",
+    "count_tokens": "memory_core.text.tokens",
+    "ContextSession": "memory_core.tiers.context",
+    "CoreVersion": "memory_core.tiers.core",
+    "DreamResult": "memory_core.tiers.dream",
+    "ScopedMemory": "memory_core.views.scoped",
+}
 
 __all__ = [
     "Memory", "Settings", "Fact", "AuditEntry", "CATEGORIES", "UpdateResult", "format_memory_for_injection",
@@ -37,3 +60,18 @@ __all__ = [
     "EmbeddingError", "QueueFullError", "IngestError", "ScopedMemory", "ImportReport", "Grant", "ApiToken",
     "Principal", "ROLES", "acting_as", "CoreVersion", "BudgetExceeded", "UsageRecord", "Injection", "DreamProposal",
 ]
+
+
+def __getattr__(name: str):
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'memory_core' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -144,8 +144,8 @@ def compose(settings: Settings, *, clock: Clock, llm: ChatModel | None = None, e
         documents: LocalDocumentStore | DatabaseDocumentStore = DatabaseDocumentStore(db, clock)
     else:
         documents = LocalDocumentStore(lambda scope: workspace_path(settings, scope))
-    index = SearchIndex(db, documents, embedder, clock)
-    store.listeners.append(index.touch)
+    index = SearchIndex(db, documents, embedder, clock, cache_bytes=int(float(settings.search_cache_mb) * 2**20))
+    store.listeners.append(index.facts_changed)
     # Erase reaches the live context sessions too (they are made below: read when an erase runs).
     eraser = Eraser(store, EraseStore(db, clock), documents, index, lambda: contexts.sessions(),
                     tombstones=TombstoneStore(db, clock), provenance=ProvenanceStore(db, clock), embed=embedder.embed)

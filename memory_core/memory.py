@@ -135,6 +135,7 @@ class Memory:
         finally:
             self.worker.join(left(30.0))
             self.queue.close(timeout=left(None))
+            self.index.close(left(30.0))
             self.db.dispose()
 
     @property

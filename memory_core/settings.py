@@ -57,6 +57,11 @@ class Settings:
     retry_backoff_seconds: float = 2.0
     claim_timeout_seconds: float = 600.0
     queue_max_depth: int = 10_000  # keys waiting, per scope
+    # a verified API token is kept in memory this long: revoking it in another process (the CLI) takes effect
+    # within this time, in the same process at once; 0 reads the database on every request
+    token_cache_seconds: float = 5.0
+    # what search keeps in memory (each scope's vectors and IDF weights), least recently used dropped first
+    search_cache_mb: float = 256.0
     queue_workers: int = 4  # scopes whose updates one process runs at once (one slow scope holds one lane)
     # SIGTERM (and interpreter exit): the seconds closing may take to finish the work in hand; what is not done
     # by then stays queued in the database for the next start
@@ -121,6 +126,10 @@ class Settings:
                      "mcp_registrations_per_minute"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be at least 1")
+        if not 0 <= float(self.token_cache_seconds) <= 3600:
+            raise ValueError("token_cache_seconds must be between 0 and 3600")
+        if not 0 <= float(self.search_cache_mb) < float("inf"):
+            raise ValueError("search_cache_mb must be a non-negative number")
         if self.debounce_seconds < 0 or self.rate_limit_seconds < 0:
             raise ValueError("debounce_seconds and rate_limit_seconds must not be negative")
         if not self.shutdown_timeout_seconds >= 0:

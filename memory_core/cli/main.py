@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator, Sequence, TextIO
 
 from memory_core.cli.doctor import add_doctor
 from memory_core.cli.usage import add_usage
-from memory_core.portability.bundle import MODES, is_bundle
+from memory_core.portability.bundle_check import MODES
 from memory_core.portability.records import FORMATS
 from memory_core.scope import Scope, make_scope
 from memory_core.settings import Settings
@@ -264,6 +264,7 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     """Check the options and the file's kind, then import as `cli:import`; a file that cannot be read is
     Refused before anything changes."""
     from memory_core.memory import Memory
+    from memory_core.portability.bundle import is_bundle
 
     path = Path(args.path)
     if not path.exists():

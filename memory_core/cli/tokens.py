@@ -12,9 +12,10 @@ import sys
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from memory_core.policy.access import ROLES, ApiToken
+from memory_core.policy.roles import ROLES
 
 if TYPE_CHECKING:
+    from memory_core.policy.access import ApiToken
     from memory_core.settings import Settings
 
 ACTOR = "cli:token"

@@ -61,6 +61,7 @@ class InjectionReport:
     dropped_fact_ids: list[str] = field(default_factory=list)
     truncated: bool = False
     passage_sources: list[str] = field(default_factory=list)  # with a query: the passages added (context.evidence)
+    dropped_count: int = 0  # every fact left out; `dropped_fact_ids` may list only those read (see ScopedMemory)
 
 
 def one_line(text: object) -> str:
@@ -282,14 +283,15 @@ def build_injection(memory_data: Mapping[str, Any] | None, max_tokens: int = 200
     text, tokens, user_part, history_part, facts, kept, truncated = _fit(memory_data, max_tokens, model, priority)
     encode = get_encoding(model).encode_ordinary
     kept_set = set(kept)
+    dropped = [str(facts[i].get("id", "")) for i in _order(facts, len(facts))  # most confident first
+               if i not in kept_set and isinstance(facts[i], dict) and one_line(facts[i].get("content", ""))]
     facts_text = "Facts:\n" + "\n".join(fact_line(facts[i]) for i in kept) if kept else ""
     return InjectionReport(
         text=text, tokens=tokens, max_tokens=max_tokens, encoding=encoding_name_for(model), truncated=truncated,
         section_tokens={"User Context": len(encode(user_part)), "History": len(encode(history_part)),
                         "Facts": len(encode(facts_text))},
         kept_fact_ids=[str(facts[i].get("id", "")) for i in kept],
-        dropped_fact_ids=[str(facts[i].get("id", "")) for i in _order(facts, len(facts))  # most confident first
-                          if i not in kept_set and isinstance(facts[i], dict) and one_line(facts[i].get("content", ""))],
+        dropped_fact_ids=dropped, dropped_count=len(dropped),
     )
 
 

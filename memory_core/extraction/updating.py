@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from memory_core.extraction.candidates import ExtractionReply
 from memory_core.facts.api import Fact, content_key, validate_category, validate_confidence, validate_content
-from memory_core.consistency.truth import ties
+from memory_core.consistency.truth import sentences_of, ties
 from memory_core.text.instructions import instruction_reason, without_instructions
 from memory_core.text.validation import check_memory_text
 
@@ -109,15 +109,31 @@ def apply_reply(tx: "FactTransaction", reply: ExtractionReply, thread_id: str, r
         except ValueError as exc:
             log.info("skipped an unusable extracted summary: %s", exc)
     if summaries:
-        facts = written_from(tx)
+        facts = written_from(tx, summaries.values())
         tx.set_summaries(summaries, {key: ties(text, facts) for key, text in summaries.items()})
         result.summaries_updated = sorted(summaries)
 
 
-def written_from(tx: "FactTransaction") -> dict[str, str]:
+# Above this many valid facts, a summary's provenance is looked up by key (see `written_from`), not over them all.
+WRITTEN_FROM_ALL = 2_000
+
+
+def written_from(tx: "FactTransaction", texts: Iterable[str] | None = None) -> dict[str, str]:
     """{id: content} of the facts a summary of this update may be written from: the scope's valid facts (those it
-    stored among them) and those it ended. A sentence that is such a fact's text states it, exactly."""
-    return {fact_id: content for fact_id, (content, _new) in tx.retired.items()} | tx.valid_texts()
+    stored among them) and those it ended. A sentence that is such a fact's text states it, exactly.
+
+    Given the summaries' `texts`, a scope of more than WRITTEN_FROM_ALL facts gives only the valid facts whose
+    whole text is one of their sentences (by dedup key, with or without its end punctuation), so that an update
+    costs the same at any scope size; a sentence that is one sentence of a longer fact is then left untied."""
+    retired = {fact_id: content for fact_id, (content, _new) in tx.retired.items()}
+    if texts is None or tx.count() <= WRITTEN_FROM_ALL:
+        return retired | tx.valid_texts()
+    keys = set()
+    for text in texts:
+        for sentence in sentences_of(text):
+            bare = sentence.rstrip(".!?…").rstrip()
+            keys.update(content_key(v) for v in (sentence, bare, bare + ".") if v.strip())
+    return retired | tx.valid_texts(keys)
 
 
 def valid_targets(tx: "FactTransaction", supersedes: Iterable[str], stored: dict[int, str]) -> list[str]:

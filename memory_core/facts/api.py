@@ -24,6 +24,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CATEGORIES = ("preference", "knowledge", "context", "behavior", "goal", "correction")
+# The summary sections of a scope (`memory_data()`'s "user" and "history"), by group.
+SUMMARY_SECTIONS = {
+    "user": ("workContext", "personalContext", "topOfMind"),
+    "history": ("recentMonths", "earlierContext", "longTermBackground"),
+}
 
 
 @dataclass(frozen=True)

@@ -372,7 +372,7 @@ def _context_tools(server: MCPServer, view: ViewProvider, limits: Limits, settin
         report = view().injection_report(max_tokens=max_tokens, model=model, query=query, record=True)
         return MemoryContext(text=report.text, tokens=report.tokens, max_tokens=report.max_tokens,
                              encoding=report.encoding, facts_included=len(report.kept_fact_ids),
-                             facts_dropped=len(report.dropped_fact_ids), truncated=report.truncated)
+                             facts_dropped=report.dropped_count, truncated=report.truncated)
 
     def record_conversation(
         messages: Annotated[list[MessageIn], Field(min_length=1, max_length=MAX_MESSAGES,

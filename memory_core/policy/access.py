@@ -14,6 +14,8 @@ import hashlib
 import json
 import re
 import secrets
+import threading
+import time
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from fnmatch import fnmatchcase
@@ -39,6 +41,10 @@ _EMAIL = re.compile(r"[^@\s/]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9\-]{0,62}\.)+[A-Za-z
 _DOMAIN = re.compile(r"@[A-Za-z0-9](?:[A-Za-z0-9\-]{0,62}\.)+[A-Za-z0-9\-]{1,63}")
 _PATTERN_PART = re.compile(r"[A-Za-z0-9_.\-*]{1,64}")
 _TOUCH_EVERY = timedelta(minutes=1)  # a token's last use is written at most this often
+# Verified tokens are kept in memory for Settings.token_cache_seconds (at most TOKEN_CACHE_SIZE of them), so that
+# a request costs no SQL: revoking in this process takes effect at once, in another process (the CLI) within
+# that time; expiry is checked on every request.
+TOKEN_CACHE_SIZE = 1024
 
 
 def normalise_email(email: object) -> str:
@@ -181,6 +187,8 @@ class Access:
         self._store = AccessStore(db, clock)
         self._clock = clock
         self._settings = settings
+        self._tokens: dict[str, tuple[ApiToken, float]] = {}  # secret hash -> (token, when read, monotonic)
+        self._tokens_lock = threading.Lock()
 
     # -- grants -------------------------------------------------------------------------------------
 
@@ -311,22 +319,37 @@ class Access:
         """The token whose secret this is, if it is known, not revoked and not expired; else None."""
         if not isinstance(secret, str) or not secret.startswith(TOKEN_PREFIX) or len(secret) > 128:
             return None
-        row = self._store.token_by_hash(hash_secret(secret))
-        if row is None:
-            return None
-        token = _token(row)
+        digest = hash_secret(secret)
+        with self._tokens_lock:
+            cached = self._tokens.get(digest)
+        if cached is not None and time.monotonic() - cached[1] < float(self._settings.token_cache_seconds):
+            token, read_at = cached
+        else:
+            row = self._store.token_by_hash(digest)
+            if row is None:
+                return None
+            token, read_at = _token(row), time.monotonic()
         now = self._clock.now()
         if not token.active(now):
+            with self._tokens_lock:
+                self._tokens.pop(digest, None)
             return None
         if token.last_used_at is None or now - token.last_used_at >= _TOUCH_EVERY:
             self._store.touch_token(token.id, now)
             token = replace(token, last_used_at=now)
+        with self._tokens_lock:
+            if digest not in self._tokens and len(self._tokens) >= TOKEN_CACHE_SIZE:
+                self._tokens.pop(next(iter(self._tokens)))
+            self._tokens[digest] = (token, read_at)
         return token
 
     def revoke_token(self, token_id: str) -> None:
         if not isinstance(token_id, str):
             raise KeyError(token_id)
         self._store.revoke_token(token_id, current_actor())
+        with self._tokens_lock:  # at once in this process
+            for digest in [d for d, (token, _) in self._tokens.items() if token.id == token_id]:
+                del self._tokens[digest]
 
     def tokens(self) -> list[ApiToken]:
         return [_token(r) for r in self._store.tokens()]

@@ -29,7 +29,7 @@ from memory_core.store.bundle_store import bundle_scopes, dump_scope, fact_owner
 from memory_core.store.restore_store import journal_documents, journal_done, journal_entries
 from memory_core.text.words import sha256_text
 from memory_core.text.validation import check_memory_text
-from memory_core.portability.bundle_check import as_stored, check_manifest, check_rows, check_supersessions
+from memory_core.portability.bundle_check import MODES, as_stored, check_manifest, check_rows, check_supersessions
 from memory_core.portability.safety import ZipLimits, read_member, safe_members
 
 
@@ -58,7 +58,6 @@ log = logging.getLogger(__name__)
 
 FORMAT = "memory_core-bundle"
 VERSION = 1
-MODES = ("skip", "replace")
 LIMITS = ZipLimits(max_members=200_000, max_member_bytes=256 * 1024 * 1024, max_total_bytes=2 * 1024 ** 3)
 
 

@@ -15,10 +15,11 @@ import re
 from datetime import date, datetime, timezone
 from typing import Any, Callable
 
-from memory_core.facts.api import CATEGORIES
-from memory_core.store.fact_store import SUMMARY_SECTIONS
+from memory_core.facts.api import CATEGORIES, SUMMARY_SECTIONS
 from memory_core.text.instructions import instruction_reason
 from memory_core.text.validation import check_memory_text, check_text
+
+MODES = ("skip", "replace")  # what importing a bundle does with a scope that has memory already
 
 MAX_INT = 2 ** 31 - 1  # an INTEGER column on PostgreSQL; SQLite's limit is higher
 FACT_CHARS = 100_000

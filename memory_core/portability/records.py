@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Mapping
 
-from memory_core.facts.api import CATEGORIES
-from memory_core.store.fact_store import SUMMARY_SECTIONS
+from memory_core.facts.api import CATEGORIES, SUMMARY_SECTIONS
 
 FORMATS = ("deerflow", "mem0", "chatgpt", "claude", "markdown")
 ROLES = ("user", "assistant", "system", "tool")

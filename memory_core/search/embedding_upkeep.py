@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable
 
@@ -20,6 +21,7 @@ from memory_core.errors import EmbeddingError
 from memory_core.text.redact import scrub
 from memory_core.scope import Scope
 from memory_core.store.index_store import IndexStore
+from memory_core.search.cache import BytesLRU
 from memory_core.search.embedders import Embedder, batches
 
 log = logging.getLogger(__name__)
@@ -38,6 +40,14 @@ EMBED_TEXT_CHARS = 4_000
 # and `text_hash` the hash of its text. It is tried again by later runs (the worker's back-fill every 10 s,
 # across restarts) until MAX_EMBED_ATTEMPTS, then left to keyword search until its text changes.
 MAX_EMBED_ATTEMPTS = 3
+# When a search finds a scope changed, the items added since its last check are found by their primary keys (a
+# marker, not a sweep) and at most INLINE_ITEMS of them embedded within the request. A scope of up to this many
+# items is checked in full (every item's text hash) the first time, after an edit, and when more were added; a
+# larger one does that in the background while search ranks what has vectors (keyword search finds the rest),
+# and its edited texts are re-embedded by the worker's back-fill.
+FULL_CHECK_ON_REQUEST = 2_000
+INLINE_ITEMS = 64
+KNOWN_SCOPES = 10_000  # the per-scope bookkeeping (counts and markers) of at most this many scopes is kept
 _PROBE = "memory"  # embedded when a batch fails, to tell a failing embedder from failing items
 
 
@@ -69,36 +79,114 @@ class EmbeddingUpkeep:
     """Embeds what has no vector (or whose text changed), drops orphans, keeps the IDF snapshots; `changed(scope)`
     is called whenever a scope's vectors change (the index drops its cached matrix)."""
 
-    def __init__(self, store: IndexStore, embedder: Embedder, changed: Callable[[Scope], None]) -> None:
+    def __init__(self, store: IndexStore, embedder: Embedder, changed: Callable[..., None],
+                 cache: BytesLRU | None = None) -> None:
+        """`changed(scope, written, dropped)` hears of every change to a scope's vectors: `written` the
+        (owner, vector) pairs written, `dropped` the owners whose vectors went. `cache` holds the IDF weights."""
         self.store = store
         self.embedder = embedder
         self._changed = changed
         self._lock = threading.RLock()
-        self._embedded: dict[Scope, int] = {}  # scopes known fully embedded, with their item count then
-        self._weights: dict[tuple[Scope, str], tuple[str, np.ndarray]] = {}  # IDF snapshots by version
+        self._embedded: OrderedDict[Scope, int] = OrderedDict()  # scopes known embedded, with their item count
+        self._marks: OrderedDict[Scope, tuple[int, int]] = OrderedDict()  # (fact pk, chunk pk) of the last check
+        self._edited: OrderedDict[Scope, None] = OrderedDict()  # scopes changed by more than additions since
+        self.cache = cache if cache is not None else BytesLRU(64 << 20)  # IDF snapshots by version
+        self._deferred: set[Scope] = set()
+        self._worker: threading.Thread | None = None
+        self._closing = False
 
-    def forget(self, scope: Scope | None = None) -> None:
-        """Something changed in `scope` (every scope when None): check it in full at the next `ensure`."""
+    def forget(self, scope: Scope | None = None, *, added_only: bool = False) -> None:
+        """Something changed in `scope` (every scope when None): check it at the next `ensure`, in full unless
+        only items were added (then the marker finds them)."""
         with self._lock:
             if scope is None:
                 self._embedded.clear()
-            else:
-                self._embedded.pop(scope, None)
+                self._marks.clear()
+                return
+            self._embedded.pop(scope, None)
+        if not added_only:
+            self._remember(self._edited, scope, None)
+
+    def _remember(self, table: OrderedDict, scope: Scope, value) -> None:
+        with self._lock:
+            table[scope] = value
+            table.move_to_end(scope)
+            while len(table) > KNOWN_SCOPES:
+                table.popitem(last=False)
 
     def ensure(self, scope: Scope, batch: int = EMBED_BATCH_ITEMS, force: bool = False) -> int:
         """Embed what has no vector for the current model (or whose text changed); drop orphans; return
         how many vectors were written.
 
         Skipped when this process has changed nothing in the scope and its item count is what it was
-        at the last full check; `force` (the worker's periodic back-fill) always checks every item,
-        which also catches edits made by other processes, and may take a new IDF snapshot at any size.
-        An item that fails is marked and skipped (see MAX_EMBED_ATTEMPTS); EmbeddingError only when the
-        embedder itself fails, with nothing marked.
+        at the last check; a large scope is brought up to date by its marker (see FULL_CHECK_ON_REQUEST);
+        `force` (the worker's periodic back-fill) always checks every item, which also catches edits made
+        by other processes, and may take a new IDF snapshot at any size. An item that fails is marked and
+        skipped (see MAX_EMBED_ATTEMPTS); EmbeddingError only when the embedder itself fails, with nothing marked.
         """
-        model = self.embedder.model_name
         count = self.store.item_count(scope)
         if not force and self._embedded.get(scope) == count:
             return 0
+        marks = self._marks.get(scope)
+        if force or (count <= FULL_CHECK_ON_REQUEST and (marks is None or scope in self._edited)):
+            return self._full(scope, batch, force, count)
+        if marks is None:
+            self.defer(scope)
+            return 0
+        items, fact_pk, chunk_pk = self.store.items_after(scope, *marks, INLINE_ITEMS + 1)
+        if len(items) > INLINE_ITEMS:
+            if count <= FULL_CHECK_ON_REQUEST:
+                return self._full(scope, batch, force, count)
+            self.defer(scope)
+            return 0
+        written = self._embed_items(scope, items, self.weighting(scope), batch) if items else 0
+        self._remember(self._marks, scope, (fact_pk, chunk_pk))
+        self._remember(self._embedded, scope, count)
+        return written
+
+    def defer(self, scope: Scope) -> None:
+        """Check `scope` in full in the background (one thread, one scope at a time)."""
+        with self._lock:
+            if self._closing or scope in self._deferred:
+                return
+            self._deferred.add(scope)
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(target=self._run_deferred, name="memory-core-embed", daemon=True)
+                self._worker.start()
+
+    def _run_deferred(self) -> None:
+        while True:
+            with self._lock:
+                if self._closing or not self._deferred:
+                    self._deferred.clear()
+                    self._worker = None
+                    return
+                scope = next(iter(self._deferred))
+            try:
+                self._full(scope, EMBED_BATCH_ITEMS, False, self.store.item_count(scope))
+            except Exception:  # the worker's back-fill tries again; search meanwhile ranks what has vectors
+                log.exception("embedding scope %s in the background failed", scope.key)
+            with self._lock:
+                self._deferred.discard(scope)
+
+    def wait(self, timeout: float | None = 30.0) -> None:
+        """Wait until the background embedding has finished (tests, benchmarks)."""
+        worker = self._worker
+        if worker is not None:
+            worker.join(timeout)
+
+    def close(self, timeout: float | None = 30.0) -> None:
+        """Stop taking background work; wait for the scope in hand."""
+        with self._lock:
+            self._closing = True
+        self.wait(timeout)
+
+    def _full(self, scope: Scope, batch: int, force: bool, count: int) -> int:
+        """Check every item of the scope (see `ensure`)."""
+        model = self.embedder.model_name
+        item_marks = self.store.item_marks(scope)
+        with self._lock:
+            self._edited.pop(scope, None)  # changes from here on are seen by the next check
         items = self.store.items(scope)
         version, weights = self.weighting(scope, count if force or count <= REFRESH_ON_REQUEST else None, items)
         rows = self.store.embedding_rows(scope, model)
@@ -116,11 +204,43 @@ class EmbeddingUpkeep:
             if attempts < MAX_EMBED_ATTEMPTS:
                 todo.append(_Pending(owner, t, digest, text_hash, attempts))
         orphans = {o for o, _, _ in rows} - {owner for owner, _ in items}
+        written = self._write(scope, todo, weights, dim, batch)
+        if orphans:
+            self.store.drop_embeddings(scope, model, orphans)
+            self._changed(scope, [], orphans)
+        self._remember(self._marks, scope, item_marks)
+        self._remember(self._embedded, scope, count)
+        return written
+
+    def _embed_items(self, scope: Scope, items: list[tuple[str, str]], weighting: tuple[str, np.ndarray | None],
+                     batch: int) -> int:
+        """Embed the (owner, text) items that have no current vector (new ones, found by the marker)."""
+        version, weights = weighting
+        rows = self.store.embedding_rows_of(scope, self.embedder.model_name, [owner for owner, _ in items])
+        have = {owner: digest for owner, digest, dim in rows if dim > 0}
+        marks = {owner: (digest, -dim) for owner, digest, dim in rows if dim <= 0}
+        todo = []
+        for owner, t in items:
+            digest = sha(f"{version}\0{t}" if version else t)
+            if have.get(owner) == digest:
+                continue
+            text_hash = sha(t)
+            marked_hash, attempts = marks.get(owner, ("", 0))
+            attempts = attempts if marked_hash == text_hash else 0
+            if attempts < MAX_EMBED_ATTEMPTS:
+                todo.append(_Pending(owner, t, digest, text_hash, attempts))
+        return self._write(scope, todo, weights, None, batch)
+
+    def _write(self, scope: Scope, todo: list[_Pending], weights: np.ndarray | None, dim: int | None,
+               batch: int) -> int:
+        """Embed the pending items in bounded batches and write their vectors (or failure marks)."""
+        model = self.embedder.model_name
         written = 0
         for lo, hi in batches([p.text for p in todo], batch, EMBED_BATCH_CHARS):
             part = todo[lo:hi]
             results, dim = self._embed_part([p.text for p in part], weights, dim)
             rows_out = []
+            vectors = []
             for pending, result in zip(part, results):
                 if isinstance(result, EmbeddingError):  # the mark: no vector, minus the attempts
                     self._log_failure(scope, pending.owner, pending.attempts + 1, result)
@@ -128,13 +248,9 @@ class EmbeddingUpkeep:
                 else:
                     written += 1
                     rows_out.append((pending.owner, int(result.shape[0]), pending.digest, result.tobytes()))
+                    vectors.append((pending.owner, result))
             self.store.write_embeddings(scope, model, rows_out)
-        if orphans:
-            self.store.drop_embeddings(scope, model, orphans)
-        if todo or orphans:
-            self._changed(scope)
-        with self._lock:
-            self._embedded[scope] = count
+            self._changed(scope, vectors, {p.owner for p, r in zip(part, results) if isinstance(r, EmbeddingError)})
         return written
 
     def backfill(self) -> int:
@@ -222,15 +338,13 @@ class EmbeddingUpkeep:
         if row is None or (count is not None and drifted(row[1], count)):
             return self._snapshot(scope, items if items is not None else self.store.items(scope))
         version, snapshot_items = row
-        with self._lock:
-            cached = self._weights.get((scope, model))
+        cached = self.cache.get(("weights", scope, model))
         if cached is None or cached[0] != version:
             blob = self.store.token_df(scope, model, version)
             if blob is None:  # replaced by another process in between
                 return self.weighting(scope, None)
             cached = (version, idf(np.frombuffer(blob, dtype=np.int32), snapshot_items))
-            with self._lock:
-                self._weights[(scope, model)] = cached
+            self.cache.put(("weights", scope, model), cached, cached[1].nbytes + 200)
         return cached
 
     def describe(self, scope: Scope) -> str:
@@ -255,6 +369,5 @@ class EmbeddingUpkeep:
         version = f"idf{len(texts)}-{hashlib.sha256(df.tobytes()).hexdigest()[:12]}"
         self.store.save_token_stats(scope, model, len(texts), version, df.tobytes())
         weights = idf(df, len(texts))
-        with self._lock:
-            self._weights[(scope, model)] = (version, weights)
+        self.cache.put(("weights", scope, model), (version, weights), weights.nbytes + 200)
         return version, weights

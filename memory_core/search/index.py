@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import time
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Iterable
@@ -24,6 +25,7 @@ from memory_core.store.turn_store import facts_with_sources
 from memory_core.text.words import STOPWORDS
 from memory_core.tiers.core import CORE_PATH
 from memory_core.search.chunking import CHUNK_CHARS, CHUNKING, chunk_document, split_chunk  # noqa: F401 (named here before)
+from memory_core.search.cache import BytesLRU
 from memory_core.search.embedders import Embedder, cosine_top
 from memory_core.search.embedding_upkeep import (EMBED_BATCH_CHARS, EMBED_BATCH_ITEMS, EMBED_TEXT_CHARS,  # noqa: F401 (named here before)
                                MAX_EMBED_ATTEMPTS, REFRESH_ON_REQUEST, EmbeddingUpkeep, drifted, idf, sha)
@@ -71,24 +73,101 @@ def query_terms(query: str) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(long_terms))[:32], list(dict.fromkeys(short_terms))[:8]
 
 
+class _Matrix:
+    """A scope's vectors of one model in memory: rows [0, n) of `buffer` (which has room to grow), their owners,
+    and how many vectors the database held when they were read (another process's writes change that)."""
+
+    def __init__(self, rows: list[tuple[str, bytes]], count: int) -> None:
+        self.owners = [r[0] for r in rows]
+        self.n = len(rows)
+        self.buffer = (np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1).copy()
+                       if rows else np.zeros((0, 1), dtype=np.float32))
+        self.position = {owner: i for i, owner in enumerate(self.owners)}
+        self.count = count
+        self.checked = time.monotonic()  # when the database's count of vectors was last compared
+
+    @property
+    def nbytes(self) -> int:
+        return self.buffer.nbytes + 120 * len(self.owners)
+
+    def put(self, owner: str, vector: np.ndarray) -> bool:
+        """Write one vector in place, or append it; False when its dimension differs (the caller reloads)."""
+        if self.n and vector.shape[0] != self.buffer.shape[1]:
+            return False
+        at = self.position.get(owner)
+        if at is None:
+            if self.n == 0:
+                self.buffer = np.zeros((16, vector.shape[0]), dtype=np.float32)
+            elif self.n == self.buffer.shape[0]:  # grow by half: appending is amortised O(1)
+                grown = np.zeros((self.n + max(16, self.n // 2), self.buffer.shape[1]), dtype=np.float32)
+                grown[:self.n] = self.buffer[:self.n]
+                self.buffer = grown
+            at, self.n = self.n, self.n + 1
+            self.owners.append(owner)
+            self.position[owner] = at
+            self.count += 1
+        self.buffer[at] = vector
+        return True
+
+    def remove(self, owners: set[str]) -> None:
+        keep = [i for i, owner in enumerate(self.owners) if owner not in owners]
+        self.count -= self.n - len(keep)
+        self.buffer = self.buffer[keep] if keep else np.zeros((0, 1), dtype=np.float32)
+        self.owners = [self.owners[i] for i in keep]
+        self.n = len(keep)
+        self.position = {owner: i for i, owner in enumerate(self.owners)}
+
+
+# What the index keeps in memory (scopes' vectors and IDF weights) is at most this many bytes by default.
+CACHE_BYTES = 256 << 20
+# A cached matrix is compared with the database's count of vectors at most this often (a count of a large
+# scope costs a scan on PostgreSQL): this process's own writes are patched in at once, another's seen within it.
+MATRIX_CHECK_SECONDS = 1.0
+
+
 class SearchIndex:
     def __init__(self, db: "Database", documents: "DocumentStore", embedder: Embedder, clock: "Clock",
-                 store: IndexStore | None = None) -> None:
+                 store: IndexStore | None = None, *, cache_bytes: int = CACHE_BYTES) -> None:
         self.db = db
         self.store = store or IndexStore(db)  # the SQL; this module keeps the ranking
         self.documents = documents
         self.embedder = embedder
         self.clock = clock
-        self.upkeep = EmbeddingUpkeep(self.store, embedder, changed=self.touch)
+        # Matrices and IDF weights of the scopes searched lately, least recently used evicted first.
+        self.cache = BytesLRU(cache_bytes)
+        self.upkeep = EmbeddingUpkeep(self.store, embedder, changed=self._vectors_changed, cache=self.cache)
         self._lock = threading.RLock()
-        self._cache: dict[tuple[Scope, str], tuple[int, np.ndarray, list[str]]] = {}
-        self._generation = 0
 
     def touch(self, scope: Scope | None = None) -> None:
-        """Something changed in `scope` (every scope when None): cached vectors and checks are stale."""
+        """Something changed in `scope` (every scope when None) behind the index's back (a purge, an erase, a
+        restored bundle): its cached vectors and checks are dropped."""
         with self._lock:
-            self._generation += 1
             self.upkeep.forget(scope)
+            self.cache.drop(lambda key: scope is None or key[1] == scope)
+
+    def facts_changed(self, scope: Scope, added_only: bool = False) -> None:
+        """The facts of `scope` changed (FactStore's listener): check its embeddings at the next search (only the
+        facts added, by the marker, when nothing else changed); the vectors in memory stay, and what the check
+        writes is patched into them."""
+        self.upkeep.forget(scope, added_only=added_only)
+
+    def _vectors_changed(self, scope: Scope, written: list[tuple[str, np.ndarray]], dropped: set[str]) -> None:
+        """Patch the scope's cached matrix with vectors just written or dropped (no reload)."""
+        key = ("matrix", scope, self.embedder.model_name)
+        with self._lock:
+            entry = self.cache.get(key)
+            if entry is None:
+                return
+            if dropped & entry.position.keys():
+                entry.remove(dropped)
+            if not all(entry.put(owner, vector) for owner, vector in written):
+                self.cache.pop(key)
+                return
+            self.cache.put(key, entry, entry.nbytes)
+
+    def close(self, timeout: float | None = 30.0) -> None:
+        """Stop the background embedding (Memory.close calls this before releasing the database)."""
+        self.upkeep.close(timeout)
 
     # -- documents -------------------------------------------------------------------------------
 
@@ -142,20 +221,24 @@ class SearchIndex:
         return self.upkeep.describe(scope)
 
     def _matrix(self, scope: Scope) -> tuple[np.ndarray, list[str]]:
+        """The scope's vectors and their owners: from memory while the database holds as many as were read
+        (and patched since); else read again (another process wrote some)."""
         model = self.embedder.model_name
+        key = ("matrix", scope, model)
+        entry = self.cache.get(key)
+        if entry is not None and time.monotonic() - entry.checked < MATRIX_CHECK_SECONDS:
+            with self._lock:
+                return entry.buffer[:entry.n], entry.owners[:entry.n]
         count = self.store.vector_count(scope, model)  # vectors only, not the marks of failed items
-        stamp = hash((self._generation, count))
         with self._lock:
-            cached = self._cache.get((scope, model))
-            if cached and cached[0] == stamp:
-                return cached[1], cached[2]
-        rows = self.store.vectors(scope, model)
-        owners = [r[0] for r in rows]
-        matrix = (np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-                  if rows else np.zeros((0, 1), dtype=np.float32))
+            entry = self.cache.get(key)
+            if entry is not None and entry.count == count:
+                entry.checked = time.monotonic()
+                return entry.buffer[:entry.n], entry.owners[:entry.n]
+        entry = _Matrix(self.store.vectors(scope, model), count)
         with self._lock:
-            self._cache[(scope, model)] = (stamp, matrix, owners)
-        return matrix, owners
+            self.cache.put(key, entry, entry.nbytes)
+        return entry.buffer[:entry.n], entry.owners[:entry.n]
 
     # -- retrieval -------------------------------------------------------------------------------
 

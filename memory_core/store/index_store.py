@@ -54,6 +54,29 @@ class IndexStore:
                 ChunkRow.user_id == scope.user_id, ChunkRow.agent_name == scope.agent_name)).all()
         return [(f"f:{i}", c) for i, c in facts] + [(f"c:{pk}", t) for pk, t in chunks]
 
+    def item_marks(self, scope: Scope) -> tuple[int, int]:
+        """The highest fact pk and chunk pk of the scope (0 when none): items added later have higher ones."""
+        with self.db.read() as s:
+            fact = s.execute(select(func.max(FactRow.pk)).where(
+                FactRow.user_id == scope.user_id, FactRow.agent_name == scope.agent_name)).scalar()
+            chunk = s.execute(select(func.max(ChunkRow.pk)).where(
+                ChunkRow.user_id == scope.user_id, ChunkRow.agent_name == scope.agent_name)).scalar()
+        return fact or 0, chunk or 0
+
+    def items_after(self, scope: Scope, fact_pk: int, chunk_pk: int,
+                    limit: int) -> tuple[list[tuple[str, str]], int, int]:
+        """(owner, text) of the valid facts and chunks added after the marks (at most `limit` of each), with
+        the marks that follow them."""
+        with self.db.read() as s:
+            facts = s.execute(select(FactRow.pk, FactRow.id, FactRow.content, FactRow.invalid_at).where(
+                FactRow.user_id == scope.user_id, FactRow.agent_name == scope.agent_name, FactRow.pk > fact_pk)
+                .order_by(FactRow.pk).limit(limit)).all()
+            chunks = s.execute(select(ChunkRow.pk, ChunkRow.text).where(
+                ChunkRow.user_id == scope.user_id, ChunkRow.agent_name == scope.agent_name, ChunkRow.pk > chunk_pk)
+                .order_by(ChunkRow.pk).limit(limit)).all()
+        items = [(f"f:{i}", c) for _pk, i, c, invalid in facts if invalid is None] + [(f"c:{pk}", t) for pk, t in chunks]
+        return items, (facts[-1][0] if facts else fact_pk), (chunks[-1][0] if chunks else chunk_pk)
+
     def indexed_docs(self, scope: Scope) -> dict[str, str]:
         """The content hash of each document of the scope as last chunked, by path."""
         with self.db.read() as s:
@@ -99,6 +122,13 @@ class IndexStore:
             return [tuple(r) for r in s.execute(select(EmbeddingRow.owner, EmbeddingRow.text_hash, EmbeddingRow.dim).where(
                 EmbeddingRow.user_id == scope.user_id, EmbeddingRow.agent_name == scope.agent_name,
                 EmbeddingRow.model == model)).all()]
+
+    def embedding_rows_of(self, scope: Scope, model: str, owners: list[str]) -> list[tuple[str, str, int]]:
+        """`embedding_rows` of the named owners only."""
+        with self.db.read() as s:
+            return [tuple(r) for r in s.execute(select(EmbeddingRow.owner, EmbeddingRow.text_hash, EmbeddingRow.dim).where(
+                EmbeddingRow.user_id == scope.user_id, EmbeddingRow.agent_name == scope.agent_name,
+                EmbeddingRow.model == model, EmbeddingRow.owner.in_(owners))).all()] if owners else []
 
     def write_embeddings(self, scope: Scope, model: str, rows: Sequence[EmbeddingWrite]) -> None:
         """Replace the embeddings of `model` of the rows' owners, in one transaction."""
@@ -190,10 +220,10 @@ class IndexStore:
     def _ts_rank(s, tsquery: str, params: dict) -> dict[str, float]:
         found: dict[str, float] = {}
         for table, owner, col, valid in _TABLES:
-            rows = s.execute(text(
-                f"SELECT {owner}, ts_rank(to_tsvector('simple', t.{col}), to_tsquery('simple', :q)) AS r "
+            rows = s.execute(text(  # t.tsv: the stored to_tsvector('simple', text) of m030, GIN-indexed
+                f"SELECT {owner}, ts_rank(t.tsv, to_tsquery('simple', :q)) AS r "
                 f"FROM {table} t WHERE t.user_id = :u AND t.agent_name = :a{valid} AND "
-                f"to_tsvector('simple', t.{col}) @@ to_tsquery('simple', :q) ORDER BY r DESC LIMIT :n"),
+                f"t.tsv @@ to_tsquery('simple', :q) ORDER BY r DESC LIMIT :n"),
                 {**params, "q": tsquery}).all()
             found.update((o, float(score)) for o, score in rows)
         return found
@@ -217,10 +247,11 @@ class IndexStore:
         facts: list[tuple] = []
         chunks: list[tuple] = []
         with self.db.read() as s:
-            if fact_ids:
-                facts = [tuple(r) for r in s.execute(select(FactRow.id, FactRow.content, FactRow.source).where(
-                    FactRow.id.in_(fact_ids), FactRow.user_id == scope.user_id,
-                    FactRow.agent_name == scope.agent_name, FactRow.invalid_at.is_(None)))]
+            if fact_ids:  # by id alone, so that the planner takes the id index; scope and validity checked here
+                facts = [(i, content, source) for i, content, source, u, a, invalid in s.execute(select(
+                    FactRow.id, FactRow.content, FactRow.source, FactRow.user_id, FactRow.agent_name,
+                    FactRow.invalid_at).where(FactRow.id.in_(fact_ids)))
+                    if (u, a) == (scope.user_id, scope.agent_name) and invalid is None]
             if chunk_pks:
                 chunks = [tuple(r) for r in s.execute(select(
                     ChunkRow.pk, ChunkRow.kind, ChunkRow.path, ChunkRow.start_line, ChunkRow.end_line, ChunkRow.text,

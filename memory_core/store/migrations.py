@@ -420,6 +420,21 @@ def m028_episodes(conn: Connection, db: Database) -> None:
             "CREATE INDEX IF NOT EXISTS ix_episode_turns_day ON episode_turns (user_id, agent_name, day)")
 
 
+def m030_keyword_columns(conn: Connection, db: Database) -> None:
+    """Keyword search and injection at 100,000 items a scope. PostgreSQL: a stored tsvector of each fact's and
+    chunk's text (filled for existing rows as the column is added), GIN-indexed, so that no tsvector is built per
+    row at query time. Both: the valid facts of a scope by confidence, as injection reads its most confident."""
+    if db.dialect == "postgresql":
+        for table, column in (("facts", "content"), ("chunks", "text")):
+            conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS tsv tsvector "
+                                 f"GENERATED ALWAYS AS (to_tsvector('simple', {column})) STORED")
+            conn.exec_driver_sql(f"CREATE INDEX IF NOT EXISTS ix_{table}_tsv_stored ON {table} USING gin (tsv)")
+        conn.exec_driver_sql("DROP INDEX IF EXISTS ix_facts_tsv")  # m002's expression indexes: the column serves
+        conn.exec_driver_sql("DROP INDEX IF EXISTS ix_chunks_tsv")
+    conn.exec_driver_sql("CREATE INDEX IF NOT EXISTS ix_facts_scope_leading ON facts "
+                         "(user_id, agent_name, confidence DESC, created_at, pk) WHERE invalid_at IS NULL")
+
+
 MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_keyword_index, m003_word_index,
                                                             m004_fact_counts, m005_pg_trgm, m006_token_stats,
                                                             m007_validity_and_actors, m008_unicode_dedup_keys,
@@ -429,7 +444,8 @@ MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_k
                                                             m015_agent_items, m016_oauth,
                                                             m017_dream_proposals, m018_usage_and_injections,
                                                             m019_provenance, m020_held_facts, m022_budget_reservations,
-                                                            m023_oauth_client_use, m024_erase_journal, m028_episodes]
+                                                            m023_oauth_client_use, m024_erase_journal, m028_episodes,
+                                                            m030_keyword_columns]
 
 # Migrations renamed so that each number is used once, in order: a database that applied the old name has it
 # recorded under the new one before anything runs.

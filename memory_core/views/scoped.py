@@ -33,7 +33,7 @@ from memory_core.search.one_hit import one_hit_per_statement
 from memory_core.consistency.truth import Retired, distinctive, says_same, stale, stems
 from memory_core.store.episode_store import retired_facts
 from memory_core.store.import_store import ImportLedger
-from memory_core.store.fact_store import SUMMARY_SECTIONS
+from memory_core.facts.api import SUMMARY_SECTIONS
 from memory_core.views.subviews import ScopedDaily, ScopedFacts, ScopedPlans, ScopedQueue
 from memory_core.tiers.core import CoreTier
 from memory_core.tiers.episodes import dated_messages
@@ -83,6 +83,11 @@ def _says_retired(text: str, old: Retired) -> bool:
         return True
     marks = distinctive(old.content, old.replacement)
     return old.replacement is None and len(marks) >= 2 and len(marks & stems(text)) >= len(marks) - 1
+
+
+# Extraction reads at most this many stored facts (the LLM extractor's prompt shows 200): all of a small scope,
+# else those that keyword search finds for what the user said first, then the most confident.
+EXTRACTION_FACTS = 200
 
 
 class ScopedMemory:
@@ -167,7 +172,7 @@ class ScopedMemory:
             thread_id = validate_thread_id(thread_id)
             said_at = _when(when) or parts.clock.now()
             messages = strip_scheduled_pairs(validate_messages(messages, parts.settings.max_conversation_chars))
-            current = self.memory_data()
+            current = self._extraction_data(messages)
             self._check_budget()
             try:
                 with metering(scope, "extract"):
@@ -233,8 +238,39 @@ class ScopedMemory:
         return eraser.guard(self.scope, taken_in) if eraser is not None else None
 
     def memory_data(self) -> dict[str, Any]:
+        """The scope's summaries and every valid fact (injection and update read only what they use)."""
         data: dict[str, Any] = self._parts.store.summaries(self.scope)
         data["facts"] = [f.to_dict() for f in self._parts.store.list(self.scope)]
+        return data
+
+    def _injection_data(self, budget: int, priority: list[str] | None) -> dict[str, Any]:
+        """`memory_data()` with only the facts that can reach a text of `budget` tokens: a fact line is at least
+        9 tokens, so no more than budget // 9 facts fit, and those are the most confident (plus the query's
+        relevant ones, taken first). The text is the same as from the whole scope; the report's
+        `dropped_fact_ids` lists the dropped facts read (the next most confident), `dropped_count` all."""
+        data: dict[str, Any] = self._parts.store.summaries(self.scope)
+        facts = self._parts.store.leading(self.scope, budget // 9 + 2, priority or ())
+        data["facts"] = [f.to_dict() for f in facts]
+        return data
+
+    def _extraction_data(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        """What extraction reads: the summaries and the facts a new statement may repeat or replace. A scope of
+        up to EXTRACTION_FACTS facts gives them all (as `memory_data()`); a larger one gives the facts that
+        keyword search finds for what the user said, then the most confident, EXTRACTION_FACTS in all."""
+        store = self._parts.store
+        data: dict[str, Any] = store.summaries(self.scope)
+        if store.count(self.scope) <= EXTRACTION_FACTS:
+            data["facts"] = [f.to_dict() for f in store.leading(self.scope, EXTRACTION_FACTS)]
+            return data
+        said = " ".join(m["content"] for m in messages if m.get("role") == "user")[-2000:]
+        found: list[str] = []
+        if said.strip():
+            found = [owner[2:] for owner, _ in self._parts.index.keyword(self.scope, said, EXTRACTION_FACTS // 2)
+                     if owner.startswith("f:")]
+        facts = store.leading(self.scope, EXTRACTION_FACTS, found)
+        rank_of = {fact_id: i for i, fact_id in enumerate(found)}
+        facts.sort(key=lambda f: rank_of.get(f.id, len(rank_of)))  # stable: the rest stay by confidence
+        data["facts"] = [f.to_dict() for f in facts[:EXTRACTION_FACTS]]
         return data
 
     def set_summaries(self, summaries: dict[str, str]) -> None:
@@ -257,10 +293,13 @@ class ScopedMemory:
         in): see `injections()`."""
         parts = self._parts
         budget = parts.settings.max_injection_tokens if max_tokens is None else max_tokens
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+            raise ValueError(f"max_tokens must be a non-negative integer; got {budget!r}")
         if query is None:
-            report = build_injection(self.memory_data(), budget, model=model)
+            report = build_injection(self._injection_data(budget, None), budget, model=model)
         else:
             report = self._with_evidence(query, budget, model)
+        report.dropped_count = max(0, parts.store.count(self.scope) - len(report.kept_fact_ids))
         if record:
             parts.ledger.store.add_injection(self.scope, parts.clock.now(), self.actor or current_actor(),
                                              query if isinstance(query, str) and query.strip() else None,
@@ -305,7 +344,8 @@ class ScopedMemory:
         current = self._current_of([h.text for h in hits if h.kind == "fact"])
         passages = select_passages(rerank(hits, query), lambda wanted: self._turns_of(wanted, current))
         facts_budget = budget - int(budget * PASSAGE_SHARE) if passages else budget
-        report = build_injection(self.memory_data(), facts_budget, model=model, priority=priority)
+        report = build_injection(self._injection_data(facts_budget, priority), facts_budget, model=model,
+                                 priority=priority)
         report.max_tokens = budget
         return with_passages(report, passages, budget, model)
 

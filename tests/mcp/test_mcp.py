@@ -538,13 +538,17 @@ def test_http_session_is_bound_to_its_token_and_revocation_is_immediate(http_ser
     assert not [f for f in memory.facts.list(user_id="bob", agent_name="coder") if "hijacked" in f.content]
     assert not [f for f in memory.facts.list(user_id="ana", agent_name="coder") if "hijacked" in f.content]
 
-    # a token revoked mid-session stops working at its next request
+    # a token revoked mid-session (here by another process: the server's token cache keeps it at most
+    # token_cache_seconds, 5 s) stops working at its next request after that
     async def scenario() -> None:
         async with http_client(url, secret, mode="legacy") as client:
             structured(await client.call_tool("remember", {"content": "User said hello", "category": "context"}))
             memory.access.revoke_token(token.id)
+            deadline = time.monotonic() + memory.settings.token_cache_seconds + 30
             with pytest.raises(MCPError, match="error response"):  # the SDK's words for the 401
-                await client.call_tool("remember", {"content": "User said goodbye", "category": "context"})
+                while time.monotonic() < deadline:  # reads until the server's cached token runs out
+                    await client.call_tool("list_facts", {})
+                    await anyio.sleep(0.2)
 
     anyio.run(scenario)
     contents = {f.content for f in memory.facts.list(user_id="ana", agent_name="coder")}

@@ -1,0 +1,233 @@
+"""Issue 35: fast as memory grows. One scope filled to 1k / 10k / 100k short LoCoMo-like items, on SQLite and
+PostgreSQL; every figure is a median, or a ratio of two things alternated in one run, and each call's growth
+exponent from one size to the next (time ~ n^e).
+
+`python -m bench scale [--sizes 1000,10000,100000] [--db sqlite,postgresql] [--repeat 9]`
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+
+from bench.common import DATA, fresh_memory, row
+from memory_core.facts.api import content_key
+from memory_core.store.models import FactRow
+
+PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
+_IDS = itertools.count(1)  # fact ids unique across the scopes of a run (random ones collide at 100k)
+TOPICS = ("chess", "jazz", "tea", "golf", "opera", "kayaking", "sushi", "poetry")
+_FALLBACK = ("Caroline went to the support group on Sunday", "Melanie painted a sunrise by the lake last year",
+             "The user plans a camping trip with the kids in July", "John started a new job as a nurse")
+
+
+def turns() -> tuple[list[str], list[str]]:
+    """LoCoMo's turn texts and questions (a few built-in ones when the data set is absent)."""
+    found = [p for p in (DATA, Path(__file__).resolve().parents[3] / "shared" / "data" / DATA.name) if p.exists()]
+    if not found:
+        return list(_FALLBACK), ["When did Caroline go to the support group?"]
+    data = json.loads(found[0].read_text())
+    texts, questions = [], []
+    for sample in data:
+        conversation = sample["conversation"]
+        texts += [t["text"] for key, value in conversation.items() if key.startswith("session_")
+                  and isinstance(value, list) for t in value if t.get("text")]
+        questions += [q["question"] for q in sample["qa"]]
+    return texts, questions
+
+
+def fill(memory, user_id: str, n: int, texts: list[str]) -> None:
+    now = datetime.now(timezone.utc)
+    with memory.db.write() as s:
+        for i in range(n):
+            content = f"{texts[i % len(texts)]} (#{i})"
+            s.add(FactRow(id=f"fact_{next(_IDS):08x}", user_id=user_id, agent_name="default", content=content,
+                          content_key=content_key(content), category="knowledge",
+                          confidence=round(0.5 + (i * 7919 % 500) / 1000, 3), created_at=now, updated_at=now,
+                          source=f"D{i // 25}:{i % 25}"))
+
+
+def median(fn, repeat: int) -> float:
+    samples = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t)
+    return statistics.median(samples)
+
+
+def alternate(a, b, repeat: int) -> tuple[float, float]:
+    """Medians of `a` and `b`, called in turns (so that the machine's load falls on both alike)."""
+    sa, sb = [], []
+    for _ in range(repeat):
+        for fn, samples in ((a, sa), (b, sb)):
+            t = time.perf_counter()
+            fn()
+            samples.append(time.perf_counter() - t)
+    return statistics.median(sa), statistics.median(sb)
+
+
+def peak_mb(fn) -> float:
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
+def measure(url: str | None, n: int, repeat: int, texts: list[str], questions: list[str]) -> dict[str, float]:
+    from memory_core.context.injection import build_injection
+
+    memory = fresh_memory(max_facts=10**7, **({"database_url": url} if url else {}))
+    out: dict[str, float] = {}
+    try:
+        fill(memory, "big", n, texts)
+        fill(memory, "other", 50, texts)
+        view = memory.scoped(user_id="big")
+        other = memory.scoped(user_id="other")
+        start = time.perf_counter()
+        memory.index.ensure_embeddings(view.scope, force=True)
+        out["embed all (s, off the request path)"] = time.perf_counter() - start
+        qs = iter(questions * 100)
+        view.search(next(qs))  # warm
+
+        out["format_for_injection(query) ms"] = median(lambda: view.format_for_injection(query=next(qs)), repeat) * 1e3
+
+        def old_injection() -> None:  # the path before issue 35: the whole scope read and converted
+            q = next(qs)
+            build_injection(view.memory_data(), 2000, priority=view.relevant_fact_ids(q))
+
+        new, old = alternate(lambda: view.format_for_injection(query=next(qs)), old_injection, max(3, repeat // 3))
+        out["injection: old path / new path"] = old / new
+        out["injection peak MB (tracemalloc)"] = peak_mb(lambda: view.format_for_injection(query=next(qs)))
+        out["hybrid search ms"] = median(lambda: view.search(next(qs)), repeat) * 1e3
+        out["keyword search ms"] = median(lambda: view.search(next(qs), mode="keyword", neighbours=False), repeat) * 1e3
+        out["vector search ms"] = median(lambda: view.search(next(qs), mode="vector", neighbours=False), repeat) * 1e3
+
+        counter = iter(range(10**6))
+
+        def add_then_search() -> None:
+            view.facts.add(f"The user adopted a cat named Whiskers number {next(counter)}", "knowledge", 0.7)
+
+        after, warm = [], []
+        for _ in range(repeat):
+            add_then_search()
+            t = time.perf_counter()
+            view.search(next(qs))
+            after.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            view.search(next(qs))
+            warm.append(time.perf_counter() - t)
+        out["search after an add / warm search"] = statistics.median(after) / statistics.median(warm)
+        memory.index.upkeep.wait()
+        elsewhere = []
+        for _ in range(repeat):
+            other.facts.add(f"Another scope's fact {next(counter)}", "knowledge", 0.7)
+            t = time.perf_counter()
+            view.search(next(qs))
+            elsewhere.append(time.perf_counter() - t)
+        out["search after a write in another scope / warm"] = statistics.median(elsewhere) / statistics.median(warm)
+
+        empty = memory.scoped(user_id="empty")
+        said = iter(range(10**6))
+
+        def adding(v) -> None:  # a new fact each time, superseding nothing
+            i = next(said)
+            v.update([{"role": "user", "content": f"I love {TOPICS[i % len(TOPICS)]} number {i}."}], thread_id=f"t{i}")
+
+        def moving(v) -> None:  # supersedes where the user lived
+            i = next(said)
+            v.update([{"role": "user", "content": f"I moved to Lisbon in {1900 + i % 100} and I love sailing {i}."}],
+                     thread_id=f"t{i}")
+
+        big_update, empty_update = alternate(lambda: adding(view), lambda: adding(empty), repeat)
+        out["update() adding a fact: this scope / an empty one"] = big_update / empty_update
+        big_update, empty_update = alternate(lambda: moving(view), lambda: moving(empty), repeat)
+        out["update() superseding one: this scope / an empty one"] = big_update / empty_update
+    finally:
+        memory.close()
+    return out
+
+
+def cache_bound(scopes: int = 1000) -> tuple[float, float]:
+    """The search cache's bytes and RSS growth after `scopes` small scopes were each searched once."""
+    import resource
+
+    memory = fresh_memory(max_facts=10**7, search_cache_mb=32)
+    texts, _ = turns()
+    try:
+        for i in range(scopes):
+            fill(memory, f"u{i}", 20, texts[i % len(texts):] or texts)
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        for i in range(scopes):
+            memory.scoped(user_id=f"u{i}").search("support group")
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - before
+        return memory.index.cache.bytes / 2**20, rss
+    finally:
+        memory.close()
+
+
+def import_seconds() -> float:
+    code = "import time; t = time.perf_counter(); import memory_core; print(time.perf_counter() - t)"
+    samples = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+               for _ in range(3)]
+    return statistics.median(samples)
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(prog="python -m bench scale")
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--db", default="sqlite,postgresql")
+    parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--scopes", type=int, default=1000)
+    args, _ = parser.parse_known_args([a for a in argv if a != "scale"])
+    sizes = [int(s) for s in args.sizes.split(",")]
+    texts, questions = turns()
+    print(f"import memory_core: {import_seconds():.2f} s (goal <= 1 s)")
+    for db in args.db.split(","):
+        results = {}
+        for n in sizes:
+            if db == "postgresql":
+                from sqlalchemy import create_engine, text
+
+                schema = f"bench_{uuid.uuid4().hex[:8]}"
+                engine = create_engine(PG_URL)
+                with engine.begin() as conn:
+                    conn.execute(text(f"CREATE SCHEMA {schema}"))
+                try:
+                    results[n] = measure(f"{PG_URL}?options=-csearch_path%3D{schema}", n, args.repeat, texts, questions)
+                finally:
+                    with engine.begin() as conn:
+                        conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+                    engine.dispose()
+            else:
+                results[n] = measure(None, n, args.repeat, texts, questions)
+        print(f"{db}: one scope of " + " / ".join(f"{n:,}" for n in sizes) + " items" +
+              ("; growth exponent between the last two sizes" if len(sizes) > 1 else ""))
+        for key in results[sizes[0]]:
+            values = [results[n][key] for n in sizes]
+            shown = " / ".join(f"{v:.2f}" if v < 100 else f"{v:,.0f}" for v in values)
+            growth = ""
+            if len(sizes) > 1 and key.endswith("ms") and values[-2] > 0:
+                growth = f"n^{math.log(values[-1] / values[-2]) / math.log(sizes[-1] / sizes[-2]):.2f}"
+            row(key, shown, growth)
+    cache_mb, rss_mb = cache_bound(args.scopes)
+    print(f"{args.scopes:,} scopes searched once each, search_cache_mb=32")
+    row("search cache MB (bound 32)", f"{cache_mb:.1f}")
+    row("max RSS growth MB", f"{rss_mb:.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+"""Search as memory grows (issue 35): per-scope caches bounded in bytes, patched not reloaded, markers not sweeps,
+embedding in the background with keyword search meanwhile."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from memory_core.search import embedding_upkeep
+from memory_core.search.cache import BytesLRU
+from memory_core.search.embedders import HashingEmbedder
+from memory_core.scope import make_scope
+from tests.conftest import make_memory
+
+
+class GatedEmbedder(HashingEmbedder):
+    """HashingEmbedder that, once closed, waits for `gate` before each call (to hold background embedding)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.gate.set()
+
+    def embed(self, texts):
+        self.gate.wait(30)
+        return super().embed(texts)
+
+
+def reads_of_vectors(memory) -> list:
+    """Count the index's full reads of a scope's vectors (a hook on the store, which does the SQL)."""
+    calls = []
+    store = memory.index.store
+    original = store.vectors
+
+    def counted(scope, model):
+        calls.append(scope)
+        return original(scope, model)
+
+    store.vectors = counted
+    return calls
+
+
+def test_bytes_lru_evicts_least_recently_used_within_its_bound():
+    cache = BytesLRU(100)
+    cache.put("a", 1, 40)
+    cache.put("b", 2, 40)
+    assert cache.get("a") == 1  # a is now the most recently used
+    cache.put("c", 3, 40)
+    assert cache.get("b") is None and cache.get("a") == 1 and cache.get("c") == 3
+    assert cache.bytes == 80 and len(cache) == 2
+    cache.put("huge", 4, 101)  # larger than the whole bound: not kept, nothing else lost
+    assert cache.get("huge") is None and len(cache) == 2
+    cache.drop(lambda key: key == "a")
+    assert cache.keys() == ["c"] and cache.bytes == 40
+    with pytest.raises(ValueError):
+        BytesLRU(-1)
+
+
+def test_caches_stay_within_their_bytes_setting_over_many_scopes(tmp_path):
+    m = make_memory(tmp_path, search_cache_mb=0.01)  # 10,485 bytes: a few scopes' matrices
+    try:
+        for i in range(40):
+            m.facts.add(f"User {i} likes sailing near Lisbon", "preference", 0.9, user_id=f"u{i}")
+            assert m.search("sailing", user_id=f"u{i}")[0].text == f"User {i} likes sailing near Lisbon"
+            assert m.index.cache.bytes <= m.index.cache.max_bytes
+        kept = {key[1] for key in m.index.cache.keys()}
+        assert 0 < len(kept) < 40 and make_scope("u39", "default") in kept and make_scope("u0", "default") not in kept
+        assert m.search("sailing", user_id="u0")[0].text == "User 0 likes sailing near Lisbon"  # evicted: read again
+    finally:
+        m.close()
+    with pytest.raises(ValueError):
+        make_memory(tmp_path / "bad", search_cache_mb=-1)
+
+
+def test_a_write_in_another_scope_leaves_this_scopes_vectors_in_memory(tmp_path, database_url):
+    m = make_memory(tmp_path, database_url)
+    try:
+        m.facts.add("User likes sailing near Lisbon", "preference", 0.9, user_id="ana")
+        m.search("sailing", user_id="ana")
+        reads = reads_of_vectors(m)
+        for i in range(3):
+            m.facts.add(f"Bob plays chess on Sundays {i}", "preference", 0.9, user_id="bob")
+            assert m.search("sailing", user_id="ana")[0].text == "User likes sailing near Lisbon"
+        assert reads == []
+    finally:
+        m.close()
+
+
+def test_search_right_after_an_add_finds_it_by_vector_with_no_reload(tmp_path, database_url, monkeypatch):
+    monkeypatch.setattr(embedding_upkeep, "FULL_CHECK_ON_REQUEST", 3)  # this scope counts as large
+    m = make_memory(tmp_path, database_url)
+    try:
+        for i in range(6):
+            m.facts.add(f"Stored fact number {i} about gardening", "knowledge", 0.8)
+        m.search("gardening")
+        m.index.upkeep.wait()  # the first check of a large scope runs in the background
+        m.search("gardening")
+        reads = reads_of_vectors(m)
+        fact = m.facts.add("User adopted a cat named Whiskers", "knowledge", 0.8)
+        hits = m.search("adopted a cat named Whiskers", mode="vector")
+        assert hits[0].ref == fact.id
+        assert reads == []  # appended to the matrix in memory
+    finally:
+        m.close()
+
+
+def test_unembedded_items_are_found_by_keyword_while_embedding_runs_in_the_background(tmp_path, monkeypatch):
+    monkeypatch.setattr(embedding_upkeep, "FULL_CHECK_ON_REQUEST", 3)
+    monkeypatch.setattr(embedding_upkeep, "INLINE_ITEMS", 2)
+    embedder = GatedEmbedder()
+    m = make_memory(tmp_path, embedder=embedder)
+    try:
+        for i in range(8):
+            m.facts.add(f"Stored fact number {i} about gardening", "knowledge", 0.8)
+        fact = m.facts.add("User adopted a cat named Whiskers", "knowledge", 0.8)
+        embedder.gate.clear()  # background embedding waits: nothing of this scope has a vector yet
+        hits = m.search("Whiskers")
+        assert hits[0].ref == fact.id  # by keyword, within the request
+        assert m.search("Whiskers", mode="vector") == []
+        embedder.gate.set()
+        m.index.upkeep.wait()
+        assert m.search("adopted a cat named Whiskers", mode="vector")[0].ref == fact.id
+    finally:
+        embedder.gate.set()
+        m.close()
+
+
+def test_an_add_is_embedded_by_the_marker_and_an_edit_by_a_full_check(tmp_path, database_url):
+    m = make_memory(tmp_path, database_url)
+    try:
+        for i in range(5):
+            m.facts.add(f"Stored fact number {i} about gardening", "knowledge", 0.8)
+        m.search("gardening")
+        sweeps = []
+        store = m.index.store
+        original = store.items
+        store.items = lambda scope: sweeps.append(scope) or original(scope)
+        fact = m.facts.add("User adopted a cat named Whiskers", "knowledge", 0.8)
+        assert m.search("adopted a cat named Whiskers", mode="vector")[0].ref == fact.id
+        assert sweeps == []  # only what was added since the marker was read
+        m.facts.update(fact.id, content="User adopted a dog named Rex")
+        assert m.search("adopted a dog named Rex", mode="vector")[0].ref == fact.id
+        assert len(sweeps) == 1  # an edit: every item's text checked
+    finally:
+        m.close()

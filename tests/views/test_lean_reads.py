@@ -1,0 +1,78 @@
+"""Injection and update read only what they use (issue 35): a bounded number of facts, whatever the scope holds,
+and the same text as from the whole scope."""
+
+from __future__ import annotations
+
+from memory_core.context.injection import build_injection
+from memory_core.views import scoped
+from tests.conftest import make_memory
+
+
+def fill(m, n: int) -> None:
+    for i in range(n):
+        m.facts.add(f"User note {i}: likes topic {i * 7 % 97} on day {i % 28}", "knowledge", round(0.5 + (i * 37 % 50) / 100, 2))
+
+
+def test_injection_reads_what_can_fit_and_gives_the_text_of_the_whole_scope(tmp_path, database_url):
+    m = make_memory(tmp_path, database_url, max_facts=1000)
+    try:
+        fill(m, 150)
+        view = m.scoped()
+        store = m.parts.store
+        for budget in (60, 200):
+            whole = build_injection(view.memory_data(), budget)
+            before = store.rows_read
+            report = view.injection_report(max_tokens=budget)
+            assert store.rows_read - before <= budget // 9 + 2
+            assert report.text == whole.text and report.kept_fact_ids == whole.kept_fact_ids
+            assert report.dropped_count == 150 - len(report.kept_fact_ids)
+            assert report.dropped_fact_ids == whole.dropped_fact_ids[:len(report.dropped_fact_ids)]
+        query = "topic 5 on day 3"
+        relevant = view.relevant_fact_ids(query)
+        assert relevant
+        whole = build_injection(view.memory_data(), 120, priority=relevant)
+        before = store.rows_read
+        report = view.injection_report(max_tokens=120, query=query)
+        assert store.rows_read - before <= 120 // 9 + 2 + len(relevant)
+        assert report.text == whole.text and report.kept_fact_ids == whole.kept_fact_ids
+    finally:
+        m.close()
+
+
+def test_update_of_a_large_scope_gives_extraction_a_bounded_set_that_still_finds_what_to_supersede(
+        tmp_path, monkeypatch):
+    monkeypatch.setattr(scoped, "EXTRACTION_FACTS", 10)
+    m = make_memory(tmp_path, max_facts=1000)
+    try:
+        old = m.facts.add("User lives in Berlin", "context", 0.55)  # the least confident: not among the top 10
+        fill(m, 40)
+        seen = []
+        extractor = m.parts.extractor
+        original = extractor.extract
+
+        def recording(messages, current):
+            seen.append([f["id"] for f in current["facts"]])
+            return original(messages, current)
+
+        monkeypatch.setattr(extractor, "extract", recording)
+        result = m.update([{"role": "user", "content": "I live in Lisbon now."}], thread_id="t1")
+        assert len(seen[0]) <= 10 and old.id in seen[0]
+        assert len(result.added) == 1 and "Lisbon" in result.added[0].content
+        assert m.facts.get(old.id).superseded_by == result.added[0].id
+    finally:
+        m.close()
+
+
+def test_update_of_a_small_scope_gives_extraction_every_fact(tmp_path, monkeypatch):
+    m = make_memory(tmp_path)
+    try:
+        fill(m, 12)
+        seen = []
+        extractor = m.parts.extractor
+        original = extractor.extract
+        monkeypatch.setattr(extractor, "extract", lambda messages, current: seen.append(current) or original(messages, current))
+        before = m.memory_data()
+        m.update([{"role": "user", "content": "I love sailing."}], thread_id="t1")
+        assert seen[0] == before  # what memory_data() gives, facts in the same order
+    finally:
+        m.close()

@@ -143,7 +143,13 @@ def compose(settings: Settings, *, clock: Clock, llm: ChatModel | None = None, e
     if settings.documents_in_database:
         documents: LocalDocumentStore | DatabaseDocumentStore = DatabaseDocumentStore(db, clock)
     else:
-        documents = LocalDocumentStore(lambda scope: workspace_path(settings, scope))
+        def folder(scope: Scope) -> Path:
+            # What is read may be files: the database's unfinished work (an erase a kill left half done) is
+            # finished before any file is read or written (once; a flag after that).
+            db.ensure_ready()
+            return workspace_path(settings, scope)
+
+        documents = LocalDocumentStore(folder)
     index = SearchIndex(db, documents, embedder, clock, cache_bytes=int(float(settings.search_cache_mb) * 2**20))
     store.listeners.append(index.facts_changed)
     # Erase reaches the live context sessions too (they are made below: read when an erase runs).

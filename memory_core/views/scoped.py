@@ -97,9 +97,6 @@ class ScopedMemory:
         given by Memory so that the view does not import the importers that use it)."""
         self._parts = parts
         self._importer = importer
-        # What the view reads may be files: the database's unfinished work (an erase a kill left half done)
-        # is finished before anything is read through it.
-        parts.db.ensure_ready()
         self.scope = scope
         self.role = validate_role(role)
         self.actor = actor

@@ -16,12 +16,14 @@ The text is, in order and leaving out empty parts:
     - [{category} | {confidence:.2f}] {content}
     - [correction | {confidence:.2f}] {content} (avoid: {sourceError})
 
-Over budget, facts go from the lowest confidence up; if the text is still over, it is cut at
-character level and "\\n..." appended, the marker included in the budget.
+Over budget, facts go from the lowest confidence up: the kept facts are the most confident that fit, and a
+fact too long for what is left is passed over while the smaller ones after it still fill the budget. If the
+text is still over (the summaries alone), it is cut at character level and "\\n..." appended, the marker
+included in the budget.
 
 With a `priority` (fact ids, most relevant to a query first), those facts are taken first, each one that
-fits, then the others by confidence as far as the budget reaches; the kept facts are still listed by
-confidence, so relevance decides what goes in, never how it reads.
+fits, then the others by confidence as far as the budget reaches, in the same way; the kept facts are still
+listed by confidence, so relevance decides what goes in, never how it reads.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ import numpy as np
 from memory_core.text.tokens import count_tokens, encoding_name_for, get_encoding, token_byte_lengths, truncate_to_tokens
 
 TRUNCATION_MARKER = "\n..."
+MIN_LINE_TOKENS = 6  # no fact line costs fewer ("- [x | 0.90] y" is more): below this left, nothing more fits
+MAX_PASSED_OVER = 2000  # facts too long for what is left, looked past before the filling stops
 USER_FIELDS = (("workContext", "Work"), ("personalContext", "Personal"), ("topOfMind", "Top of mind"))
 HISTORY_FIELDS = (("recentMonths", "Recent"), ("earlierContext", "Earlier"), ("longTermBackground", "Background"))
 _WS = re.compile(r"\s+")
@@ -195,6 +199,8 @@ def _fit(memory_data: Any, max_tokens: int, model: str | None,
                 hi = mid - 1
         k = lo
         tokens = tokens_through(k)
+        if tokens <= max_tokens and max_tokens - tokens >= MIN_LINE_TOKENS:  # room left after a fact too long:
+            return _fit_priority(head, prefix, facts, [], max_tokens, model, user_part, history_part)  # fill it
         text = prefix + "\n".join(lines[:k]) if k else head
         break
 
@@ -232,24 +238,31 @@ def _fit_priority(head: str, prefix: str, facts: list[Any], priority: list[str],
     def listed(kept: Iterable[int]) -> list[int]:
         return _stable_desc(np.fromiter(kept, dtype=np.int64), confidences)
 
-    def total(kept: list[int]) -> int:
-        last = listed(kept)[-1]
-        return used + sum(costs[i] for i in kept) - costs[last] + tails[last]
-
     kept: list[int] = []
     taken = set(first)
     rest = ((i, False) for i in _order(facts, max_tokens // 9 + 1 + len(first)) if i not in taken)
+    summed, last, passed_over = used, None, 0  # the prefix and the kept lines' costs; the last one listed
+
+    def lists_after(i: int, j: int) -> bool:
+        return (-confidences[i], i) > (-confidences[j], j)
+
     for index, relevant in itertools.chain(((i, True) for i in first), rest):
         if not _usable(facts[index]):
             continue
+        if not relevant and (max_tokens - (summed - (costs[last] - tails[last] if last is not None else 0))
+                             < MIN_LINE_TOKENS or passed_over >= MAX_PASSED_OVER):
+            break  # no line fits in what is left, or enough were looked at
         line = fact_line(facts[index])
         lines[index] = line
         costs[index] = len(encode(line + "\n"))
         tails[index] = len(encode(line))
-        if total(kept + [index]) <= max_tokens:
+        then_last = index if last is None or lists_after(index, last) else last
+        if summed + costs[index] - costs[then_last] + tails[then_last] <= max_tokens:
             kept.append(index)
-        elif not relevant:  # a relevant fact too long is passed over; the confidence order stops, as in `_fit`
-            break
+            summed += costs[index]
+            last = then_last
+        elif not relevant:  # too long for what is left: passed over, and the next ones are tried
+            passed_over += 1
     order = listed(kept) if kept else []
     while order:
         text = prefix + "\n".join(lines[i] for i in order)

@@ -18,8 +18,9 @@ The text is, in order and leaving out empty parts:
 
 Over budget, facts go from the lowest confidence up: the kept facts are the most confident that fit, and a
 fact too long for what is left is passed over while the smaller ones after it still fill the budget. If the
-text is still over (the summaries alone), it is cut at character level and "\\n..." appended, the marker
-included in the budget.
+summaries alone are over, their sentences go whole from the end; a sentence said already (in an earlier
+summary, or as a fact, which the budget weighs as a fact) is left out. If the text is still over (a single
+sentence too long), it is cut at character level and "\\n..." appended, the marker included in the budget.
 
 With a `priority` (fact ids, most relevant to a query first), those facts are taken first, each one that
 fits, then the others by confidence as far as the budget reaches, in the same way; the kept facts are still
@@ -75,11 +76,56 @@ def _summary(part: Any) -> str:
     return one_line(part) if isinstance(part, str) else ""
 
 
-def _section(title: str, group: Any, fields: tuple[tuple[str, str], ...]) -> str:
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _said(text: str) -> str:
+    """A sentence as compared for repeats: case, spacing and the final full stop do not count."""
+    return " ".join(text.casefold().split()).rstrip(".!? ")
+
+
+def _unrepeated(text: str, said: set[str]) -> str:
+    """`text` without the sentences already said (in an earlier summary, or as a fact of its own, which the
+    budget weighs as a fact); `said` gains the ones kept."""
+    kept = []
+    for sentence in _SENTENCE_END.split(text):
+        key = _said(sentence)
+        if key and key not in said:
+            said.add(key)
+            kept.append(sentence)
+    return " ".join(kept)
+
+
+def _sentences(group: Any, fields: tuple[tuple[str, str], ...], said: set[str]) -> list[tuple[str, list[str]]]:
+    """[(label, its sentences not said before)] of a summary group, in order."""
     if not isinstance(group, Mapping):
-        return ""
-    lines = [f"- {label}: {text}" for key, label in fields if (text := _summary(group.get(key)))]
+        return []
+    out = []
+    for key, label in fields:
+        if text := _unrepeated(_summary(group.get(key)), said):
+            out.append((label, _SENTENCE_END.split(text)))
+    return out
+
+
+def _render(title: str, parts: list[tuple[str, list[str]]]) -> str:
+    lines = [f"- {label}: {' '.join(sentences)}" for label, sentences in parts if sentences]
     return f"{title}:\n" + "\n".join(lines) if lines else ""
+
+
+def _summaries(memory_data: Mapping[str, Any], said: set[str], max_tokens: int, encode) -> tuple[str, str]:
+    """The User Context and History parts within the budget: over it, whole sentences go from the end (the
+    last section's last first), as facts go whole; a single sentence still too long is left to be cut."""
+    user = _sentences(memory_data.get("user"), USER_FIELDS, said)
+    history = _sentences(memory_data.get("history"), HISTORY_FIELDS, said)
+
+    def head() -> str:
+        return "\n\n".join(p for p in (_render("User Context", user), _render("History", history)) if p)
+
+    while sum(len(s) for _, s in user + history) > 1 and len(encode(head())) > max_tokens:
+        last = next(parts for parts in (history, user) if any(s for _, s in parts))
+        label, sentences = next(item for item in reversed(last) if item[1])
+        sentences.pop()
+    return _render("User Context", user), _render("History", history)
 
 
 def _fact_confidence(fact: Any) -> float:
@@ -144,12 +190,12 @@ def _fit(memory_data: Any, max_tokens: int, model: str | None,
     memory_data = memory_data if isinstance(memory_data, Mapping) else {}
     enc = get_encoding(model)
     encode = enc.encode_ordinary
-    user_part = _section("User Context", memory_data.get("user"), USER_FIELDS)
-    history_part = _section("History", memory_data.get("history"), HISTORY_FIELDS)
-    head = "\n\n".join(p for p in (user_part, history_part) if p)
-    prefix = f"{head}\n\nFacts:\n" if head else "Facts:\n"
     facts = memory_data.get("facts")
     facts = facts if isinstance(facts, list) else []
+    said = {_said(one_line(f.get("content", ""))) for f in facts if isinstance(f, Mapping)}
+    user_part, history_part = _summaries(memory_data, said, max_tokens, encode)
+    head = "\n\n".join(p for p in (user_part, history_part) if p)
+    prefix = f"{head}\n\nFacts:\n" if head else "Facts:\n"
     if priority:
         return _fit_priority(head, prefix, facts, list(priority), max_tokens, model, user_part, history_part)
     # A fact line is at least 9 tokens ("- [goal | 0.90] x"), so no more than this many can fit.

@@ -85,3 +85,28 @@ def test_without_a_fact_too_long_the_output_is_what_it_was():
         report = build_injection(data, budget)
         ids = [f["id"] for f in data["facts"]]
         assert report.kept_fact_ids == ids[:len(report.kept_fact_ids)]  # a prefix of the confidence order
+
+
+def test_summaries_do_not_repeat_each_other_or_the_facts():
+    data = {"user": {"workContext": {"summary": "User is a data scientist at Initech. User is a data scientist at "
+                                                 "Initech. User lives in Hamburg."},
+                     "personalContext": {"summary": "User lives in Hamburg. Plays the cello."}},
+            "facts": [fact(1, 0.9, "User lives in Hamburg"), fact(2, 0.2, BIG)]}
+    report = build_injection(data, 80)
+    assert report.text.startswith("User Context:\n- Work: User is a data scientist at Initech.\n"
+                                  "- Personal: Plays the cello.\n\nFacts:\n")
+    assert report.text.count("Hamburg") == 1 and report.kept_fact_ids == ["fact_00000001"]
+    assert sum(report.section_tokens.values()) <= report.tokens + 2
+
+
+@pytest.mark.parametrize("budget", [5, 12, 20, 37, 61])
+def test_summaries_are_trimmed_by_whole_sentences(budget):
+    data = {"user": {"workContext": {"summary": "User is a data scientist at Initech. Works remotely on Fridays."},
+                     "topOfMind": {"summary": "Preparing a talk for PyCon. Moving flat in May."}},
+            "facts": [fact(1, 0.9, "User drinks tea")]}
+    report = build_injection(data, budget)
+    assert report.tokens == count_tokens(report.text) <= budget
+    if budget >= 20:  # a whole sentence fits (15 tokens with its heading): nothing is cut mid-text
+        assert not report.truncated and report.text.startswith("User Context:\n- Work: User is a data scientist")
+        assert all(line.endswith(".") or line.startswith("- [") or line.endswith(":")
+                   for line in report.text.splitlines() if line)

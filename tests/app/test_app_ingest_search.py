@@ -1,5 +1,5 @@
-"""The Ingest page through AppTest: each paste is a conversation of its own, and the demo data goes only into an
-empty scope (or a new one), never over memory that is there."""
+"""Ingest and Search through AppTest: each paste is a conversation of its own, the demo data goes only into an
+empty scope (or a new one), and Search says when nothing matches well and why each hit matched."""
 
 from __future__ import annotations
 
@@ -38,3 +38,19 @@ def test_demo_data_only_into_an_empty_scope_else_a_new_one(app_env):  # noqa: F8
     assert not at.exception
     assert [f.content for f in memory.facts.list()] == ["User lives in Madrid"]  # untouched
     assert any("Priya" in f.content for f in memory.facts.list(user_id="demo", agent_name="conversation-1"))
+
+
+def test_search_says_no_good_match_and_why_each_hit_matched(app_env):  # noqa: F811
+    memory = get_memory()
+    memory.facts.add("User trains at 6am", "behavior", 0.9)
+    memory.facts.add("User's sister Marta is allergic to peanuts", "context", 0.8)
+    at = page("search")
+    at.text_input(key="search_q").input("Is Marta allergic?").run()
+    assert not at.exception and not at.warning
+    hits = at.dataframe[0].value
+    assert hits["text"].iloc[0] == "User's sister Marta is allergic to peanuts"
+    assert hits["why"].iloc[0] == "shares “marta”, “allergic”"
+    memory.facts.erase(memory.facts.list()[1].id if "peanuts" in memory.facts.list()[1].content
+                       else memory.facts.list()[0].id)
+    at.text_input(key="search_q").input("peanuts").run()
+    assert any("No good match for “peanuts”" in w.value for w in at.warning)

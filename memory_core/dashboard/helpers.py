@@ -374,11 +374,24 @@ def view() -> ScopedMemory:
     return current
 
 
+# Moves keyboard focus from the sidebar link just used to the page's title, as a screen reader expects.
+FOCUS_TITLE = """<script>
+const main = window.parent.document.querySelector('[data-testid=stMain]');
+const title = main && main.querySelector('h1');
+if (title) { title.setAttribute('tabindex', '-1'); title.focus({preventScroll: true}); }
+</script>"""
+
+
 def header(title: str, memory: ScopedMemory, caption: str | None = None) -> None:
     """A page's title and, under it, the scope it shows (every page, so nobody edits the wrong scope)."""
     st.title(title)
     line = f":material/folder_shared: Scope **{escape_markdown(memory.scope.key)}** · {memory.role}"
     st.caption(line + (f" · {caption}" if caption else ""))
+    if st.session_state.get("_page_shown") != title:  # a page change: keyboard focus to the new page's title
+        st.session_state["_page_shown"] = title
+        import streamlit.components.v1 as components
+
+        components.html(FOCUS_TITLE, height=0)
 
 
 def who() -> Principal:

@@ -27,7 +27,12 @@ show_invalid = v1.toggle("Show superseded and invalidated facts", key="facts_inv
 as_of_day = v2.date_input("As of (what we believed at the end of that day)", value=None, key="facts_asof")
 as_of = datetime.combine(as_of_day, time.max, tzinfo=timezone.utc) if as_of_day else None
 
-facts = memory.facts.list(include_invalid=show_invalid, as_of=as_of)
+all_facts = memory.facts.list(include_invalid=True)  # read once: the grid, the history, the panel, the tabs
+everything = {f.id: f for f in all_facts}
+if as_of:
+    facts = memory.facts.list(include_invalid=show_invalid, as_of=as_of)
+else:
+    facts = all_facts if show_invalid else [f for f in all_facts if f.valid]
 valid = [f for f in facts if f.valid] if not as_of else facts
 shown = [f for f in facts if (not categories or f.category in categories) and low <= f.confidence <= high
          and needle.casefold() in f.content.casefold()]
@@ -161,7 +166,6 @@ else:
     st.dataframe(grid_frame([Row.of(f) for f in current_rows], {f.id: f for f in current_rows}).drop(columns=["delete"]),
                  key="facts_table", hide_index=True, width="stretch", column_config=columns)
 if past_rows:
-    everything = {f.id: f for f in memory.facts.list(include_invalid=True)}
     st.markdown("**No longer believed** (kept for history: never injected)")
     lines = []
     for f in past_rows:
@@ -199,11 +203,30 @@ def add_fact() -> None:
 
 if memory.can_write:
     add_fact()
-all_facts = memory.facts.list(include_invalid=True)
+PANEL_CHOICES = 500  # facts offered in the panel's picker (the filter above narrows it); a linked one always
 if all_facts:
     st.subheader("One fact")
-    st.caption("Its history, where it came from, when agents were given it, and what you can do with it.")
-    fact_panel(memory, sorted(all_facts, key=lambda f: (not f.valid, f.content == "[erased]")))
+    st.caption("Its history, where it came from, when agents were given it, and what you can do with it."
+               + (f" The picker offers the first {PANEL_CHOICES} facts shown: filter above to find another."
+                  if len(shown) > PANEL_CHOICES else ""))
+    offered = {f.id: f for f in sorted(shown if shown else all_facts,
+                                       key=lambda f: (not f.valid, f.content == "[erased]"))[:PANEL_CHOICES]}
+    for wanted in (st.query_params.get("fact"), st.session_state.get("fact_pick")):
+        if wanted in everything and wanted not in offered:
+            offered[wanted] = everything[wanted]
+    fact_panel(memory, list(offered.values()))
+
+def fingerprint(facts: list) -> tuple:
+    """What changes whenever a fact does: how many, and the latest change."""
+    return len(facts), max((f.updated_at for f in facts), default=None)
+
+
+@st.cache_data(ttl=600, max_entries=32, show_spinner=False)
+def doctor_findings(scope_key: str, facts_state: tuple, _view) -> list:
+    """The Consistency check, once per state of the scope's facts (it reads every copy: slow on a big scope).
+    A summary or MEMORY.md changed by hand shows within ten minutes, or at once after any fact changes."""
+    return _view.doctor()
+
 
 tab_chains, tab_dupes, tab_check, tab_hist, tab_charts, tab_export = st.tabs(
     ["Changes", "Duplicates", "Consistency", "History", "Charts", "Export"])
@@ -211,14 +234,13 @@ with tab_check:
     st.caption("Where the copies of what memory knows disagree: a summary or MEMORY.md sentence that states a "
                "fact no longer true, or two valid facts that give one thing two values. "
                "(`memory-core doctor` runs the same check.)")
-    findings = memory.doctor()
+    findings = doctor_findings(memory.scope.key, fingerprint(all_facts), memory)
     if findings:
         st.dataframe(pd.DataFrame([{"kind": f.kind, "where": f.place, "text": f.text, "facts": ", ".join(f.fact_ids),
                                     "what to do": f.advice} for f in findings]), hide_index=True, width="stretch")
     else:
         st.success("No contradictions: every copy agrees with the facts.")
 with tab_chains:
-    everything = {f.id: f for f in memory.facts.list(include_invalid=True)}
     chains = []
     for fact in everything.values():
         if fact.superseded_by and fact.superseded_by in everything:

@@ -7,22 +7,10 @@ import streamlit as st
 from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, header, get_memory, view, who
 from memory_core.text.words import sha256_text
 from memory_core.tiers.core import CoreTier
-
-STATUS_WORDS = {
-    "updated": "MEMORY.md was rewritten from the daily logs.",
-    "proposed": "A new MEMORY.md waits for your review below (dream review is on).",
-    "skipped_unchanged": "Nothing to do: the daily logs have not changed since the last dream.",
-    "skipped_empty": "Nothing to do: no daily log in the period says something lasting.",
-    "rejected": "The dream's rewrite was not used.",
-}
-
+from memory_core.dashboard.words import dream_words as outcome_words
 
 def dream_words(status: str | None, reason: str | None = None) -> str:
-    """A dream's outcome in words (the status name only in a tooltip)."""
-    words = STATUS_WORDS.get(status or "", (status or "").replace("_", " ").capitalize() + ".")
-    if reason and status not in ("skipped_unchanged", "proposed"):
-        words += f" Why: {escape_markdown(reason)}."
-    return words
+    return escape_markdown(outcome_words(status, reason))
 
 
 def reason_words(reason: str, texts: dict[str, str]) -> str:

@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, get_memory, header, readable_scopes, view, who
+from memory_core.dashboard.words import action_words, actor_words, dream_words
 
 ensure_entrypoint()
 memory = view()
@@ -44,7 +45,7 @@ notes = []
 if status.next_dream:
     notes.append(f"Next dream: {status.next_dream:%Y-%m-%d %H:%M %Z}")
 if state and state.last_status:
-    notes.append(f"last dream: {state.last_status}")
+    notes.append(f"last dream: {dream_words(state.last_status)}")
 if not memory.offline:  # the usage ledger: this scope's LLM tokens today, and whether its budget pauses it
     today = datetime.now(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
     spent = sum(r.input_tokens + r.output_tokens for r in memory.usage(since=today) if r.operation != "embed")
@@ -75,8 +76,8 @@ with left:
     entries = memory.facts.history(None, limit=8)
     if entries:
         texts = {f.id: f.content for f in memory.facts.list(include_invalid=True)}
-        st.dataframe(pd.DataFrame([{"when (UTC)": e.at.strftime("%Y-%m-%d %H:%M"), "action": e.action,
-                                    "fact": texts.get(e.fact_id, e.fact_id), "by": e.actor or "library"}
+        st.dataframe(pd.DataFrame([{"when (UTC)": e.at.strftime("%Y-%m-%d %H:%M"), "action": action_words(e.action),
+                                    "fact": texts.get(e.fact_id, e.fact_id), "by": actor_words(e.actor)}
                                    for e in entries]),
                      hide_index=True, width="stretch", column_config={"fact": st.column_config.TextColumn(width="large")})
     else:

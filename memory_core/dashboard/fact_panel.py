@@ -14,30 +14,12 @@ import streamlit as st
 
 from memory_core.dashboard.fact_edits import quote
 from memory_core.dashboard.helpers import escape_markdown
+from memory_core.dashboard.words import action_words, actor_words
 
-ACTIONS = {"added": "added", "updated": "changed in place", "superseded": "replaced by a newer statement",
-           "invalidated": "marked as no longer true", "merged": "merged into a duplicate",
-           "deleted": "deleted", "erased": "erased", "reinforced": "confirmed again", "restored": "restored",
-           "imported": "imported", "held": "held for review", "released": "released from review"}
 ERASED = "[erased]"
 PICK = "fact_pick"
 CONFIRM = "fact_confirm"  # (action, fact id) waiting for its confirmation
 RESULT = "fact_result"  # (fact id, kind, message): shown in the panel, beside the actions
-
-
-def action_words(action: str) -> str:
-    return ACTIONS.get(action, action.replace("_", " "))
-
-
-def actor_words(actor: str | None) -> str:
-    if not actor:
-        return "the library"
-    kind, _, who = actor.partition(":")
-    if kind == "dashboard":
-        return f"{who or 'someone'} on the dashboard"
-    if kind == "mcp":
-        return f"the agent {who}" if who else "an agent (MCP)"
-    return actor
 
 
 def status_words(fact: Any, everything: dict[str, Any]) -> str:

@@ -76,7 +76,7 @@ def test_overview_is_the_landing_page_with_counts_changes_and_next_steps(app_env
     assert not at.exception
     assert at.metric[0].value == "2" and at.metric[1].value == "1 / 0"
     changes = at.dataframe[0].value
-    assert "supersede" in " ".join(changes["action"]) and all(changes["by"])  # who made each change
+    assert "replaced by a newer statement" in " ".join(changes["action"]) and all(changes["by"])  # who made each change
     scopes = at.dataframe[1].value
     assert scopes.loc[scopes["scope"] == "default/default", "superseded"].iloc[0] == 1
     pages = {el.proto.page for el in at.get("page_link")}

@@ -6,6 +6,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from memory_core import build_injection, count_tokens
+from memory_core.dashboard import cached
 from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, get_memory, header, view
 from memory_core.context.injection import fact_line
 
@@ -18,10 +19,9 @@ PRESETS = [100, 250, 500, 1000, 2000, 8000]
 MAX_BUDGET = 8000
 
 
-@st.cache_data(ttl=3, show_spinner=False)
 def memory_data(scope_key: str, storage: str, _view) -> dict:
-    # Read once per scope every few seconds; budget and model changes re-render from this copy at once.
-    return _view.memory_data()
+    # Read once per state of the scope (memory_core.dashboard.cached); budget and model changes re-render at once.
+    return cached.memory_data(_view)
 
 
 def line_tokens(fact: dict, model: str) -> int:
@@ -29,8 +29,8 @@ def line_tokens(fact: dict, model: str) -> int:
     return count_tokens(fact_line(fact) + "\n", model)
 
 
-@st.cache_data(ttl=3, show_spinner=False)
-def fact_costs(scope_key: str, storage: str, model: str, _view) -> dict[str, int]:
+@st.cache_data(max_entries=16, show_spinner=False)
+def fact_costs(scope_key: str, storage: str, model: str, version: tuple, _view) -> dict[str, int]:
     # Each fact's line in tokens, counted once per snapshot and model: a budget change only re-sorts.
     return {f["id"]: line_tokens(f, model) for f in memory_data(scope_key, storage, _view).get("facts", [])}
 
@@ -72,7 +72,7 @@ query = st.text_input("Query (optional): what the agent is about to answer", key
 model = MODELS[model_label]
 storage = get_memory().storage_description()
 data = memory_data(memory.scope.key, storage, memory)
-costs = fact_costs(memory.scope.key, storage, model, memory)
+costs = fact_costs(memory.scope.key, storage, model, memory.data_version(), memory)
 relevant = memory.relevant_fact_ids(query) if query.strip() else []
 report = build_injection(data, budget, model=model, priority=relevant)
 facts = {f["id"]: f for f in data.get("facts", [])}

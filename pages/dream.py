@@ -7,6 +7,7 @@ import streamlit as st
 from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, header, get_memory, view, who
 from memory_core.text.words import sha256_text
 from memory_core.tiers.core import CoreTier
+from memory_core.dashboard import cached
 from memory_core.dashboard.words import dream_words as outcome_words
 
 def dream_words(status: str | None, reason: str | None = None) -> str:
@@ -22,7 +23,7 @@ def reason_words(reason: str, texts: dict[str, str]) -> str:
 
 ensure_entrypoint()
 memory = view()
-fact_texts = {f.id: f.content for f in memory.facts.list(include_invalid=True)}
+fact_texts = {f.id: f.content for f in cached.all_facts(memory)}
 header("Deep Dream", memory)
 if flash := st.session_state.pop("dream_flash", None):
     st.success(flash)  # composed in words by this page

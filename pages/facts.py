@@ -8,6 +8,7 @@ import plotly.express as px
 import streamlit as st
 
 from memory_core import CATEGORIES
+from memory_core.dashboard import cached
 from memory_core.dashboard.fact_edits import Row, delete_facts, pending_edits, quote, save_edits
 from memory_core.dashboard.fact_panel import fact_panel
 from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, header, view
@@ -27,7 +28,7 @@ show_invalid = v1.toggle("Show superseded and invalidated facts", key="facts_inv
 as_of_day = v2.date_input("As of (what we believed at the end of that day)", value=None, key="facts_asof")
 as_of = datetime.combine(as_of_day, time.max, tzinfo=timezone.utc) if as_of_day else None
 
-all_facts = memory.facts.list(include_invalid=True)  # read once: the grid, the history, the panel, the tabs
+all_facts = cached.all_facts(memory)  # read once per state of the scope: the grid, the panel, the tabs
 everything = {f.id: f for f in all_facts}
 if as_of:
     facts = memory.facts.list(include_invalid=show_invalid, as_of=as_of)

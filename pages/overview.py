@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, get_memory, header, readable_scopes, view, who
+from memory_core.dashboard import cached
 from memory_core.dashboard.words import action_words, actor_words, dream_words
 
 ensure_entrypoint()
@@ -18,7 +19,7 @@ MAX_SCOPES = 30  # the table reads each scope's facts; a team has a handful, a b
 
 
 def fact_counts(scoped) -> dict[str, int]:
-    everything = scoped.facts.list(include_invalid=True)
+    everything = cached.all_facts(scoped)
     superseded = sum(1 for f in everything if not f.valid and f.superseded_by)
     valid = sum(1 for f in everything if f.valid)
     return {"valid": valid, "superseded": superseded, "forgotten": len(everything) - valid - superseded}
@@ -75,7 +76,7 @@ with left:
     st.subheader("Latest changes")
     entries = memory.facts.history(None, limit=8)
     if entries:
-        texts = {f.id: f.content for f in memory.facts.list(include_invalid=True)}
+        texts = {f.id: f.content for f in cached.all_facts(memory)}
         st.dataframe(pd.DataFrame([{"when (UTC)": e.at.strftime("%Y-%m-%d %H:%M"), "action": action_words(e.action),
                                     "fact": texts.get(e.fact_id, e.fact_id), "by": actor_words(e.actor)}
                                    for e in entries]),

@@ -165,6 +165,10 @@ class ScopedMemory:
                                   when=datetime.fromisoformat(when))
         return result
 
+    def data_version(self) -> tuple:
+        """A value that changes whenever the scope's facts or summaries do (one small query): a cache key."""
+        return self._parts.store.version(self.scope)
+
     def memory_data(self) -> dict[str, Any]:
         data: dict[str, Any] = self._parts.store.summaries(self.scope)
         data["facts"] = [f.to_dict() for f in self._parts.store.list(self.scope)]

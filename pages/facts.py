@@ -179,6 +179,8 @@ if past_rows:
 def add_fact() -> None:
     """Add a fact; a text over the limit is refused with its length, never cut or emptied."""
     limit = memory.settings.max_fact_chars
+    if done := st.session_state.pop("add_result", None):  # beside the form, not folded away in it
+        st.success(escape_markdown(done))
     with st.expander("Add a fact"):
         content = st.text_area("Content", key="add_content", height=80,
                                help=f"One statement, at most {limit:,} characters.")
@@ -198,8 +200,6 @@ def add_fact() -> None:
                     st.session_state.pop("add_content", None)
                     st.rerun()
                 st.warning(f"Not added: {(reason or 'refused').replace('_', ' ')}.")
-        if done := st.session_state.pop("add_result", None):
-            st.success(escape_markdown(done))
 
 
 if memory.can_write:

@@ -389,9 +389,7 @@ def header(title: str, memory: ScopedMemory, caption: str | None = None) -> None
     st.caption(line + (f" · {caption}" if caption else ""))
     if st.session_state.get("_page_shown") != title:  # a page change: keyboard focus to the new page's title
         st.session_state["_page_shown"] = title
-        import streamlit.components.v1 as components
-
-        components.html(FOCUS_TITLE, height=0)
+        st.iframe(FOCUS_TITLE, height=1)
 
 
 def who() -> Principal:

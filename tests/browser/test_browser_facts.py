@@ -162,6 +162,8 @@ def test_scope_and_fact_in_the_url_survive_a_reload_and_page_changes(app, chromi
         page.get_by_text(re.compile(r"Scope fresh/empty")).wait_for(timeout=TIMEOUT)
         page.locator("[data-testid=stSidebarNav]").get_by_role("link", name="Search").click()
         page.get_by_role("heading", name="Search").wait_for(timeout=TIMEOUT)
+        page.wait_for_function("() => document.activeElement && document.activeElement.tagName === 'H1'"
+                               " && document.activeElement.textContent.includes('Search')", timeout=TIMEOUT)
         page.wait_for_url(re.compile(r"scope=fresh(%2F|/)empty"), timeout=TIMEOUT)
         page.reload()
         page.get_by_text(re.compile(r"Scope fresh/empty")).wait_for(timeout=TIMEOUT)

@@ -12,6 +12,7 @@ from memory_core.dashboard import cached
 from memory_core.dashboard.fact_edits import Row, delete_facts, pending_edits, quote, save_edits
 from memory_core.dashboard.fact_panel import fact_panel
 from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, header, view
+from memory_core.dashboard.words import action_words, actor_words
 
 ensure_entrypoint()
 memory = view()
@@ -55,14 +56,22 @@ def status_text(fact) -> str:
     if fact.valid or as_of:
         return "valid"
     if fact.superseded_by:
-        return f"superseded → {fact.superseded_by}"
+        return "superseded"
     return "forgotten" + (f" ({fact.invalid_reason})" if fact.invalid_reason else "")
+
+
+def change_words(old: dict | None, new: dict | None) -> str:
+    """What an audit entry changed, field by field ("confidence 0.8 → 0.6"), for the History tab."""
+    if not old or not new:
+        return ""
+    return "; ".join(f"{k}: {json.dumps(old.get(k), ensure_ascii=False)} → {json.dumps(new.get(k), ensure_ascii=False)}"
+                     for k in ("content", "category", "confidence") if old.get(k) != new.get(k))
 
 
 def badge(fact) -> str:
     """The status as one of Streamlit's Markdown badges (no emoji: not every browser has the font)."""
     if fact.superseded_by:
-        return f":orange-badge[superseded] → {escape_markdown(fact.superseded_by)}"
+        return ":orange-badge[superseded]"  # the list says what replaced it; the id is no word for a person
     return ":gray-badge[forgotten]" + (f" {escape_markdown(fact.invalid_reason)}" if fact.invalid_reason else "")
 
 
@@ -292,11 +301,11 @@ with tab_hist:
     options = ["(whole scope)"] + list(texts)
     chosen = st.selectbox("Audit history of", options, key="facts_hist", format_func=lambda i: texts.get(i, i))
     entries = memory.facts.history(None if chosen == "(whole scope)" else chosen, limit=200)
-    st.dataframe(pd.DataFrame([{"when": e.at, "fact": e.fact_id, "action": e.action, "by": e.actor or "library",
-                                "old": json.dumps(e.old) if e.old else "", "new": json.dumps(e.new) if e.new else "",
-                                "reason": e.reason or ""} for e in entries],
-                              columns=["when", "fact", "action", "by", "old", "new", "reason"]),
-                 hide_index=True, width="stretch")
+    st.dataframe(pd.DataFrame([{"when": e.at, "fact": texts.get(e.fact_id, e.fact_id), "what": action_words(e.action),
+                                "by": actor_words(e.actor), "change": change_words(e.old, e.new),
+                                "reason": e.reason or "", "id": e.fact_id} for e in entries],
+                              columns=["when", "fact", "what", "by", "change", "reason", "id"]),
+                 hide_index=True, width="stretch", column_config={"id": st.column_config.TextColumn("id", width="small")})
 with tab_charts:
     if valid:
         df = pd.DataFrame([{"confidence": f.confidence, "category": f.category, "created": f.created_at} for f in valid])

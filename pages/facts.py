@@ -221,7 +221,7 @@ if all_facts:
                   if len(shown) > PANEL_CHOICES else ""))
     offered = {f.id: f for f in sorted(shown if shown else all_facts,
                                        key=lambda f: (not f.valid, f.content == "[erased]"))[:PANEL_CHOICES]}
-    for wanted in (st.query_params.get("fact"), st.session_state.get("fact_pick")):
+    for wanted in (st.query_params.get("fact"), st.session_state.get("fact_pick"), st.session_state.get("_fact_follow")):
         if wanted in everything and wanted not in offered:
             offered[wanted] = everything[wanted]
     fact_panel(memory, list(offered.values()))

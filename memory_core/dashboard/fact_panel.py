@@ -19,6 +19,7 @@ from memory_core.dashboard.words import action_words, actor_words
 ERASED = "[erased]"
 PICK = "fact_pick"
 CONFIRM = "fact_confirm"  # (action, fact id) waiting for its confirmation
+FOLLOW = "_fact_follow"  # the fact to pick on the next run
 RESULT = "fact_result"  # (fact id, kind, message): shown in the panel, beside the actions
 
 
@@ -40,6 +41,9 @@ def pick_fact(facts: list[Any]) -> Any | None:
     by_id = {f.id: f for f in facts}
     if not by_id:
         return None
+    follow = st.session_state.pop(FOLLOW, None)
+    if follow in by_id:  # a correction: the panel follows the fact to its new statement, and so does the URL
+        st.session_state[PICK] = st.query_params["fact"] = follow
     wanted = st.query_params.get("fact")
     if wanted in by_id and st.session_state.get("_fact_url_seen") != wanted:
         st.session_state[PICK] = wanted
@@ -165,11 +169,10 @@ def _act(view: Any, fact: Any, action: str, why: str) -> None:
     try:
         if action == "correct":
             text = st.session_state.get("fact_correct_text", "")
-            new = view.facts.supersede(fact.id, text, reason=why or None)
+            # The one rule for editing a fact, on the version the person saw (a change since is refused).
+            new = view.facts.revise(fact.id, content=text, reason=why or None, made_on=fact.updated_at).fact
             message = f"Corrected: {quote(fact.content)} is now {quote(new.content)}."
-            st.session_state[PICK] = new.id  # follow the fact to its new statement
-            st.query_params["fact"] = new.id
-            st.session_state["_fact_url_seen"] = new.id
+            st.session_state[FOLLOW] = new.id  # the next run picks the new statement (the picker is drawn)
             result_id = new.id
         elif action == "forget":
             view.facts.invalidate(fact.id, reason=why or "forgotten on the dashboard")

@@ -52,3 +52,19 @@ def test_an_edit_of_a_fact_changed_meanwhile_is_refused_with_a_message(app_env):
     at.button(key="facts_save").click().run()
     assert any("was changed elsewhere after you began editing it" in plain(e.value) for e in at.error)
     assert memory.facts.get(tea.id).valid and memory.facts.get(tea.id).content == "User drinks tea"
+
+
+def test_correct_in_the_panel_follows_the_fact_to_its_new_statement(app_env):  # noqa: F811
+    memory = get_memory()
+    memory.facts.add("User's name is Priya", "context", 0.95)
+    city = memory.facts.add("User lives in Madrid", "context", 0.9)
+    at = page("facts")
+    at.selectbox(key="fact_pick").set_value(city.id).run()
+    at.button(key="fact_ask_correct").click().run()
+    at.text_area(key="fact_correct_text").input("User lives in Porto")
+    at.button(key="fact_confirm_go").click().run()
+    assert not at.exception
+    assert any("Corrected: “User lives in Madrid” is now “User lives in Porto”" in plain(s.value) for s in at.success)
+    new = memory.facts.get(at.selectbox(key="fact_pick").value)
+    assert new.content == "User lives in Porto" and not memory.facts.get(city.id).valid
+    assert sorted(f.content for f in memory.facts.list()) == ["User lives in Porto", "User's name is Priya"]

@@ -306,22 +306,34 @@ with tab_hist:
                                 "reason": e.reason or "", "id": e.fact_id} for e in entries],
                               columns=["when", "fact", "what", "by", "change", "reason", "id"]),
                  hide_index=True, width="stretch", column_config={"id": st.column_config.TextColumn("id", width="small")})
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def charts(scope_key: str, facts_state: tuple, _valid: list) -> list:
+    """The three charts, drawn once per state of the scope's facts (plotly takes a moment on a big scope)."""
+    df = pd.DataFrame([{"confidence": f.confidence, "category": f.category, "created": f.created_at} for f in _valid])
+    per_day = df.assign(day=df["created"].dt.strftime("%Y-%m-%d")).groupby("day").size().cumsum()
+    over_time = px.line(per_day.reset_index(name="facts"), x="day", y="facts", title="Facts over time", markers=True)
+    over_time.update_xaxes(type="category", title=None)  # days, never hour ticks on a one-day chart
+    return [px.histogram(df, x="confidence", nbins=20, title="Confidence"),
+            px.bar(df.groupby("category").size().reset_index(name="facts"), x="category", y="facts",
+                   title="Facts by category"), over_time]
+
+
 with tab_charts:
-    if valid:
-        df = pd.DataFrame([{"confidence": f.confidence, "category": f.category, "created": f.created_at} for f in valid])
-        a, b = st.columns(2)
-        a.plotly_chart(px.histogram(df, x="confidence", nbins=20, title="Confidence"), width="stretch")
-        b.plotly_chart(px.bar(df.groupby("category").size().reset_index(name="facts"), x="category", y="facts",
-                              title="Facts by category"), width="stretch")
-        per_day = df.assign(day=df["created"].dt.strftime("%Y-%m-%d")).groupby("day").size().cumsum()
-        over_time = px.line(per_day.reset_index(name="facts"), x="day", y="facts", title="Facts over time",
-                            markers=True)
-        over_time.update_xaxes(type="category", title=None)  # days, never hour ticks on a one-day chart
-        st.plotly_chart(over_time, width="stretch")
-    else:
+    if not valid:
         st.info("No facts yet: ingest a conversation or load the demo data.")
+    elif as_of or st.toggle("Draw the charts", key="facts_charts", value=len(valid) <= 1_000,
+                            help="Drawn on demand on a big scope: they take a moment there."):
+        confidence, categories, over_time = charts(memory.scope.key, (fingerprint(all_facts), as_of_day), valid)
+        a, b = st.columns(2)
+        a.plotly_chart(confidence, width="stretch")
+        b.plotly_chart(categories, width="stretch")
+        st.plotly_chart(over_time, width="stretch")
 with tab_export:
-    records = [f.to_dict() for f in facts]
-    st.download_button("Download CSV", pd.DataFrame(records).to_csv(index=False), "facts.csv", "text/csv")
-    st.download_button("Download JSON", json.dumps(records, indent=2, ensure_ascii=False), "facts.json",
-                       "application/json")
+    if st.button(f"Prepare the export of {len(facts):,} facts", key="facts_export"):
+        records = [f.to_dict() for f in facts]
+        st.download_button("Download CSV", pd.DataFrame(records).to_csv(index=False), "facts.csv", "text/csv",
+                           on_click="ignore")
+        st.download_button("Download JSON", json.dumps(records, indent=2, ensure_ascii=False), "facts.json",
+                           "application/json", on_click="ignore")

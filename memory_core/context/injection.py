@@ -192,7 +192,9 @@ def _fit(memory_data: Any, max_tokens: int, model: str | None,
     encode = enc.encode_ordinary
     facts = memory_data.get("facts")
     facts = facts if isinstance(facts, list) else []
-    said = {_said(one_line(f.get("content", ""))) for f in facts if isinstance(f, Mapping)}
+    summarised = any(_summary(group.get(key)) for name, fields in (("user", USER_FIELDS), ("history", HISTORY_FIELDS))
+                     if isinstance(group := memory_data.get(name), Mapping) for key, _label in fields)
+    said = {_said(one_line(f.get("content", ""))) for f in facts if isinstance(f, Mapping)} if summarised else set()
     user_part, history_part = _summaries(memory_data, said, max_tokens, encode)
     head = "\n\n".join(p for p in (user_part, history_part) if p)
     prefix = f"{head}\n\nFacts:\n" if head else "Facts:\n"

@@ -68,3 +68,15 @@ def test_correct_in_the_panel_follows_the_fact_to_its_new_statement(app_env):  #
     new = memory.facts.get(at.selectbox(key="fact_pick").value)
     assert new.content == "User lives in Porto" and not memory.facts.get(city.id).valid
     assert sorted(f.content for f in memory.facts.list()) == ["User lives in Porto", "User's name is Priya"]
+
+
+def test_a_fact_over_the_limit_is_refused_with_its_length_and_kept_in_the_field(app_env):  # noqa: F811
+    at = page("facts")
+    long = "User wrote " + "x" * 2_100
+    at.text_area(key="add_content").input(long).run()
+    assert any("This text is 2,111 characters; a fact holds at most 2,000" in w.value for w in at.warning)
+    assert at.button(key="add_go").disabled and at.text_area(key="add_content").value == long
+    at.text_area(key="add_content").input("User plays the cello").run()
+    at.button(key="add_go").click().run()
+    assert any("Added “User plays the cello”" in plain(s.value) for s in at.success)
+    assert [f.content for f in get_memory().facts.list()] == ["User plays the cello"]

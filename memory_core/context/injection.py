@@ -264,8 +264,10 @@ def _usable(fact: Any) -> bool:
 
 def _fit_priority(head: str, prefix: str, facts: list[Any], priority: list[str], max_tokens: int,
                   model: str | None, user_part: str, history_part: str) -> tuple[str, int, str, str, list[Any], list[int], bool]:
-    """`_fit` with the facts named in `priority` taken first (each that fits), then the rest by confidence
-    (up to the first that does not fit); the kept ones are listed by confidence.
+    """`_fit` with the facts named in `priority` taken first (each that fits), then the rest by confidence,
+    each that fits in what is left (`_fit` comes here too once a fact did not fit: it fills the rest); the kept
+    ones are listed by confidence. The filling stops when fewer tokens are left than any line costs, or after
+    MAX_PASSED_OVER facts too long for what is left.
 
     Line starts are pre-token boundaries (see `_fit`), so the text's tokens are the prefix's, plus each
     listed line's with its newline, less the newline of the last line; the text is encoded once at the end

@@ -74,3 +74,20 @@ def test_the_budget_fills_past_the_long_fact_and_the_chart_agrees(app, chromium,
             page.locator(".st-key-fact_panel").wait_for(timeout=TIMEOUT)
             no_horizontal_scroll(page)
             page.screenshot(path=str(SHOTS / "facts-390.png"), full_page=True)
+
+
+def test_one_click_demo_scope_opens_and_shows_trimming(app, chromium):  # noqa: F811
+    url, home = app
+    with browser_page(chromium, viewport={"width": 1440, "height": 1000}) as page:
+        page.goto(f"{url}/context_preview?scope=cp/t")
+        page.get_by_text(re.compile(r"Scope cp/t")).wait_for(timeout=TIMEOUT)
+        page.get_by_role("button", name=re.compile(r"Open a demo scope")).click()
+        page.get_by_text(re.compile(r"Scope demo/preview-1")).wait_for(timeout=TIMEOUT)
+        page.wait_for_url(re.compile(r"scope=demo(%2F|/)preview-1"), timeout=TIMEOUT)
+        page.locator("[data-testid=stMain] button").filter(has_text=re.compile(r"^250$")).first.click()
+        page.get_by_text(re.compile(r"^\d+ / 250$")).wait_for(timeout=TIMEOUT)
+        page.wait_for_load_state("networkidle")
+        assert page.locator("[data-testid=stMain] del").count() > 10  # most of the fifty are left out at 250
+    with Memory(Settings(home=home, timezone="UTC"), embedder=HashingEmbedder()) as m:
+        assert len(m.facts.list(user_id="demo", agent_name="preview-1")) >= 45
+        assert len(m.facts.list(user_id="cp", agent_name="t")) == 9  # the scope in view was left as it was

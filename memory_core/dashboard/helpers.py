@@ -9,6 +9,7 @@ cannot name another scope, and a write the role lacks is refused by the view.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -376,9 +377,14 @@ def view() -> ScopedMemory:
 
 # Moves keyboard focus from the sidebar link just used to the page's title, as a screen reader expects.
 FOCUS_TITLE = """<script>
-const main = window.parent.document.querySelector('[data-testid=stMain]');
+const host = window.parent, page = PAGE_TITLE;
+const main = host.document.querySelector('[data-testid=stMain]');
 const title = main && main.querySelector('h1');
-if (title) { title.setAttribute('tabindex', '-1'); title.focus({preventScroll: true}); }
+if (title && host.__memoryCoreFocused !== page) {
+  host.__memoryCoreFocused = page;
+  title.setAttribute('tabindex', '-1');
+  title.focus({preventScroll: true});
+}
 </script>"""
 
 
@@ -387,9 +393,9 @@ def header(title: str, memory: ScopedMemory, caption: str | None = None) -> None
     st.title(title)
     line = f":material/folder_shared: Scope **{escape_markdown(memory.scope.key)}** · {memory.role}"
     st.caption(line + (f" · {caption}" if caption else ""))
-    if st.session_state.get("_page_shown") != title:  # a page change: keyboard focus to the new page's title
-        st.session_state["_page_shown"] = title
-        st.iframe(FOCUS_TITLE, height=1)
+    # Drawn on every run, the same for a page (so a rerun keeps the frame and runs nothing); the script moves
+    # focus once per page change, remembered in the browser window.
+    st.iframe(FOCUS_TITLE.replace("PAGE_TITLE", json.dumps(title)), height=1)
 
 
 def who() -> Principal:

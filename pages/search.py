@@ -45,5 +45,5 @@ if query.strip():
             elif h.kind == "core":
                 st.page_link("pages/dream.py", label=f"Open {h.ref} on the Dream page", icon=":material/open_in_new:")
             elif h.kind == "fact":
-                st.page_link("pages/facts.py", label="Open this fact on the Facts page", icon=":material/open_in_new:",
+                st.page_link("pages/facts.py", label=f"Open this fact on the Facts page (source {escape_markdown(h.source or '-')})", icon=":material/open_in_new:",
                              query_params={"scope": memory.scope.key, "fact": h.ref})

@@ -9,7 +9,6 @@ cannot name another scope, and a write the role lacks is refused by the view.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -375,27 +374,11 @@ def view() -> ScopedMemory:
     return current
 
 
-# Moves keyboard focus from the sidebar link just used to the page's title, as a screen reader expects.
-FOCUS_TITLE = """<script>
-const host = window.parent, page = PAGE_TITLE;
-const main = host.document.querySelector('[data-testid=stMain]');
-const title = main && main.querySelector('h1');
-if (title && host.__memoryCoreFocused !== page) {
-  host.__memoryCoreFocused = page;
-  title.setAttribute('tabindex', '-1');
-  title.focus({preventScroll: true});
-}
-</script>"""
-
-
 def header(title: str, memory: ScopedMemory, caption: str | None = None) -> None:
     """A page's title and, under it, the scope it shows (every page, so nobody edits the wrong scope)."""
     st.title(title)
     line = f":material/folder_shared: Scope **{escape_markdown(memory.scope.key)}** · {memory.role}"
     st.caption(line + (f" · {caption}" if caption else ""))
-    # Drawn on every run, the same for a page (so a rerun keeps the frame and runs nothing); the script moves
-    # focus once per page change, remembered in the browser window.
-    st.iframe(FOCUS_TITLE.replace("PAGE_TITLE", json.dumps(title)), height=1)
 
 
 def who() -> Principal:

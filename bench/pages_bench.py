@@ -23,7 +23,7 @@ from bench.facts_and_injection import WORDS
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = {"": "Overview", "ingest": "Ingest", "facts": "Facts", "daily": "Daily logs", "dream": "Deep Dream",
-         "context_preview": "Context Preview", "search": "Search"}
+         "context_preview": "Context Preview", "search": "Search", "import_export": "Import / Export", "usage": "Usage"}
 
 
 def workspace(n: int) -> Path:

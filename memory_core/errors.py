@@ -34,3 +34,7 @@ class InvalidIdError(KeyError, ValueError, MemoryCoreError):
 
     def __str__(self) -> str:  # KeyError's str() would quote the message
         return str(self.args[0]) if self.args else ""
+
+
+class StaleEditError(ValueError, MemoryCoreError):
+    """An edit made on a version of a fact that has changed since (another tab, another person, an agent)."""

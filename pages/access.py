@@ -81,8 +81,10 @@ with tab_tokens:
     with st.form("new_token", clear_on_submit=True):
         t1, t2, t3, t4, t5 = st.columns([2, 2, 2, 1, 2])
         name = t1.text_input("Name", max_chars=64, placeholder="ci-bot")
-        user = t2.text_input("User", max_chars=64)
-        agent = t3.text_input("Agent", value="default", max_chars=64)
+        in_view = st.session_state.get("_view")  # the sidebar's scope prefills the form
+        user = t2.text_input("User", value=in_view.scope.user_id if in_view else "", max_chars=64,
+                             help="Prefilled with the scope in view")
+        agent = t3.text_input("Agent", value=in_view.scope.agent_name if in_view else "default", max_chars=64)
         role = t4.selectbox("Role", ROLES, index=1)
         expires = t5.date_input("Expires (optional)", value=None)
         url = st.text_input("Server URL for the snippet", value="http://127.0.0.1:8000/mcp", max_chars=300,

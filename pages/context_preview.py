@@ -6,6 +6,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from memory_core import build_injection, count_tokens
+from memory_core.dashboard import cached
 from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, get_memory, header, view
 from memory_core.context.injection import fact_line
 
@@ -18,10 +19,9 @@ PRESETS = [100, 250, 500, 1000, 2000, 8000]
 MAX_BUDGET = 8000
 
 
-@st.cache_data(ttl=3, show_spinner=False)
 def memory_data(scope_key: str, storage: str, _view) -> dict:
-    # Read once per scope every few seconds; budget and model changes re-render from this copy at once.
-    return _view.memory_data()
+    # Read once per state of the scope (memory_core.dashboard.cached); budget and model changes re-render at once.
+    return cached.memory_data(_view)
 
 
 def line_tokens(fact: dict, model: str) -> int:
@@ -29,8 +29,8 @@ def line_tokens(fact: dict, model: str) -> int:
     return count_tokens(fact_line(fact) + "\n", model)
 
 
-@st.cache_data(ttl=3, show_spinner=False)
-def fact_costs(scope_key: str, storage: str, model: str, _view) -> dict[str, int]:
+@st.cache_data(max_entries=16, show_spinner=False)
+def fact_costs(scope_key: str, storage: str, model: str, version: tuple, _view) -> dict[str, int]:
     # Each fact's line in tokens, counted once per snapshot and model: a budget change only re-sorts.
     return {f["id"]: line_tokens(f, model) for f in memory_data(scope_key, storage, _view).get("facts", [])}
 
@@ -47,8 +47,15 @@ def _from_preset() -> None:
         st.session_state["cp_budget"] = int(st.session_state["cp_preset"])
 
 
+def _preset_follows() -> None:
+    """A preset stays lit only while it is the budget."""
+    if st.session_state.get("cp_preset") != st.session_state["cp_budget"]:
+        st.session_state["cp_preset"] = None
+
+
 def _from_number() -> None:
     st.session_state["cp_budget"] = int(st.session_state["cp_budget_n"])
+    _preset_follows()
 
 
 c1, c2 = st.columns([3, 2])
@@ -56,7 +63,8 @@ c1.pills("Budget presets (tokens)", PRESETS, key="cp_preset", format_func=lambda
 model_label = c2.selectbox("Model / encoding", list(MODELS), key="cp_model")
 n1, n2 = st.columns([1, 3])
 n1.number_input("Token budget", 0, MAX_BUDGET, step=50, key="cp_budget_n", on_change=_from_number)
-budget = n2.slider("Token budget (slide)", 0, MAX_BUDGET, step=10, key="cp_budget", label_visibility="hidden")
+budget = n2.slider("Token budget (slide)", 0, MAX_BUDGET, step=10, key="cp_budget", label_visibility="hidden",
+                   on_change=_preset_follows)
 query = st.text_input("Query (optional): what the agent is about to answer", key="cp_query", max_chars=2000,
                       placeholder="e.g. what should I cook for the user tonight?",
                       help="With a query, the facts most relevant to it are kept first within the budget, then the "
@@ -64,7 +72,7 @@ query = st.text_input("Query (optional): what the agent is about to answer", key
 model = MODELS[model_label]
 storage = get_memory().storage_description()
 data = memory_data(memory.scope.key, storage, memory)
-costs = fact_costs(memory.scope.key, storage, model, memory)
+costs = fact_costs(memory.scope.key, storage, model, memory.data_version(), memory)
 relevant = memory.relevant_fact_ids(query) if query.strip() else []
 report = build_injection(data, budget, model=model, priority=relevant)
 facts = {f["id"]: f for f in data.get("facts", [])}
@@ -76,13 +84,40 @@ def cost(fact_id: str) -> int:
     return found if found is not None else line_tokens(facts[fact_id], model)
 
 kept = set(report.kept_fact_ids)
+
+
+def chart_sections(report) -> dict[str, int]:
+    """The "used" bar's parts, adding up to exactly the tokens used: each section the report names, then what
+    joins them (headings' blank lines); a text cut to fit is one part, as long as what was kept of it."""
+    if report.truncated:
+        return {"Text, cut to fit": report.tokens}
+    parts = {name: tokens for name, tokens in report.section_tokens.items() if tokens}
+    named = sum(parts.values())
+    if named > report.tokens:  # a section counted on its own costs a token more than inside the text
+        scale = report.tokens / named
+        parts = {name: round(tokens * scale) for name, tokens in parts.items()}
+        named = sum(parts.values())
+    if report.tokens - named:
+        parts["Between sections"] = report.tokens - named
+    return {name: tokens for name, tokens in parts.items() if tokens}
+
 if query.strip():
     kept_relevant = sum(1 for i in relevant if i in kept)
     st.caption(f"{kept_relevant} of the {len(relevant)} facts most relevant to the query were kept first; "
                "the text lists the kept facts by confidence.")
-if not report.text:
-    st.info("This scope has no memory yet: ingest a conversation, or press **Load demo data** on the Ingest page.")
+if not data.get("facts") and not report.text:
+    st.info("This scope has no memory yet: ingest a conversation, or open a demo scope of about fifty varied "
+            "facts that shows how a budget trims.")
     st.page_link("pages/ingest.py", label="Go to Ingest", icon=":material/upload:")
+if memory.can_write or not data.get("facts"):
+    if st.button("Open a demo scope for this page (about fifty facts)", key="cp_demo",
+                 help="A new scope demo/preview-N, filled with varied facts and short summaries; this scope is "
+                      "left as it is."):
+        from memory_core.dashboard.demo import load_preview_demo
+        from memory_core.dashboard.demo_scope import open_demo_scope
+
+        if refusal := open_demo_scope("preview", load_preview_demo):
+            st.warning(refusal)
 
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("Tokens used / budget", f"{report.tokens} / {budget}")
@@ -96,7 +131,7 @@ m4.metric("Cut mid-text", "yes" if report.truncated else "no",
 st.progress(min(1.0, report.tokens / budget) if budget else 0.0)
 
 fig = go.Figure()
-for section, tokens in report.section_tokens.items():
+for section, tokens in chart_sections(report).items():
     fig.add_trace(go.Bar(name=section, x=[tokens], y=["used"], orientation="h", text=[tokens], textposition="inside"))
 dropped_tokens = sum(cost(i) for i in report.dropped_fact_ids if i in facts)
 if dropped_tokens:
@@ -127,7 +162,21 @@ if len(order) > SHOWN_LINES:
 with st.container(height=360 if len(lines) > 12 else "content", border=True):
     st.markdown("\n".join(lines) if lines else "*No facts in this scope.*")
 with st.expander("Exactly as sent (the text the agent's prompt receives)", expanded=True):
+    st.caption("The copy button at the box's top right copies exactly this text.")
     st.code(report.text or "(empty)", language="markdown", wrap_lines=True)
+
+if query.strip():
+    st.subheader("No query beside this query")
+    plain = build_injection(data, budget, model=model)
+    only_query = [i for i in report.kept_fact_ids if i not in set(plain.kept_fact_ids)]
+    only_plain = [i for i in plain.kept_fact_ids if i not in kept]
+    q1, q2 = st.columns(2)
+    q1.metric("No query: facts kept", len(plain.kept_fact_ids), help=f"{plain.tokens} tokens")
+    q2.metric("With this query: facts kept", len(report.kept_fact_ids), help=f"{report.tokens} tokens")
+    q1.markdown("\n".join(f"- {escape_markdown(facts[i]['content'])}" for i in only_plain if i in facts)
+                or "*Nothing that the query leaves out.*")
+    q2.markdown("\n".join(f"- {escape_markdown(facts[i]['content'])}" for i in only_query if i in facts)
+                or "*Nothing that only the query brings in.*")
 
 rank = {fact_id: n for n, fact_id in enumerate(relevant, 1)}
 

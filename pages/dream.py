@@ -1,15 +1,32 @@
 """Dream: MEMORY.md, run Deep Dream, diff and roll back versions (who wrote each), diaries, the schedule."""
 
+import re
+
 import streamlit as st
 
 from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, header, get_memory, view, who
+from memory_core.text.words import sha256_text
 from memory_core.tiers.core import CoreTier
+from memory_core.dashboard import cached
+from memory_core.dashboard.words import dream_words as outcome_words
+
+def dream_words(status: str | None, reason: str | None = None) -> str:
+    return escape_markdown(outcome_words(status, reason))
+
+
+def reason_words(reason: str, texts: dict[str, str]) -> str:
+    """A version's reason with fact ids told as the facts' words."""
+    reason = reason.replace("one truth: no longer states", "a fact changed, so it no longer states")
+    return re.sub(r"fact_[0-9a-f]{8}", lambda m: f"“{texts[m.group(0)][:60]}”" if m.group(0) in texts
+                  else "a fact", reason)
+
 
 ensure_entrypoint()
 memory = view()
+fact_texts = {f.id: f.content for f in cached.all_facts(memory)}
 header("Deep Dream", memory)
 if flash := st.session_state.pop("dream_flash", None):
-    st.success(flash)
+    st.success(flash)  # composed in words by this page
 
 core = memory.read_core()
 left, right = st.columns([3, 2])
@@ -27,12 +44,15 @@ with right:
         if st.button("Run Deep Dream", type="primary", key="dream_run"):
             with st.spinner("Dreaming…"):
                 result = memory.deep_dream(int(lookback), force=force)
-            message = f"Status: {result.status}" + (f" — {escape_markdown(result.reason)}" if result.reason else "")
-            (st.success if result.status in ("updated", "proposed") else st.warning)(message)
+            message = dream_words(result.status, result.reason)
+            if result.diary_path:
+                message += " A dream diary says what it consolidated (Dream diaries, below)."
+            if result.status in ("updated", "proposed"):
+                st.session_state["dream_flash"] = message
+                st.rerun()
+            st.warning(message, icon=":material/info:")
             for removed in result.removed:
                 st.caption(f"Removed as unsupported: {escape_markdown(removed)}")
-            if result.status in ("updated", "proposed"):
-                st.rerun()
     st.subheader("Schedule")
     shared = get_memory()
     may_switch = shared.access.is_global_admin(who())
@@ -47,8 +67,7 @@ with right:
     st.caption(f"Next run: {nxt:%Y-%m-%d %H:%M %Z}" if nxt else "Scheduled dreams are off.")
     state = memory.dream_state()
     if state and state.last_status:
-        st.caption(f"Last run: {state.last_status}" + (f" ({escape_markdown(state.last_reason)})" if state.last_reason
-                                                        else ""))
+        st.caption(f"Last run: {dream_words(state.last_status, state.last_reason)}", help=state.last_status)
 
 proposals = memory.dream_proposals()
 if proposals or memory.settings.dream_review:
@@ -57,23 +76,32 @@ if proposals or memory.settings.dream_review:
         st.caption("Dreams propose a new MEMORY.md here instead of writing it (dream review is on). Nothing waits now.")
 for proposal in proposals:
     with st.container(border=True):
-        st.caption(f"{proposal.id}, proposed {proposal.created_at:%Y-%m-%d %H:%M} UTC from the logs of "
-                   f"{', '.join(proposal.notes.get('days', [])) or 'recent days'}")
-        st.code(proposal.diff or "(no difference)", language="diff")
+        st.caption(f"Proposed {proposal.created_at:%Y-%m-%d %H:%M} UTC from the logs of "
+                   f"{', '.join(proposal.notes.get('days', [])) or 'recent days'}", help=proposal.id)
+        # The difference against MEMORY.md as it is now, not as it was when the dream read it.
+        against_now = CoreTier.diff(core or "", proposal.text, "MEMORY.md now", "proposed")
+        stale = sha256_text(core or "") != proposal.base_hash
+        if stale:
+            st.warning("MEMORY.md has changed since this dream read it, so it cannot be approved: reject it and run "
+                       "a new dream.")
+        if against_now:
+            st.code(against_now, language="diff")
+        else:
+            st.info("This proposal is the same as MEMORY.md now: approving it would change nothing.")
         for line in proposal.notes.get("left_out", []):
             st.caption(f"Left out, no longer true: {escape_markdown(line)}")
         if memory.can_write:
             a, r = st.columns(2)
-            if a.button("Approve", type="primary", key=f"approve_{proposal.id}"):
+            if against_now and not stale and a.button("Approve", type="primary", key=f"approve_{proposal.id}"):
                 try:
                     memory.approve_dream(proposal.id)
-                    st.session_state["dream_flash"] = f"Approved {proposal.id}: MEMORY.md is its text now."
+                    st.session_state["dream_flash"] = "Approved: MEMORY.md has the proposed text now."
                     st.rerun()
                 except (KeyError, ValueError) as exc:
                     st.error(escape_markdown(str(exc)))
-            if r.button("Reject", key=f"reject_{proposal.id}"):
+            if r.button("Reject" if against_now else "Dismiss", key=f"reject_{proposal.id}"):
                 memory.reject_dream(proposal.id)
-                st.session_state["dream_flash"] = f"Rejected {proposal.id}: MEMORY.md stays as it is."
+                st.session_state["dream_flash"] = "Rejected: MEMORY.md stays as it is."
                 st.rerun()
 
 versions = memory.core_versions()
@@ -81,16 +109,20 @@ if versions:
     st.subheader("Versions")
     numbers = [v.version for v in versions]
     a, b = st.columns(2)
-    new = a.selectbox("Version", numbers, key="dream_v_new", format_func=lambda n: f"v{n}")
+    new = a.selectbox("Version", numbers, key="dream_v_new",
+                      format_func=lambda n: f"v{n}" + (" (current)" if n == numbers[0] else ""))
     old_choices = [n for n in numbers if n < new] or [None]
     old = b.selectbox("Compare with", old_choices, key="dream_v_old", format_func=lambda n: f"v{n}" if n else "(empty)")
     by_number = {v.version: v for v in versions}
     diff = CoreTier.diff(by_number[old].content if old else "", by_number[new].content, f"v{old}", f"v{new}")
     st.code(diff or "(no difference)", language="diff")
     chosen = by_number[new]
-    st.caption(f"v{new}: {escape_markdown(chosen.reason)}, by {escape_markdown(getattr(chosen, 'actor', None) or 'library')}, "
-               f"{chosen.created_at:%Y-%m-%d %H:%M} UTC")
-    if memory.can_write and new != numbers[0] and st.button(f"Roll back to v{new}", key="dream_rollback"):
+    st.caption(f"v{new}: {escape_markdown(reason_words(chosen.reason, fact_texts))}, by "
+               f"{escape_markdown(getattr(chosen, 'actor', None) or 'library')}, {chosen.created_at:%Y-%m-%d %H:%M} UTC",
+               help=chosen.reason)
+    if new == numbers[0] or chosen.content == (core or ""):
+        st.caption(f"v{new} is MEMORY.md's text now.")
+    elif memory.can_write and st.button(f"Roll back to v{new}", key="dream_rollback"):
         memory.rollback_core(new)
         st.success(f"MEMORY.md is v{new}'s text again (saved as a new version).")
         st.rerun()

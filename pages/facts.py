@@ -8,15 +8,19 @@ import plotly.express as px
 import streamlit as st
 
 from memory_core import CATEGORIES
-from memory_core.dashboard.erase_panel import erase_panel
+from memory_core.dashboard import cached
+from memory_core.dashboard.erase_panel import erase_plan_panel
+from memory_core.dashboard.fact_edits import Row, delete_facts, pending_edits, quote, save_edits
+from memory_core.dashboard.fact_panel import fact_panel
 from memory_core.dashboard.held import held_for_review
 from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, header, view
+from memory_core.dashboard.words import action_words, actor_words
 
 ensure_entrypoint()
 memory = view()
 header("Facts", memory)
 if flash := st.session_state.pop("facts_flash", None):
-    st.success(flash)
+    st.success(escape_markdown(flash))
 
 c1, c2, c3 = st.columns([2, 2, 3])
 categories = c1.multiselect("Category", CATEGORIES, key="facts_cat")
@@ -27,7 +31,12 @@ show_invalid = v1.toggle("Show superseded and invalidated facts", key="facts_inv
 as_of_day = v2.date_input("As of (what we believed at the end of that day)", value=None, key="facts_asof")
 as_of = datetime.combine(as_of_day, time.max, tzinfo=timezone.utc) if as_of_day else None
 
-facts = memory.facts.list(include_invalid=show_invalid, as_of=as_of)
+all_facts = cached.all_facts(memory)  # read once per state of the scope: the grid, the panel, the tabs
+everything = {f.id: f for f in all_facts}
+if as_of:
+    facts = memory.facts.list(include_invalid=show_invalid, as_of=as_of)
+else:
+    facts = all_facts if show_invalid else [f for f in all_facts if f.valid]
 valid = [f for f in facts if f.valid] if not as_of else facts
 shown = [f for f in facts if (not categories or f.category in categories) and low <= f.confidence <= high
          and needle.casefold() in f.content.casefold()]
@@ -50,14 +59,22 @@ def status_text(fact) -> str:
     if fact.valid or as_of:
         return "valid"
     if fact.superseded_by:
-        return f"superseded → {fact.superseded_by}"
+        return "superseded"
     return "forgotten" + (f" ({fact.invalid_reason})" if fact.invalid_reason else "")
+
+
+def change_words(old: dict | None, new: dict | None) -> str:
+    """What an audit entry changed, field by field ("confidence 0.8 → 0.6"), for the History tab."""
+    if not old or not new:
+        return ""
+    return "; ".join(f"{k}: {json.dumps(old.get(k), ensure_ascii=False)} → {json.dumps(new.get(k), ensure_ascii=False)}"
+                     for k in ("content", "category", "confidence") if old.get(k) != new.get(k))
 
 
 def badge(fact) -> str:
     """The status as one of Streamlit's Markdown badges (no emoji: not every browser has the font)."""
     if fact.superseded_by:
-        return f":orange-badge[superseded] → {escape_markdown(fact.superseded_by)}"
+        return ":orange-badge[superseded]"  # the list says what replaced it; the id is no word for a person
     return ":gray-badge[forgotten]" + (f" {escape_markdown(fact.invalid_reason)}" if fact.invalid_reason else "")
 
 
@@ -73,12 +90,8 @@ def injected_text(fact_id: str) -> str:
     return f"{times}x, last {last:%Y-%m-%d %H:%M}" if times else "never"
 
 
-frame = pd.DataFrame([{"content": f.content, "status": status_text(f), "category": f.category,
-                       "confidence": f.confidence, "avoid": f.source_error or "", "injected": injected_text(f.id),
-                       "created": f.created_at, "source": f.source or "", "id": f.id, "delete": False}
-                      for f in current_rows],
-                     columns=["content", "status", "category", "confidence", "avoid", "injected", "created", "source",
-                              "id", "delete"])
+GRID_COLUMNS = ["content", "status", "category", "confidence", "avoid", "injected", "created", "source", "id",
+                "delete"]
 columns = {
     "content": st.column_config.TextColumn("Content", required=True, max_chars=memory.settings.max_fact_chars,
                                            width="large"),
@@ -91,20 +104,81 @@ columns = {
     "created": st.column_config.DatetimeColumn("Created (UTC)", format="YYYY-MM-DD HH:mm"),
     "delete": st.column_config.CheckboxColumn("Delete?", width="small"),
 }
-if not facts:  # the empty state above says what to do; an empty grid would say nothing
-    edited = frame
-elif editable:
+
+
+def grid_frame(rows: list[Row], by_id: dict) -> pd.DataFrame:
+    """The grid's rows: the frozen values the person edits, beside the fact's other columns as they are now."""
+    records = []
+    for row in rows:
+        f = by_id.get(row.id)
+        records.append({"content": row.content, "status": status_text(f) if f else "changed", "category": row.category,
+                        "confidence": row.confidence, "avoid": (f.source_error if f else "") or "",
+                        "injected": injected_text(row.id), "created": f.created_at if f else None,
+                        "source": (f.source if f else "") or "", "id": row.id, "delete": False})
+    return pd.DataFrame(records, columns=GRID_COLUMNS)
+
+
+def fact_grid(rows_now: list) -> None:
+    """The editable grid. Its rows are frozen from the first edit until a save or a discard (see fact_edits),
+    so an edit stays on its fact; the result of a save is said right under it."""
+    state = st.session_state.setdefault(f"facts_grid:{memory.scope.key}", {"gen": 0, "rows": []})
+    key = f"facts_editor:{memory.scope.key}:{state['gen']}"
+    by_id = {f.id: f for f in rows_now}
+    fresh = [Row.of(f) for f in rows_now]
+    raw = st.session_state.get(key) or {}
+    if raw.get("edited_rows") and state["rows"]:
+        rows = state["rows"]
+        if [(r.id, r.version) for r in rows] != [(r.id, r.version) for r in fresh]:
+            st.info("The facts changed since you began editing (another tab, person or agent). The grid shows them "
+                    "as you saw them until you save or discard; an edit of a fact changed meanwhile is refused.",
+                    icon=":material/sync_problem:")
+    else:
+        rows = state["rows"] = fresh
     st.caption("Editing a fact's content replaces it by a new fact: the old statement stays in the history, no "
                "longer valid, pointing at the new one (as an agent's `update_memory` does). A new category or "
                "confidence alone changes the fact in place.")
-    edited = st.data_editor(frame, key="facts_editor", hide_index=True, width="stretch",
-                            disabled=["id", "status", "avoid", "injected", "created", "source"], column_config=columns)
+    st.data_editor(grid_frame(rows, by_id), key=key, hide_index=True, width="stretch",
+                   disabled=["id", "status", "avoid", "injected", "created", "source"], column_config=columns)
+    edits = pending_edits(rows, (st.session_state.get(key) or {}).get("edited_rows"))
+    changes = [e for e in edits if e.changes]
+    deletes = [e.row for e in edits if e.delete]
+
+    def restart() -> None:
+        state["gen"] += 1
+        state["rows"] = []
+
+    b1, b2, b3 = st.columns(3)
+    outcome = None
+    if changes and b1.button(f"Save {len(changes)} change(s)", type="primary", key="facts_save"):
+        outcome = save_edits(memory, changes)
+    if edits:
+        b3.button("Discard my edits", key="facts_discard", on_click=restart)
+    if deletes:
+        names = ", ".join(quote(r.content, 60) for r in deletes[:5]) + (" …" if len(deletes) > 5 else "")
+        confirm = b2.checkbox(f"Yes, delete for good: {names}", key="facts_confirm")
+        if b2.button(f"Delete {len(deletes)} fact(s)", disabled=not confirm, key="facts_delete"):
+            outcome = delete_facts(memory, deletes)
+    if outcome is not None:
+        st.session_state["facts_grid_result"] = (memory.scope.key, outcome.done, outcome.refused)
+        restart()
+        st.session_state.pop("facts_confirm", None)
+        st.rerun()
+    result = st.session_state.get("facts_grid_result")
+    if result and result[0] == memory.scope.key:
+        if result[1]:
+            st.success(escape_markdown(" ".join(result[1])))
+        for line in result[2]:
+            st.error(escape_markdown(line))
+
+
+if not facts:  # the empty state above says what to do; an empty grid would say nothing
+    pass
+elif editable:
+    fact_grid(current_rows)
 else:
-    st.dataframe(frame.drop(columns=["delete"]), key="facts_table", hide_index=True, width="stretch",
-                 column_config=columns)
-    edited = frame
+    st.dataframe(grid_frame([Row.of(f) for f in current_rows], {f.id: f for f in current_rows}).drop(columns=["delete"]),
+                 key="facts_table", hide_index=True, width="stretch", column_config=columns)
 if past_rows:
-    everything = {f.id: f for f in memory.facts.list(include_invalid=True)}
     st.markdown("**No longer believed** (kept for history: never injected)")
     lines = []
     for f in past_rows:
@@ -113,107 +187,62 @@ if past_rows:
         lines.append(f"- {badge(f)} ~~{escape_markdown(f.content)}~~{then}")
     st.markdown("\n".join(lines))
 
-changes = []
-for (_, before), (_, after) in zip(frame.iterrows(), edited.iterrows()):
-    diff = {k: after[k] for k in ("content", "category", "confidence") if after[k] != before[k]}
-    if diff:
-        changes.append((before["id"], diff))
-to_delete = [row["id"] for _, row in edited.iterrows() if row["delete"]]
 
-b1, b2 = st.columns(2)
-if changes and b1.button(f"Save {len(changes)} change(s)", type="primary", key="facts_save"):
-    errors, replaced = [], []
-    for fact_id, diff in changes:
-        try:
-            revision = memory.facts.revise(
-                fact_id, content=diff.get("content"), category=diff.get("category"),
-                confidence=None if "confidence" not in diff else float(diff["confidence"]),
-                reason="edited on the dashboard")
-        except (KeyError, ValueError, PermissionError) as exc:
-            errors.append(f"{fact_id}: {exc}")
-        else:
-            if revision.superseded:
-                replaced.append(f"{revision.superseded} → {revision.fact.id}")
-    for e in errors:
-        st.error(escape_markdown(e))
-    if not errors:
-        st.session_state["facts_flash"] = (f"Saved {len(changes)} change(s)."
-                                           + (f" Superseded: {', '.join(replaced)}." if replaced else ""))
-        st.rerun()
-if to_delete:
-    confirm = b2.checkbox(f"Yes, delete {len(to_delete)} fact(s)", key="facts_confirm")
-    if b2.button("Delete selected", disabled=not confirm, key="facts_delete"):
-        for fact_id in to_delete:
+def add_fact() -> None:
+    """Add a fact; a text over the limit is refused with its length, never cut or emptied."""
+    limit = memory.settings.max_fact_chars
+    if done := st.session_state.pop("add_result", None):  # beside the form, not folded away in it
+        st.success(escape_markdown(done))
+    with st.expander("Add a fact"):
+        content = st.text_area("Content", key="add_content", height=80,
+                               help=f"One statement, at most {limit:,} characters.")
+        category = st.selectbox("Category", CATEGORIES, key="add_category")
+        confidence = st.slider("Confidence", 0.0, 1.0, 0.8, 0.05, key="add_confidence")
+        if len(content) > limit:
+            st.warning(f"This text is {len(content):,} characters; a fact holds at most {limit:,}. Shorten it "
+                       "(or split it in two) to add it.")
+        if st.button("Add", key="add_go", disabled=len(content) > limit):
             try:
-                memory.facts.delete(fact_id)
-            except KeyError:
-                pass
-        st.session_state["facts_flash"] = f"Deleted {len(to_delete)} fact(s)."
-        st.rerun()
+                fact, reason = memory.facts.add_with_reason(content, category, confidence, source="dashboard")
+            except ValueError as exc:
+                st.error(escape_markdown(str(exc)))
+            else:
+                if fact:
+                    st.session_state["add_result"] = (
+                        f"Held {quote(fact.content)} for review: it reads as an instruction to the agent, so it is "
+                        "kept but never given to agents until you release it (below)." if fact.held
+                        else f"Added {quote(fact.content)}.")
+                    st.session_state.pop("add_content", None)
+                    st.rerun()
+                st.warning(f"Not added: {(reason or 'refused').replace('_', ' ')}.")
+
 
 if memory.can_write:
-    with st.expander("Add a fact"):
-        with st.form("add_fact", clear_on_submit=True):
-            content = st.text_input("Content", max_chars=memory.settings.max_fact_chars)
-            category = st.selectbox("Category", CATEGORIES)
-            confidence = st.slider("Confidence", 0.0, 1.0, 0.8, 0.05)
-            if st.form_submit_button("Add"):
-                try:
-                    fact, reason = memory.facts.add_with_reason(content, category, confidence, source="dashboard")
-                    if fact:
-                        st.session_state["facts_flash"] = (f"Held {fact.id} for review: it reads as an instruction to "
-                                                           "the agent." if fact.held else f"Added {fact.id}.")
-                        st.rerun()
-                    else:
-                        st.warning(f"Not added: {reason.replace('_', ' ')}.")
-                except ValueError as exc:
-                    st.error(escape_markdown(str(exc)))
-    current = [f for f in valid if f.valid]
-    if current:
-        with st.expander("Correct a fact (supersede it, keeping its history)"):
-            with st.form("supersede_fact", clear_on_submit=True):
-                labels = {f"{f.id}: {f.content[:80]}": f.id for f in current}
-                old = st.selectbox("Fact", list(labels))
-                new_text = st.text_input("What is true now", max_chars=memory.settings.max_fact_chars)
-                why = st.text_input("Why (optional)", max_chars=200)
-                if st.form_submit_button("Supersede"):
-                    try:
-                        new = memory.facts.supersede(labels[old], new_text, reason=why or None)
-                        st.session_state["facts_flash"] = f"{labels[old]} is superseded by {new.id}."
-                        st.rerun()
-                    except (KeyError, ValueError) as exc:
-                        st.error(escape_markdown(str(exc)))
+    add_fact()
+PANEL_CHOICES = 500  # facts offered in the panel's picker (the filter above narrows it); a linked one always
+if all_facts:
+    st.subheader("One fact")
+    st.caption("Its history, where it came from, when agents were given it, and what you can do with it."
+               + (f" The picker offers the first {PANEL_CHOICES} facts shown: filter above to find another."
+                  if len(shown) > PANEL_CHOICES else ""))
+    offered = {f.id: f for f in sorted(shown if shown else all_facts,
+                                       key=lambda f: (not f.valid, f.content == "[erased]"))[:PANEL_CHOICES]}
+    for wanted in (st.query_params.get("fact"), st.session_state.get("fact_pick"), st.session_state.get("_fact_follow")):
+        if wanted in everything and wanted not in offered:
+            offered[wanted] = everything[wanted]
+    fact_panel(memory, list(offered.values()), erase_plan=erase_plan_panel)
 
-    if current_rows:
-        with st.expander("One fact: its history, or forget it"):
-            picked = st.selectbox("Fact", current_rows, key="fact_pick",
-                                  format_func=lambda f: f"{f.content[:90]} ({f.id})")
-            entries = memory.facts.history(picked.id, limit=50)
-            st.dataframe(pd.DataFrame([{"when (UTC)": e.at.strftime("%Y-%m-%d %H:%M"), "action": e.action,
-                                        "by": e.actor or "library", "reason": e.reason or ""} for e in entries],
-                                      columns=["when (UTC)", "action", "by", "reason"]),
-                         hide_index=True, width="stretch")
-            why_forget = st.text_input("Why forget it (kept in the history)", max_chars=200, key="forget_why")
-            if st.button("Forget (no longer true; kept in the history)", key="fact_forget"):
-                try:
-                    memory.facts.invalidate(picked.id, reason=why_forget or "forgotten in the dashboard")
-                    st.session_state["facts_flash"] = f"Forgot {picked.id}."
-                    st.rerun()
-                except (KeyError, ValueError, PermissionError) as exc:
-                    st.error(escape_markdown(str(exc)))
+def fingerprint(facts: list) -> tuple:
+    """What changes whenever a fact does: how many, and the latest change."""
+    return len(facts), max((f.updated_at for f in facts), default=None)
 
-    erasable = memory.facts.list(include_invalid=True)
-    erasable = [f for f in erasable if f.content != "[erased]"]
-    if erasable:
-        with st.expander("Erase a fact (for what must be gone, not just corrected)"):
-            st.caption("Erasing removes the fact's text from everything memory keeps: the fact and its history, "
-                       "the summaries, MEMORY.md and all its earlier versions, daily logs and dream diaries, the "
-                       "search index and conversations still queued. Each passage that states it (listed below "
-                       "before you confirm) becomes `[erased]`; a passage that merely shares a word is kept. "
-                       "What was taken in before cannot bring it back. One history entry records that it was "
-                       "erased, by whom and why, never the text. This cannot be undone. To record that something "
-                       "stopped being true, correct it instead.")
-            erase_panel(memory, erasable)
+
+@st.cache_data(ttl=600, max_entries=32, show_spinner=False)
+def doctor_findings(scope_key: str, facts_state: tuple, _view) -> list:
+    """The Consistency check, once per state of the scope's facts (it reads every copy: slow on a big scope).
+    A summary or MEMORY.md changed by hand shows within ten minutes, or at once after any fact changes."""
+    return _view.doctor()
+
 
 tab_chains, tab_dupes, tab_check, tab_hist, tab_charts, tab_export = st.tabs(
     ["Changes", "Duplicates", "Consistency", "History", "Charts", "Export"])
@@ -221,14 +250,13 @@ with tab_check:
     st.caption("Where the copies of what memory knows disagree: a summary or MEMORY.md sentence that states a "
                "fact no longer true, or two valid facts that give one thing two values. "
                "(`memory-core doctor` runs the same check.)")
-    findings = memory.doctor()
+    findings = doctor_findings(memory.scope.key, fingerprint(all_facts), memory)
     if findings:
         st.dataframe(pd.DataFrame([{"kind": f.kind, "where": f.place, "text": f.text, "facts": ", ".join(f.fact_ids),
                                     "what to do": f.advice} for f in findings]), hide_index=True, width="stretch")
     else:
         st.success("No contradictions: every copy agrees with the facts.")
 with tab_chains:
-    everything = {f.id: f for f in memory.facts.list(include_invalid=True)}
     chains = []
     for fact in everything.values():
         if fact.superseded_by and fact.superseded_by in everything:
@@ -270,35 +298,48 @@ with tab_dupes:
                     keep, drop = (a, b) if keep_a else (b, a)
                     try:
                         memory.facts.merge(keep.id, drop.id)
-                        st.session_state["facts_flash"] = f"Merged {drop.id} into {keep.id}."
+                        st.session_state["facts_flash"] = f"Merged {quote(drop.content)} into {quote(keep.content)}."
                         st.rerun()
                     except (KeyError, ValueError) as exc:
                         st.error(escape_markdown(str(exc)))
 with tab_hist:
-    options = ["(whole scope)"] + [f.id for f in memory.facts.list(include_invalid=True)]
-    chosen = st.selectbox("Audit history of", options, key="facts_hist")
+    texts = {f.id: f.content[:100] for f in all_facts}
+    options = ["(whole scope)"] + list(texts)
+    chosen = st.selectbox("Audit history of", options, key="facts_hist", format_func=lambda i: texts.get(i, i))
     entries = memory.facts.history(None if chosen == "(whole scope)" else chosen, limit=200)
-    st.dataframe(pd.DataFrame([{"when": e.at, "fact": e.fact_id, "action": e.action, "by": e.actor or "library",
-                                "old": json.dumps(e.old) if e.old else "", "new": json.dumps(e.new) if e.new else "",
-                                "reason": e.reason or ""} for e in entries],
-                              columns=["when", "fact", "action", "by", "old", "new", "reason"]),
-                 hide_index=True, width="stretch")
+    st.dataframe(pd.DataFrame([{"when": e.at, "fact": texts.get(e.fact_id, e.fact_id), "what": action_words(e.action),
+                                "by": actor_words(e.actor), "change": change_words(e.old, e.new),
+                                "reason": e.reason or "", "id": e.fact_id} for e in entries],
+                              columns=["when", "fact", "what", "by", "change", "reason", "id"]),
+                 hide_index=True, width="stretch", column_config={"id": st.column_config.TextColumn("id", width="small")})
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def charts(scope_key: str, facts_state: tuple, _valid: list) -> list:
+    """The three charts, drawn once per state of the scope's facts (plotly takes a moment on a big scope)."""
+    df = pd.DataFrame([{"confidence": f.confidence, "category": f.category, "created": f.created_at} for f in _valid])
+    per_day = df.assign(day=df["created"].dt.strftime("%Y-%m-%d")).groupby("day").size().cumsum()
+    over_time = px.line(per_day.reset_index(name="facts"), x="day", y="facts", title="Facts over time", markers=True)
+    over_time.update_xaxes(type="category", title=None)  # days, never hour ticks on a one-day chart
+    return [px.histogram(df, x="confidence", nbins=20, title="Confidence"),
+            px.bar(df.groupby("category").size().reset_index(name="facts"), x="category", y="facts",
+                   title="Facts by category"), over_time]
+
+
 with tab_charts:
-    if valid:
-        df = pd.DataFrame([{"confidence": f.confidence, "category": f.category, "created": f.created_at} for f in valid])
-        a, b = st.columns(2)
-        a.plotly_chart(px.histogram(df, x="confidence", nbins=20, title="Confidence"), width="stretch")
-        b.plotly_chart(px.bar(df.groupby("category").size().reset_index(name="facts"), x="category", y="facts",
-                              title="Facts by category"), width="stretch")
-        per_day = df.assign(day=df["created"].dt.strftime("%Y-%m-%d")).groupby("day").size().cumsum()
-        over_time = px.line(per_day.reset_index(name="facts"), x="day", y="facts", title="Facts over time",
-                            markers=True)
-        over_time.update_xaxes(type="category", title=None)  # days, never hour ticks on a one-day chart
-        st.plotly_chart(over_time, width="stretch")
-    else:
+    if not valid:
         st.info("No facts yet: ingest a conversation or load the demo data.")
+    elif as_of or st.toggle("Draw the charts", key="facts_charts", value=len(valid) <= 1_000,
+                            help="Drawn on demand on a big scope: they take a moment there."):
+        confidence, categories, over_time = charts(memory.scope.key, (fingerprint(all_facts), as_of_day), valid)
+        a, b = st.columns(2)
+        a.plotly_chart(confidence, width="stretch")
+        b.plotly_chart(categories, width="stretch")
+        st.plotly_chart(over_time, width="stretch")
 with tab_export:
-    records = [f.to_dict() for f in facts]
-    st.download_button("Download CSV", pd.DataFrame(records).to_csv(index=False), "facts.csv", "text/csv")
-    st.download_button("Download JSON", json.dumps(records, indent=2, ensure_ascii=False), "facts.json",
-                       "application/json")
+    if st.button(f"Prepare the export of {len(facts):,} facts", key="facts_export"):
+        records = [f.to_dict() for f in facts]
+        st.download_button("Download CSV", pd.DataFrame(records).to_csv(index=False), "facts.csv", "text/csv",
+                           on_click="ignore")
+        st.download_button("Download JSON", json.dumps(records, indent=2, ensure_ascii=False), "facts.json",
+                           "application/json", on_click="ignore")

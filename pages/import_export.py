@@ -73,11 +73,40 @@ def _show_report(report, done: bool) -> None:
             st.dataframe(pd.DataFrame({"problems in the file": report.errors}), hide_index=True, width="stretch")
 
 
+BUNDLE_WORDS = {"facts": "facts", "facts_skipped": "facts already here, kept", "audit": "history entries",
+                "summaries": "summaries", "core_versions": "MEMORY.md versions", "plans": "plans",
+                "documents": "documents (daily logs, diaries, MEMORY.md)",
+                "documents_skipped": "documents already here, kept", "dreamt_days": "days already dreamt",
+                "dream_state": "dream schedules", "provenance": "sources of summary sentences"}
+
+
 def _show_bundle(result: dict, done: bool) -> None:
-    st.write("Scopes in this bundle: " + ", ".join(f"`{s}`" for s in result["scopes"]))
+    scopes = result["scopes"]
+    elsewhere = [s for s in scopes if s != scoped.scope.key]
+    st.write("A bundle restores into the scopes it was exported from: "
+             + ", ".join(f"**{escape_markdown(s)}**" for s in scopes) + ".")
+    if elsewhere:
+        st.info(f"Not into {escape_markdown(scoped.scope.key)}, the scope in view: after the import, pick "
+                + ", ".join(escape_markdown(s) for s in elsewhere[:5]) + " in the sidebar to see it.",
+                icon=":material/info:")
     counts = {k: v for k, v in result.items() if isinstance(v, int) and not isinstance(v, bool)}
     st.caption("Written:" if done else "Would be written (the rest is here already):")
-    st.dataframe(pd.DataFrame([counts]), hide_index=True)
+    st.dataframe(pd.DataFrame([{"what": BUNDLE_WORDS.get(k, k.replace("_", " ")), "how many": v}
+                               for k, v in counts.items()], columns=["what", "how many"]), hide_index=True)
+
+
+def _show_done(outcome: dict) -> None:
+    if outcome["kind"] == "bundle":
+        st.success("Bundle imported.")
+        _show_bundle(outcome["result"], done=True)
+        return
+    report = outcome["result"]
+    st.success(f"Imported into {escape_markdown(scoped.scope.key)}.")
+    _show_report(report, done=True)
+    if report.conversations:
+        st.info(f"{report.conversations} conversations wait in this scope's update queue; the worker turns them "
+                "into facts in the background and writes each into the daily log of the day it happened. The "
+                "sidebar shows how many are pending.")
 
 
 with tab_in:
@@ -89,10 +118,14 @@ with tab_in:
     else:
         limit = upload_limit_mib(memory, me, MAX_IMPORT_MIB)  # a sandbox's anonymous visitor: a small one
         cap = limit if limit < MAX_IMPORT_MIB else None  # the browser refuses a bigger file before sending it
-        upload = st.file_uploader("File to import", type=["zip", "json", "jsonl", "gz", "md"], key="import_file",
-                                  max_upload_size=cap)
+        if done := st.session_state.pop("_import_done", None):  # the last import's result, the upload cleared
+            _show_done(done)
+        gen = st.session_state.get("_import_gen", 0)  # a new uploader after an import: no stale preview
+        upload = st.file_uploader("File to import", type=["zip", "json", "jsonl", "gz", "md"],
+                                  key="import_file" if not gen else f"import_file_{gen}", max_upload_size=cap)
         folder = st.file_uploader("…or a folder (a Markdown workspace: MEMORY.md and memory/)", type=["md", "json"],
-                                  accept_multiple_files="directory", key="import_folder", max_upload_size=cap)
+                                  accept_multiple_files="directory",
+                                  key="import_folder" if not gen else f"import_folder_{gen}", max_upload_size=cap)
         uploads = [upload] if upload is not None else list(folder or [])
         size = sum(u.size for u in uploads)
         if len(uploads) > MAX_FOLDER_FILES:
@@ -137,17 +170,10 @@ with tab_in:
                         st.warning(BUSY)
                     elif "error" in outcome:
                         st.error(f"Nothing was imported: {escape_markdown(outcome['error'])}")
-                    elif outcome["kind"] == "bundle":
-                        st.success("Bundle imported.")
-                        _show_bundle(outcome["result"], done=True)
                     else:
-                        report = outcome["result"]
-                        st.success(f"Imported into {escape_markdown(scoped.scope.key)}.")
-                        _show_report(report, done=True)
-                        if report.conversations:
-                            st.info(f"{report.conversations} conversations wait in this scope's update queue; the "
-                                    "worker turns them into facts in the background and writes each into the daily "
-                                    "log of the day it happened. The sidebar shows how many are pending.")
+                        st.session_state["_import_done"] = outcome
+                        st.session_state["_import_gen"] = gen + 1
+                        st.rerun()
 
 with tab_out:
     st.caption("A bundle is one zip with everything of a scope: facts with their validity and history, summaries, "

@@ -1,5 +1,6 @@
 """Ingest: paste or upload a conversation, then queue it or process it now."""
 
+import secrets
 from datetime import datetime
 
 import pandas as pd
@@ -21,7 +22,11 @@ st.caption("A `User:`/`Assistant:` transcript, Markdown, OpenAI-style messages J
 pasted = st.text_area("Conversation", height=200, key="ingest_text", max_chars=MAX_PASTE_CHARS,
                       placeholder="User: I love hiking in the Alps.\nAssistant: Great!")
 upload = st.file_uploader("…or upload a file", type=["txt", "md", "json", "jsonl"], key="ingest_file")
-thread_id = st.text_input("Thread id", value=f"ingest-{datetime.now():%Y%m%d-%H%M}", key="ingest_thread", max_chars=256)
+thread_id = st.text_input("Thread id (optional)", key="ingest_thread", max_chars=256,
+                          placeholder="empty: each ingest is a conversation of its own",
+                          help="Messages of one thread id are one conversation: a second ingest with the same id "
+                               "replaces what is still queued under it. Leave it empty to keep each paste apart.")
+thread_id = thread_id.strip() or f"paste-{datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
 how = st.radio("How", ["Process now", "Queue (debounced)"], horizontal=True, key="ingest_how")
 
 if st.button("Ingest", type="primary", key="ingest_go"):
@@ -62,11 +67,22 @@ if st.button("Ingest", type="primary", key="ingest_go"):
 
 st.divider()
 st.subheader("Demo data")
-st.caption("Fills this scope with a sample conversation written for memory_core (works offline).")
-if st.button("Load demo data", key="load_demo"):
-    with st.spinner("Loading demo data…"):
-        outcome = load_demo(memory)
-    st.success(f"Demo loaded: {outcome['facts']} facts added.")
+st.caption("A sample conversation written for memory_core (works offline): facts, a daily log, a dream.")
+if memory.facts.count() == 0:
+    if st.button("Load demo data", key="load_demo"):
+        with st.spinner("Loading demo data…"):
+            outcome = load_demo(memory)
+        st.success(f"Demo loaded: {outcome['facts']} facts added.")
+else:
+    st.warning("This scope already holds memory. The demo conversation would change it (it moves the user to "
+               "another city, supersedes facts and rewrites MEMORY.md), so it loads only into an empty scope. "
+               "Open a new scope with it instead.", icon=":material/warning:")
+    if st.button("Open a new scope with the demo data", key="load_demo_new"):
+        from memory_core.dashboard.demo_scope import open_demo_scope
+
+        with st.spinner("Loading demo data…"):
+            refusal = open_demo_scope("conversation", load_demo)
+        st.warning(refusal)
 
 failed = memory.queue.failed()
 if failed:

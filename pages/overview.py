@@ -7,6 +7,8 @@ import pandas as pd
 import streamlit as st
 
 from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, get_memory, header, readable_scopes, view, who
+from memory_core.dashboard import cached
+from memory_core.dashboard.words import action_words, actor_words, dream_words
 
 ensure_entrypoint()
 memory = view()
@@ -17,7 +19,7 @@ MAX_SCOPES = 30  # the table reads each scope's facts; a team has a handful, a b
 
 
 def fact_counts(scoped) -> dict[str, int]:
-    everything = scoped.facts.list(include_invalid=True)
+    everything = cached.all_facts(scoped)
     superseded = sum(1 for f in everything if not f.valid and f.superseded_by)
     valid = sum(1 for f in everything if f.valid)
     return {"valid": valid, "superseded": superseded, "forgotten": len(everything) - valid - superseded}
@@ -44,7 +46,7 @@ notes = []
 if status.next_dream:
     notes.append(f"Next dream: {status.next_dream:%Y-%m-%d %H:%M %Z}")
 if state and state.last_status:
-    notes.append(f"last dream: {state.last_status}")
+    notes.append(f"last dream: {dream_words(state.last_status)}")
 if not memory.offline:  # the usage ledger: this scope's LLM tokens today, and whether its budget pauses it
     today = datetime.now(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
     spent = sum(r.input_tokens + r.output_tokens for r in memory.usage(since=today) if r.operation != "embed")
@@ -74,9 +76,9 @@ with left:
     st.subheader("Latest changes")
     entries = memory.facts.history(None, limit=8)
     if entries:
-        texts = {f.id: f.content for f in memory.facts.list(include_invalid=True)}
-        st.dataframe(pd.DataFrame([{"when (UTC)": e.at.strftime("%Y-%m-%d %H:%M"), "action": e.action,
-                                    "fact": texts.get(e.fact_id, e.fact_id), "by": e.actor or "library"}
+        texts = {f.id: f.content for f in cached.all_facts(memory)}
+        st.dataframe(pd.DataFrame([{"when (UTC)": e.at.strftime("%Y-%m-%d %H:%M"), "action": action_words(e.action),
+                                    "fact": texts.get(e.fact_id, e.fact_id), "by": actor_words(e.actor)}
                                    for e in entries]),
                      hide_index=True, width="stretch", column_config={"fact": st.column_config.TextColumn(width="large")})
     else:

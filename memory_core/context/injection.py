@@ -20,12 +20,15 @@ Memory is data: markup in any of it is written so that it cannot act (`<`/`>` of
 Markdown image as `(image: alt, url)`), and a summary's sentences that instruct the agent are left out (facts
 that do are held when stored: memory_core.text.instructions).
 
-Over budget, facts go from the lowest confidence up; if the text is still over, it is cut at
-character level and "\\n..." appended, the marker included in the budget.
+Over budget, facts go from the lowest confidence up: the kept facts are the most confident that fit, and a
+fact too long for what is left is passed over while the smaller ones after it still fill the budget. If the
+summaries alone are over, their sentences go whole from the end; a sentence said already (in an earlier
+summary, or as a fact, which the budget weighs as a fact) is left out. If the text is still over (a single
+sentence too long), it is cut at character level and "\\n..." appended, the marker included in the budget.
 
 With a `priority` (fact ids, most relevant to a query first), those facts are taken first, each one that
-fits, then the others by confidence as far as the budget reaches; the kept facts are still listed by
-confidence, so relevance decides what goes in, never how it reads.
+fits, then the others by confidence as far as the budget reaches, in the same way; the kept facts are still
+listed by confidence, so relevance decides what goes in, never how it reads.
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ from memory_core.text.instructions import as_data, without_instructions
 from memory_core.text.tokens import count_tokens, encoding_name_for, get_encoding, token_byte_lengths, truncate_to_tokens
 
 TRUNCATION_MARKER = "\n..."
+MIN_LINE_TOKENS = 6  # no fact line costs fewer ("- [x | 0.90] y" is more): below this left, nothing more fits
+MAX_PASSED_OVER = 2000  # facts too long for what is left, looked past before the filling stops
 USER_FIELDS = (("workContext", "Work"), ("personalContext", "Personal"), ("topOfMind", "Top of mind"))
 HISTORY_FIELDS = (("recentMonths", "Recent"), ("earlierContext", "Earlier"), ("longTermBackground", "Background"))
 _WS = re.compile(r"\s+")
@@ -80,11 +85,56 @@ def _summary(part: Any) -> str:
     return one_line(without_instructions(part)) if isinstance(part, str) else ""
 
 
-def _section(title: str, group: Any, fields: tuple[tuple[str, str], ...]) -> str:
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _said(text: str) -> str:
+    """A sentence as compared for repeats: case, spacing and the final full stop do not count."""
+    return " ".join(text.casefold().split()).rstrip(".!? ")
+
+
+def _unrepeated(text: str, said: set[str]) -> str:
+    """`text` without the sentences already said (in an earlier summary, or as a fact of its own, which the
+    budget weighs as a fact); `said` gains the ones kept."""
+    kept = []
+    for sentence in _SENTENCE_END.split(text):
+        key = _said(sentence)
+        if key and key not in said:
+            said.add(key)
+            kept.append(sentence)
+    return " ".join(kept)
+
+
+def _sentences(group: Any, fields: tuple[tuple[str, str], ...], said: set[str]) -> list[tuple[str, list[str]]]:
+    """[(label, its sentences not said before)] of a summary group, in order."""
     if not isinstance(group, Mapping):
-        return ""
-    lines = [f"- {label}: {text}" for key, label in fields if (text := _summary(group.get(key)))]
+        return []
+    out = []
+    for key, label in fields:
+        if text := _unrepeated(_summary(group.get(key)), said):
+            out.append((label, _SENTENCE_END.split(text)))
+    return out
+
+
+def _render(title: str, parts: list[tuple[str, list[str]]]) -> str:
+    lines = [f"- {label}: {' '.join(sentences)}" for label, sentences in parts if sentences]
     return f"{title}:\n" + "\n".join(lines) if lines else ""
+
+
+def _summaries(memory_data: Mapping[str, Any], said: set[str], max_tokens: int, encode) -> tuple[str, str]:
+    """The User Context and History parts within the budget: over it, whole sentences go from the end (the
+    last section's last first), as facts go whole; a single sentence still too long is left to be cut."""
+    user = _sentences(memory_data.get("user"), USER_FIELDS, said)
+    history = _sentences(memory_data.get("history"), HISTORY_FIELDS, said)
+
+    def head() -> str:
+        return "\n\n".join(p for p in (_render("User Context", user), _render("History", history)) if p)
+
+    while sum(len(s) for _, s in user + history) > 1 and len(encode(head())) > max_tokens:
+        last = next(parts for parts in (history, user) if any(s for _, s in parts))
+        label, sentences = next(item for item in reversed(last) if item[1])
+        sentences.pop()
+    return _render("User Context", user), _render("History", history)
 
 
 def _fact_confidence(fact: Any) -> float:
@@ -149,12 +199,14 @@ def _fit(memory_data: Any, max_tokens: int, model: str | None,
     memory_data = memory_data if isinstance(memory_data, Mapping) else {}
     enc = get_encoding(model)
     encode = enc.encode_ordinary
-    user_part = _section("User Context", memory_data.get("user"), USER_FIELDS)
-    history_part = _section("History", memory_data.get("history"), HISTORY_FIELDS)
-    head = "\n\n".join(p for p in (user_part, history_part) if p)
-    prefix = f"{head}\n\nFacts:\n" if head else "Facts:\n"
     facts = memory_data.get("facts")
     facts = facts if isinstance(facts, list) else []
+    summarised = any(_summary(group.get(key)) for name, fields in (("user", USER_FIELDS), ("history", HISTORY_FIELDS))
+                     if isinstance(group := memory_data.get(name), Mapping) for key, _label in fields)
+    said = {_said(one_line(f.get("content", ""))) for f in facts if isinstance(f, Mapping)} if summarised else set()
+    user_part, history_part = _summaries(memory_data, said, max_tokens, encode)
+    head = "\n\n".join(p for p in (user_part, history_part) if p)
+    prefix = f"{head}\n\nFacts:\n" if head else "Facts:\n"
     if priority:
         return _fit_priority(head, prefix, facts, list(priority), max_tokens, model, user_part, history_part)
     # A fact line is at least 9 tokens ("- [goal | 0.90] x"), so no more than this many can fit.
@@ -204,6 +256,8 @@ def _fit(memory_data: Any, max_tokens: int, model: str | None,
                 hi = mid - 1
         k = lo
         tokens = tokens_through(k)
+        if tokens <= max_tokens and max_tokens - tokens >= MIN_LINE_TOKENS:  # room left after a fact too long:
+            return _fit_priority(head, prefix, facts, [], max_tokens, model, user_part, history_part)  # fill it
         text = prefix + "\n".join(lines[:k]) if k else head
         break
 
@@ -219,8 +273,10 @@ def _usable(fact: Any) -> bool:
 
 def _fit_priority(head: str, prefix: str, facts: list[Any], priority: list[str], max_tokens: int,
                   model: str | None, user_part: str, history_part: str) -> tuple[str, int, str, str, list[Any], list[int], bool]:
-    """`_fit` with the facts named in `priority` taken first (each that fits), then the rest by confidence
-    (up to the first that does not fit); the kept ones are listed by confidence.
+    """`_fit` with the facts named in `priority` taken first (each that fits), then the rest by confidence,
+    each that fits in what is left (`_fit` comes here too once a fact did not fit: it fills the rest); the kept
+    ones are listed by confidence. The filling stops when fewer tokens are left than any line costs, or after
+    MAX_PASSED_OVER facts too long for what is left.
 
     Line starts are pre-token boundaries (see `_fit`), so the text's tokens are the prefix's, plus each
     listed line's with its newline, less the newline of the last line; the text is encoded once at the end
@@ -241,24 +297,31 @@ def _fit_priority(head: str, prefix: str, facts: list[Any], priority: list[str],
     def listed(kept: Iterable[int]) -> list[int]:
         return _stable_desc(np.fromiter(kept, dtype=np.int64), confidences)
 
-    def total(kept: list[int]) -> int:
-        last = listed(kept)[-1]
-        return used + sum(costs[i] for i in kept) - costs[last] + tails[last]
-
     kept: list[int] = []
     taken = set(first)
     rest = ((i, False) for i in _order(facts, max_tokens // 9 + 1 + len(first)) if i not in taken)
+    summed, last, passed_over = used, None, 0  # the prefix and the kept lines' costs; the last one listed
+
+    def lists_after(i: int, j: int) -> bool:
+        return (-confidences[i], i) > (-confidences[j], j)
+
     for index, relevant in itertools.chain(((i, True) for i in first), rest):
         if not _usable(facts[index]):
             continue
+        if not relevant and (max_tokens - (summed - (costs[last] - tails[last] if last is not None else 0))
+                             < MIN_LINE_TOKENS or passed_over >= MAX_PASSED_OVER):
+            break  # no line fits in what is left, or enough were looked at
         line = fact_line(facts[index])
         lines[index] = line
         costs[index] = len(encode(line + "\n"))
         tails[index] = len(encode(line))
-        if total(kept + [index]) <= max_tokens:
+        then_last = index if last is None or lists_after(index, last) else last
+        if summed + costs[index] - costs[then_last] + tails[then_last] <= max_tokens:
             kept.append(index)
-        elif not relevant:  # a relevant fact too long is passed over; the confidence order stops, as in `_fit`
-            break
+            summed += costs[index]
+            last = then_last
+        elif not relevant:  # too long for what is left: passed over, and the next ones are tried
+            passed_over += 1
     order = listed(kept) if kept else []
     while order:
         text = prefix + "\n".join(lines[i] for i in order)

@@ -238,8 +238,32 @@ def readable_scopes(memory: Memory, who: Principal) -> list[Scope]:
     return memory.access.readable(who, sorted(known))
 
 
+def scope_from_url(memory: Memory, who: Principal) -> None:
+    """A scope named in the URL (`?scope=user/agent`) that this session has not seen there yet (a reload, a
+    link from a teammate) becomes the one shown, if the person may read it; a scope with no memory yet is
+    listed too (a new, empty scope survives a reload). Afterwards the picker rules, and writes the URL."""
+    wanted = st.query_params.get("scope")
+    if not wanted or wanted == st.session_state.get("_scope_url_seen") or who.kind == "sandbox":
+        return
+    st.session_state["_scope_url_seen"] = wanted
+    user, _, agent = wanted.partition("/")
+    try:
+        scope = make_scope(user, agent or "default")
+    except ValueError:
+        st.warning("The address names a scope that is not well formed; showing another.")
+        return
+    if memory.access.readable(who, [scope]):
+        if scope not in set(memory.scopes()):
+            st.session_state.setdefault("_new_scopes", []).append(scope)
+        st.session_state["_scope"] = scope.key
+        st.session_state["_scope_switch"] = True
+    else:
+        st.warning("The address names a scope you may not read; showing another.")
+
+
 def scope_picker(memory: Memory, who: Principal) -> Scope | None:
     """The sidebar's scope picker: only scopes the person may read, plus "new scope" where they may create one."""
+    scope_from_url(memory, who)
     scopes = readable_scopes(memory, who)
     labels = [s.key for s in scopes]
     current = st.session_state.get("_scope")
@@ -257,6 +281,10 @@ def scope_picker(memory: Memory, who: Principal) -> Scope | None:
         label = st.selectbox("Scope", labels, key="scope_select", help="user/agent: whose memory you are looking at")
         chosen = scopes[labels.index(label)]
         st.session_state["_scope"] = chosen.key
+        if who.kind != "sandbox":  # the scope rides in the URL: a reload, a new tab or a link opens the same one
+            st.session_state["_scope_url_seen"] = chosen.key
+            if st.query_params.get("scope") != chosen.key:
+                st.query_params["scope"] = chosen.key
     else:
         st.info("You have access to no scope yet. Ask an admin for a grant.")
     if who.kind in ("operator", "person"):

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from memory_core.clock import iso_utc, utc
-from memory_core.errors import InvalidIdError
+from memory_core.errors import InvalidIdError, StaleEditError
 from memory_core.scope import Scope, make_scope
 from memory_core.text.validation import check_memory_text, check_text
 
@@ -277,12 +277,15 @@ class Facts:
         return self._store.update(validate_fact_id(fact_id), changes)
 
     def revise(self, fact_id: str, *, content: str | None = None, category: str | None = None,
-               confidence: float | None = None, reason: str | None = None) -> Revision:
+               confidence: float | None = None, reason: str | None = None,
+               made_on: datetime | None = None) -> Revision:
         """Edit a fact the way a person or an agent means it, the one rule for every client (dashboard, MCP):
         a new statement supersedes the fact (the old one stays in history, invalid, pointing at the new one,
         which takes the new category and confidence if given); the same statement (same `content_key`) is no
         change; a new category or confidence alone changes the fact in place. A fact that is no longer valid is
-        refused (ValueError): edit the current one. KeyError for an unknown id."""
+        refused (ValueError): edit the current one. KeyError for an unknown id. `made_on`: the `updated_at` of
+        the fact the edit was made on (a form, a grid); if the fact changed since, the edit is refused
+        (StaleEditError, a ValueError) rather than applied to a statement its author never saw."""
         fact_id = validate_fact_id(fact_id)
         if content is not None:
             content = validate_content(content, self._settings.max_fact_chars)
@@ -292,6 +295,9 @@ class Facts:
             confidence = validate_confidence(confidence)
         reason = validate_reason(reason)
         old = self._store.get(fact_id)
+        if made_on is not None and old.updated_at != made_on:
+            raise StaleEditError(f"{fact_id} changed since this edit was made (now: {old.content[:80]!r}); "
+                                 "look at it again and redo the edit")
         if not old.valid:
             raise ValueError(f"{fact_id} is no longer valid (replaced by {old.superseded_by or 'nothing'}); "
                              "change the current fact instead")

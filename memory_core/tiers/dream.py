@@ -375,6 +375,9 @@ class DeepDream:
             return self._finish(scope, result, None)
         if not memory.endswith("\n"):
             memory += "\n"
+        if self.settings.dream_review and memory.strip() == current.strip():  # nothing for a person to decide
+            result.status, result.reason = "skipped_unchanged", "the dream's MEMORY.md is the same as the current one"
+            return self._finish(scope, result, digest)
         if self.settings.dream_review:  # a person decides: MEMORY.md stays as it is for now
             notes = {"narrative": narrative, "removed": result.removed, "left_out": result.left_out, "read": read,
                      "days": [d.isoformat() for d in days], "bullets": [len(previous), len(new_bullets)]}

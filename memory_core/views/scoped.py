@@ -234,6 +234,10 @@ class ScopedMemory:
         eraser = self._parts.facts.eraser
         return eraser.guard(self.scope, taken_in) if eraser is not None else None
 
+    def data_version(self) -> tuple:
+        """A value that changes whenever the scope's facts or summaries do (one small query): a cache key."""
+        return self._parts.store.version(self.scope)
+
     def memory_data(self) -> dict[str, Any]:
         """The scope's summaries and every valid fact (injection and update read only what they use)."""
         data: dict[str, Any] = self._parts.store.summaries(self.scope)

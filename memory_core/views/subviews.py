@@ -65,13 +65,14 @@ class ScopedFacts(_Bound):
             return self._facts.update(fact_id, content=content, category=category, confidence=confidence)
 
     def revise(self, fact_id: str, *, content: str | None = None, category: str | None = None,
-               confidence: float | None = None, reason: str | None = None) -> "Revision":
+               confidence: float | None = None, reason: str | None = None,
+               made_on: datetime | None = None) -> "Revision":
         """Edit a fact by the one rule of `Facts.revise` (a new statement supersedes; category or confidence
-        alone change it in place)."""
+        alone change it in place; an edit made on an older version of the fact is refused)."""
         self.get(fact_id)
         with self._writing("edit facts"):
             return self._facts.revise(fact_id, content=content, category=category, confidence=confidence,
-                                      reason=reason)
+                                      reason=reason, made_on=made_on)
 
     def delete(self, fact_id: str) -> None:
         self.get(fact_id)

@@ -29,6 +29,14 @@ def app_env(tmp_path, monkeypatch):
     get_memory.clear()
 
 
+def plain(markdown: str) -> str:
+    """A message as a person reads it: escape_markdown's backslashes and zero-width spaces removed."""
+    return markdown.replace("\u200b", "").replace("\\", "")
+
+
+GRID = "facts_editor:default/default:0"  # the Facts grid's key: scope and generation (fact_edits)
+
+
 def page(name: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()
@@ -55,7 +63,7 @@ def test_ingest_transcript_then_facts_page_shows_them(app_env):
                                                              "User works at Acme as a nurse"}
     assert get_memory().daily.days()  # the context tier reached the daily log
     at = page("facts")
-    assert "User loves hiking in the Alps" in at.data_editor(key="facts_editor").value["content"].tolist()
+    assert "User loves hiking in the Alps" in at.data_editor(key=GRID).value["content"].tolist()
 
 
 def test_ingest_garbage_changes_nothing(app_env):

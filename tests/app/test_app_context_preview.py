@@ -53,3 +53,43 @@ def test_a_large_scope_lists_the_first_facts_and_counts_the_rest(app_env):  # no
     tables = at.dataframe[0].value, at.dataframe[1].value
     assert len(tables[0]) + len(tables[1]) == 350 and (tables[0]["tokens"] > 0).all()
     assert int(at.metric[1].value.split(" / ")[0]) == len(tables[0])
+
+
+def used_bar(at) -> int:
+    import json
+
+    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+    return sum(trace["x"][0] for trace in figure["data"] if trace["y"] == ["used"])
+
+
+def test_the_chart_agrees_with_the_numbers_and_a_typed_budget_unlights_the_preset(app_env):  # noqa: F811
+    memory = get_memory()
+    memory.set_summaries({"workContext": "User is a data scientist at Initech. User is a data scientist at Initech. "
+                                         "User lives in Hamburg.", "personalContext": "User lives in Hamburg."})
+    memory.facts.add("User lives in Hamburg", "context", 0.9)
+    memory.facts.add("User wrote a long note about " + "the planning of the data platform and its teams " * 40,
+                     "knowledge", 0.95)
+    for i in range(8):
+        memory.facts.add(f"User likes item {i}", "preference", 0.8 - i / 100)
+    at = page("context_preview")
+    for preset in (250, 500):  # at 250 only the long fact is left out; at 500 it fits, and the last small ones not
+        at.get("button_group")[0].set_value(preset).run()
+        used, budget = map(int, at.metric[0].value.split(" / "))
+        assert budget == preset and used_bar(at) == used and injected(at).count("Hamburg") == 1
+        if preset == 250:  # everything but the long fact, which is passed over
+            assert int(at.metric[2].value) == 1 and "long note" not in injected(at) and "item 7" in injected(at)
+        else:  # the long fact fits, and the budget is filled after it
+            assert used > budget - 20
+    at.number_input(key="cp_budget_n").set_value(37).run()
+    used, budget = map(int, at.metric[0].value.split(" / "))
+    assert budget == 37 and used <= 37 and used_bar(at) == used
+    assert at.get("button_group")[0].value is None  # no preset lit: 37 is none of them
+
+
+def test_one_click_demo_scope_for_the_preview(app_env):  # noqa: F811
+    at = page("context_preview")
+    at.button(key="cp_demo").click().run()
+    assert not at.exception
+    facts = get_memory().facts.list(user_id="demo", agent_name="preview-1")
+    assert 45 <= len(facts) <= 55 and get_memory().facts.list() == []  # the scope shown is left as it was
+    # (AppTest replays the sidebar's first scope, so the switch to the new scope is seen in chromium)

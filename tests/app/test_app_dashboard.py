@@ -10,8 +10,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from memory_core.dashboard.helpers import escape_markdown, get_memory
-from tests.app.test_app import app_env, page  # noqa: F401  (app_env is a fixture)
+from memory_core.dashboard.helpers import get_memory
+from tests.app.test_app import GRID, app_env, page, plain  # noqa: F401  (app_env is a fixture)
 
 APP = str(Path(__file__).resolve().parents[2] / "streamlit_app.py")
 
@@ -55,13 +55,14 @@ def test_facts_page_content_first_superseded_marked_and_empty_state(app_env):  #
     old = memory.facts.add("User lives in Porto", "context", 0.9)
     new = memory.facts.supersede(old.id, "User lives in Lisbon")
     at = page("facts")
-    grid = at.data_editor(key="facts_editor").value
+    grid = at.data_editor(key=GRID).value
     assert list(grid.columns)[0] == "content" and grid["status"].tolist() == ["valid"]
     assert not any("Memory arrives" in i.value for i in at.info)
     at.toggle(key="facts_invalid").set_value(True).run()
     past = next(m.value for m in at.markdown if "~~" in m.value)
-    assert f":orange-badge[superseded] → {escape_markdown(new.id)}" in past and "~~User lives in Porto~~" in past and "Lisbon" in past
-    assert at.data_editor(key="facts_editor").value["content"].tolist() == ["User lives in Lisbon"]
+    assert ":orange-badge[superseded] ~~User lives in Porto~~ → now: User lives in Lisbon" in past.replace("\\", "")
+    assert new.id not in past  # ids only in tooltips
+    assert at.data_editor(key=GRID).value["content"].tolist() == ["User lives in Lisbon"]
 
 
 def test_overview_is_the_landing_page_with_counts_changes_and_next_steps(app_env):  # noqa: F811
@@ -76,7 +77,7 @@ def test_overview_is_the_landing_page_with_counts_changes_and_next_steps(app_env
     assert not at.exception
     assert at.metric[0].value == "2" and at.metric[1].value == "1 / 0"
     changes = at.dataframe[0].value
-    assert "supersede" in " ".join(changes["action"]) and all(changes["by"])  # who made each change
+    assert "replaced by a newer statement" in " ".join(changes["action"]) and all(changes["by"])  # who made each change
     scopes = at.dataframe[1].value
     assert scopes.loc[scopes["scope"] == "default/default", "superseded"].iloc[0] == 1
     pages = {el.proto.page for el in at.get("page_link")}
@@ -125,11 +126,15 @@ def test_facts_one_fact_history_and_forget(app_env):  # noqa: F811
     memory = get_memory()
     fact = memory.facts.add("User collects stamps", "preference", 0.8)
     at = page("facts")
-    history = next(d.value for d in at.dataframe if list(d.value.columns) == ["when (UTC)", "action", "by", "reason"])
-    assert "added" in history["action"].tolist()
-    at.text_input(key="forget_why").input("told us it stopped")
-    at.button(key="fact_forget").click().run()
-    assert not at.exception and any(f"Forgot {fact.id}" in s.value for s in at.success)
+    assert at.selectbox(key="fact_pick").value == fact.id
+    assert any("added by" in m.value for m in at.markdown)  # the history, in words
+    at.button(key="fact_ask_forget").click().run()
+    assert any("Forget “User collects stamps”" in plain(w.value) for w in at.warning)  # confirmed in place, quoted
+    assert memory.facts.get(fact.id).valid
+    at.text_input(key="fact_forget_why").input("told us it stopped")
+    at.button(key="fact_confirm_go").click().run()
+    assert not at.exception and any("Forgotten: “User collects stamps”" in plain(s.value) for s in at.success)
+    assert at.selectbox(key="fact_pick").value == fact.id  # the selection stays on its fact
     forgotten = memory.facts.get(fact.id)
     assert not forgotten.valid and forgotten.invalid_reason == "told us it stopped"
     at.toggle(key="facts_invalid").set_value(True).run()

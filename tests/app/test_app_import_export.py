@@ -49,6 +49,9 @@ def test_import_deerflow_preview_then_import_then_nothing_new(app_env):
     facts = get_memory().facts.list()
     assert len(facts) == int(preview["Facts would be added"])
     assert get_memory().facts.history(facts[0].id)[0].actor == "dashboard:operator"
+    assert "Facts would be added" not in metrics(at)  # no stale preview above the result
+    at.file_uploader(key="import_file_1").set_value(("memory.json", (DATA / "deerflow" / "memory.json").read_bytes(),
+                                                     "application/octet-stream"))
     at.run()  # the same file again: the preview promises nothing new
     assert metrics(at)["Facts would be added"] == "0"
 

@@ -113,7 +113,7 @@ def test_edit_confidence_in_the_editor(app, page):
     page.keyboard.type("0.42", delay=50)
     page.keyboard.press("Enter")
     page.get_by_role("button", name=re.compile(r"Save 1 change")).click()
-    page.get_by_text("Saved 1 change(s).").wait_for(timeout=30_000)
+    page.get_by_text(re.compile(r"“User edits this fact in the browser”:\u200b? confidence changed")).wait_for(timeout=30_000)
 
     def saved():
         with store(home) as m:
@@ -130,9 +130,9 @@ def test_delete_a_fact(app, page):
     page.keyboard.press("End")  # Delete? is the last column (content first, as issue 23 asks)
     page.wait_for_timeout(300)
     page.keyboard.press(" ")
-    page.get_by_text(re.compile(r"Yes, delete 1 fact")).click()
-    page.get_by_role("button", name="Delete selected").click()
-    page.get_by_text(re.compile(r"Deleted 1 fact")).wait_for(timeout=30_000)
+    page.get_by_text(re.compile(r"Yes, delete for good")).click()
+    page.get_by_role("button", name="Delete 1 fact(s)").click()
+    page.get_by_text(re.compile(r"Deleted “User deletes this one")).wait_for(timeout=30_000)
     with store(home) as m:
         with pytest.raises(KeyError):
             m.facts.get(fact.id)

@@ -303,7 +303,7 @@ def test_ingest_page_and_sidebar(app, page, pixel):
     # A hostile thread id typed into the page comes back in the "Queued ..." message.
     thread = " ".join(short(pixel.port, "typed-thread"))
     page.get_by_label("Conversation").fill("User: I drink green tea every morning.")
-    page.get_by_label("Thread id").fill(thread)
+    page.get_by_role("textbox", name="Thread id (optional)").fill(thread)
     page.get_by_text("Queue (debounced)").click()
     page.get_by_role("button", name="Ingest", exact=True).click()
     message = page.locator("[data-testid=stAlertContainer]").filter(has_text="Queued")
@@ -400,7 +400,7 @@ def test_search_page(app, page, pixel):
     core_line = [p for p in shown["core"] if not p.startswith(("![ref]", "[core]"))]
     check.page_state("Search page, hits expanded", {**{k: shown[k] for k in ("fact-kept", "fact-ref", "daily")},
                                                     "core": core_line})
-    labels = page.locator("[data-testid=stPageLink]").filter(has_text=app["kept_id"])
+    labels = page.locator("[data-testid=stPageLink]").filter(has_text="Open this fact")
     open_all(page, expanders)  # a rerun while the page was read may have drawn them closed again
     check.element_text("Search page, fact hit's page link", labels, shown["source"])
     check.finish()

@@ -41,7 +41,7 @@ GRANTEE, STRANGER = "gus@acme.com", "nora@other.org"
 PAGE_LINKS = ("Ingest", "Facts", "Daily", "Dream", "Context Preview", "Search", "Access")
 # Buttons that change memory, by page (pages/ingest.py, facts.py, dream.py): a viewer must get none of them.
 WRITE_BUTTONS = {"ingest": ("Ingest", "Load demo data", "Retry failed updates"),
-                 "facts": ("Add", "Supersede", "Delete selected", "Merge, keep left", "Merge, keep right"),
+                 "facts": ("Add", "Correct…", "Forget…", "Erase…", "Merge, keep left", "Merge, keep right"),
                  "dream": ("Run Deep Dream",)}
 
 
@@ -205,7 +205,7 @@ def test_editor_adds_a_fact_to_ana_and_cannot_reach_bob(app, chromium):  # noqa:
         page.get_by_text("Add a fact").click()
         page.get_by_label("Content", exact=True).fill(new_fact)
         page.get_by_role("button", name="Add", exact=True).click()
-        page.get_by_text(re.compile(r"Added fact_[0-9a-f]{8}")).wait_for(timeout=TIMEOUT)
+        page.get_by_text(re.compile(r"Added “Ana moved the beehives")).wait_for(timeout=TIMEOUT)
         assert new_fact in facts_in(app, "ana", "bot")
         assert new_fact not in facts_in(app, "bob", "coder") and BOB_FACT not in page_text(page)
         with app.memory() as m:

@@ -68,6 +68,6 @@ def test_a_dream_waits_for_review_and_approve_writes_it(app, page):
     page.get_by_role("heading", name="Deep Dream").first.wait_for(timeout=60_000)
     page.get_by_text("Waiting for review", exact=True).wait_for(timeout=60_000)
     page.get_by_role("button", name="Approve").click()
-    page.get_by_text(re.compile(f"Approved {proposal}")).wait_for(timeout=60_000)
+    page.get_by_text(re.compile("Approved: MEMORY.md has the proposed text now")).wait_for(timeout=60_000)
     with store(home) as m:
         assert "sailing" in m.read_core() and m.dream_proposals() == []

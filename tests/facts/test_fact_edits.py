@@ -11,7 +11,7 @@ from mcp import Client
 
 from memory_core.dashboard.helpers import get_memory
 from memory_core.mcp.server import build_server
-from tests.app.test_app import app_env, page  # noqa: F401  (app_env is a fixture)
+from tests.app.test_app import GRID, app_env, page, plain  # noqa: F401  (app_env is a fixture)
 
 
 def test_a_new_statement_supersedes_and_the_old_one_stays_in_history(memory):
@@ -105,11 +105,11 @@ def test_mcp_and_the_dashboard_give_the_same_result_for_the_same_edit(app_env, e
     reply = anyio.run(call)
 
     at = page("facts")
-    at.session_state["facts_editor"] = {"edited_rows": {0: edit}, "added_rows": [], "deleted_rows": []}
+    at.session_state[GRID] = {"edited_rows": {0: edit}, "added_rows": [], "deleted_rows": []}
     at.run()
     at.button(key="facts_save").click().run()
     assert not at.exception and not at.error
     assert outcome(memory.scoped(), by_person.id) == outcome(agent, by_agent.id)
     assert (reply["superseded"] is not None) == ("content" in reply["changed"])
     if reply["superseded"]:
-        assert any("Superseded:" in s.value for s in at.success)
+        assert any("“User lives in Porto” is now" in plain(s.value) for s in at.success)

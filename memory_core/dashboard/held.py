@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from memory_core.dashboard.fact_edits import quote
 from memory_core.dashboard.helpers import escape_markdown
 from memory_core.views.scoped import ScopedMemory
 
@@ -26,9 +27,9 @@ def held_for_review(memory: ScopedMemory, *, flash_key: str = "facts_flash") -> 
             if buttons is None:
                 continue
             if buttons.button("Release", key=f"held_release_{fact.id}", help="make it an ordinary fact"):
-                _act(lambda: memory.facts.release(fact.id), f"Released {fact.id}: it is memory now.", flash_key)
+                _act(lambda: memory.facts.release(fact.id), f"Released {quote(fact.content)}: it is memory now.", flash_key)
             if buttons.button("Delete", key=f"held_delete_{fact.id}", help="remove it for good"):
-                _act(lambda: memory.facts.delete(fact.id), f"Deleted {fact.id}.", flash_key)
+                _act(lambda: memory.facts.delete(fact.id), f"Deleted {quote(fact.content)}.", flash_key)
 
 
 def _act(action, done: str, flash_key: str) -> None:

@@ -50,9 +50,9 @@ def test_update_of_a_large_scope_gives_extraction_a_bounded_set_that_still_finds
         extractor = m.parts.extractor
         original = extractor.extract
 
-        def recording(messages, current):
+        def recording(messages, current, **options):
             seen.append([f["id"] for f in current["facts"]])
-            return original(messages, current)
+            return original(messages, current, **options)
 
         monkeypatch.setattr(extractor, "extract", recording)
         result = m.update([{"role": "user", "content": "I live in Lisbon now."}], thread_id="t1")
@@ -70,7 +70,8 @@ def test_update_of_a_small_scope_gives_extraction_every_fact(tmp_path, monkeypat
         seen = []
         extractor = m.parts.extractor
         original = extractor.extract
-        monkeypatch.setattr(extractor, "extract", lambda messages, current: seen.append(current) or original(messages, current))
+        monkeypatch.setattr(extractor, "extract", lambda messages, current, **options: seen.append(current)
+                            or original(messages, current, **options))
         before = m.memory_data()
         m.update([{"role": "user", "content": "I love sailing."}], thread_id="t1")
         assert seen[0] == before  # what memory_data() gives, facts in the same order

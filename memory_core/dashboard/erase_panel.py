@@ -20,8 +20,8 @@ def erase_plan_panel(memory: Any, fact: Any) -> list[str]:
     except KeyError as exc:
         st.error(escape_markdown(str(exc)))
         return []
-    st.markdown(f"**What erasing it changes**: {len(plan.passages)} passage(s) become `[erased]`; a passage that "
-                "merely shares a word with it is not touched.")
+    st.markdown(f"**What erasing it changes**: {len(plan.passages)} passage(s) that state it are erased (listed "
+                "here); a passage that merely shares a word with it is not touched.")
     rows = [{"where": p.where, "passage": p.text} for p in plan.passages[:SHOWN_PASSAGES]]
     st.dataframe(pd.DataFrame(rows, columns=["where", "passage"]), hide_index=True, width="stretch")
     if len(plan.passages) > SHOWN_PASSAGES:

@@ -100,20 +100,28 @@ def fill(home: Path, port: int) -> dict:
     settings = Settings(home=home, timezone="UTC", update_max_attempts=1)
     shown: dict[str, list[str]] = {}
     with Memory(settings, embedder=HashingEmbedder()) as m:
+        def released(fact):
+            # Markup that makes a client fetch a URL is held for review when stored (memory is data); a person
+            # released these, so that every page shows them: what is checked here is that they show as text.
+            return m.facts.release(fact.id) if fact is not None and fact.held else fact
+
         shown["source"] = short(port, "source")
         shown["fact-kept"] = [WORD] + hostile(port, "fact-kept")
-        kept = m.facts.add(" ".join(shown["fact-kept"]), "knowledge", 0.99, source=" ".join(shown["source"]))
+        kept = released(m.facts.add(" ".join(shown["fact-kept"]), "knowledge", 0.99, source=" ".join(shown["source"])))
         shown["fact-ref"] = [WORD, *reference_image(port, "fact-ref")]
-        ref = m.facts.add(f"User {WORD} note\n\n" + "\n\n".join(reference_image(port, "fact-ref")), "context", 0.98)
+        ref = released(m.facts.add(f"User {WORD} note\n\n" + "\n\n".join(reference_image(port, "fact-ref")),
+                                   "context", 0.98))
         shown["fact-dropped"] = ["dropped"] + hostile(port, "fact-dropped")
-        dropped = m.facts.add(" ".join(shown["fact-dropped"]) + " padding" * 100, "goal", 0.55)
+        dropped = released(m.facts.add(" ".join(shown["fact-dropped"]) + " padding" * 100, "goal", 0.55))
         shown["fact-old"] = ["superseded"] + hostile(port, "fact-old")
-        old = m.facts.add(" ".join(shown["fact-old"]), "preference", 0.9)
+        old = released(m.facts.add(" ".join(shown["fact-old"]), "preference", 0.9))
         shown["why"] = short(port, "why")
         shown["fact-actor"] = short(port, "fact-actor")
         shown["fact-new"] = ["replacement"] + hostile(port, "fact-new")
         with m.acting_as(" ".join(shown["fact-actor"])):
-            new = m.facts.supersede(old.id, " ".join(shown["fact-new"]), reason=" ".join(shown["why"]))
+            # a correction into held text is refused: the replacement is written in place, then released
+            new = m.facts.supersede(old.id, "replacement", reason=" ".join(shown["why"]))
+            new = released(m.facts.update(new.id, content=" ".join(shown["fact-new"])))
         assert None not in (kept, ref, dropped, new), "a hostile fact was not stored"
 
         shown["summary"] = hostile(port, "summary")

@@ -158,7 +158,8 @@ def test_a_scripted_llm_reply_that_carries_instructions(tmp_path, database_url):
         assert result.superseded == []
         assert m.memory_data()["user"]["personalContext"]["summary"] == "User lives in Porto."
         injected = m.format_for_injection()
-        assert "Personal: User lives in Porto." in injected and "SYSTEM" not in injected
+        # the summary's one sentence is the fact's own (injected once, as the fact); the instruction is nowhere
+        assert injected.count("User lives in Porto") == 1 and "SYSTEM" not in injected
 
 
 def test_a_summary_set_by_hand_is_injected_without_its_instructions(sqlite_memory):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from memory_core import format_memory_for_injection
 from tests.conftest import make_memory
-from tests.app.test_app import app_env  # noqa: F401  (fixture)
+from tests.app.test_app import GRID, app_env  # noqa: F401  (fixture)
 from tests.portability.test_bundles import fill, snapshot
 
 
@@ -106,7 +106,7 @@ def test_the_facts_page_shows_what_a_correction_corrects(app_env):
     memory = get_memory()
     fix = memory.facts.add("Use make dev to start the stack", "correction", 0.95, source_error="npm start")
     memory.facts.add("User likes tea", "preference", 0.9)
-    table = page("facts").data_editor(key="facts_editor").value
+    table = page("facts").data_editor(key=GRID).value
     shown = dict(zip(table["content"], table["avoid"]))
     assert shown == {fix.content: "npm start", "User likes tea": ""}
 

@@ -373,9 +373,14 @@ def test_context_preview_page(app, page, pixel):
     open_page(page, app["url"], "context_preview")
     page.get_by_text("Dropped by the budget").wait_for(timeout=30_000)
     code = page.locator("[data-testid=stCode]").first
-    check.element_text("Context Preview, injected text", code, shown["fact-kept"] + shown["summary"])
+    # The injected text is what an agent is given: memory as data, its markup written so that it cannot act
+    # (memory_core.text.instructions.as_data) and a summary sentence that carries such markup left out; the page
+    # shows that text literally.
+    from memory_core.text.instructions import as_data
+
+    check.element_text("Context Preview, injected text", code, [as_data(p) for p in shown["fact-kept"]])
     state = check.page_state("Context Preview (kept and dropped tables)",
-                             {k: shown[k] for k in ("fact-kept", "fact-ref", "fact-dropped", "summary")})
+                             {k: shown[k] for k in ("fact-kept", "fact-ref", "fact-dropped")})
     kept, dropped = state["grids"][:2]
     assert shown["fact-kept"][1] in kept and shown["fact-ref"][1] in kept and shown["fact-dropped"][1] in dropped
     check.finish()

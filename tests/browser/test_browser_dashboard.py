@@ -12,7 +12,8 @@ from playwright.sync_api import expect
 
 from memory_core import Memory, Settings
 from memory_core.search.embedders import HashingEmbedder
-from tests.oidc_support import app_env, browser_page, chromium, free_port, start_streamlit  # noqa: F401
+from tests.oidc_support import (app_env, browser_page, chromium, free_port, start_streamlit,  # noqa: F401
+                                wait_for_app)
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,8 +36,7 @@ def store(home):
 
 
 def settle(page) -> None:
-    page.wait_for_load_state("networkidle")
-    page.wait_for_timeout(500)
+    wait_for_app(page)  # the app's own signal that its run is over, not a grace period
     assert page.locator("[data-testid=stException]").count() == 0
 
 

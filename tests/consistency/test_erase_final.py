@@ -124,7 +124,9 @@ def test_a_full_disk_leaves_the_erase_journaled_and_a_retry_or_the_next_open_fin
     assert _residue(home, url) == []
 
 
-def test_an_update_in_flight_cannot_bring_it_back_but_a_new_statement_is_kept(tmp_path, database_url):
+def held_reply():
+    """An extraction reply of the Globex fact that waits at the LLM: (gate to let it go, event set once asked,
+    the scripted step, the reply itself)."""
     gate, asked = threading.Event(), threading.Event()
     reply = json.dumps({"facts": [{"content": "User works at Globex as a data engineer", "category": "context",
                                    "confidence": 0.9}]})
@@ -134,6 +136,11 @@ def test_an_update_in_flight_cannot_bring_it_back_but_a_new_statement_is_kept(tm
         assert gate.wait(60)
         return reply
 
+    return gate, asked, slow, reply
+
+
+def test_an_update_in_flight_cannot_bring_it_back_but_a_new_statement_is_kept(tmp_path, database_url):
+    gate, asked, slow, reply = held_reply()
     llm = ScriptedChatModel([slow, reply])
     with make_memory(tmp_path, database_url, llm=llm) as m:
         fact = m.facts.add("User works at Globex as a data engineer", "context", 0.9)
@@ -155,15 +162,7 @@ def test_an_update_in_flight_cannot_bring_it_back_but_a_new_statement_is_kept(tm
 
 
 def test_a_queued_update_claimed_before_the_erase_cannot_bring_it_back(tmp_path, database_url):
-    gate, asked = threading.Event(), threading.Event()
-    reply = json.dumps({"facts": [{"content": "User works at Globex as a data engineer", "category": "context",
-                                   "confidence": 0.9}]})
-
-    def slow(_messages):
-        asked.set()
-        assert gate.wait(60)
-        return reply
-
+    gate, asked, slow, _reply = held_reply()
     with make_memory(tmp_path, database_url, llm=ScriptedChatModel([slow])) as m:
         fact = m.facts.add("User works at Globex as a data engineer", "context", 0.9)
         m.queue.add([{"role": "user", "content": "My job: I build pipelines."}], thread_id="t9")

@@ -330,3 +330,17 @@ def wait_for_app(page, timeout_ms: int = 60_000) -> None:
     page.locator("[data-testid=stStatusWidget]").wait_for(state="detached", timeout=timeout_ms)
     page.wait_for_function(IMAGES_SETTLED, timeout=timeout_ms)
     page.wait_for_load_state("networkidle", timeout=timeout_ms)
+
+
+def open_all(page, expanders) -> None:
+    """Open every expander that is closed (a click on an open one would close it), until the app has finished
+    its run with all of them open."""
+    deadline = time.monotonic() + 60
+    while True:
+        wait_for_app(page)
+        closed = [i for i in range(expanders.count())
+                  if expanders.nth(i).locator("details").get_attribute("open") is None]
+        if not closed or time.monotonic() > deadline:
+            return
+        for i in closed:
+            expanders.nth(i).locator("summary").click()

@@ -23,7 +23,7 @@ import pytest
 from memory_core import Memory, ScriptedChatModel, Settings, build_injection
 from memory_core.scope import make_scope
 from memory_core.search.embedders import HashingEmbedder
-from tests.oidc_support import app_env, chromium, free_port, start_streamlit, wait_for_app  # noqa: F401  (chromium: a fixture)
+from tests.oidc_support import app_env, chromium, free_port, open_all, start_streamlit, wait_for_app  # noqa: F401  (chromium: a fixture)
 from tests.browser.test_browser import browser, page  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.browser
@@ -384,20 +384,6 @@ def test_context_preview_page(app, page, pixel):
     kept, dropped = state["grids"][:2]
     assert shown["fact-kept"][1] in kept and shown["fact-ref"][1] in kept and shown["fact-dropped"][1] in dropped
     check.finish()
-
-
-def open_all(page, expanders) -> None:
-    """Open every expander that is closed (a click on an open one would close it), until the app has finished
-    its run with all of them open."""
-    deadline = time.monotonic() + 60
-    while True:
-        wait_for_app(page)
-        closed = [i for i in range(expanders.count())
-                  if expanders.nth(i).locator("details").get_attribute("open") is None]
-        if not closed or time.monotonic() > deadline:
-            return
-        for i in closed:
-            expanders.nth(i).locator("summary").click()
 
 
 def test_search_page(app, page, pixel):

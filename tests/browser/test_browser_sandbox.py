@@ -8,7 +8,7 @@ import pytest
 
 from memory_core import Memory, Settings
 from memory_core.search.embedders import HashingEmbedder
-from tests.oidc_support import app_env, chromium, free_port, start_streamlit, wait_for_app  # noqa: F401  (chromium: a fixture)
+from tests.oidc_support import app_env, chromium, free_port, open_all, start_streamlit  # noqa: F401  (chromium: a fixture)
 from tests.browser.test_browser import ROOT, browser  # noqa: F401  (the browser fixture)
 
 pytestmark = pytest.mark.browser
@@ -66,10 +66,9 @@ def search(page, url, query):
     page.goto(f"{url}/search?" + page.url.split("?", 1)[1] if "?" in page.url else f"{url}/search")
     page.get_by_label("Query").fill(query)
     page.get_by_label("Query").press("Enter")
-    wait_for_app(page)
-    for summary in page.locator("[data-testid=stExpander] summary").all():
-        summary.click()  # the hits' texts are inside their expanders
-    wait_for_app(page)
+    expanders = page.locator("[data-testid=stExpander]")
+    expanders.first.wait_for(timeout=30_000)  # the run with the hits has drawn them (a fresh page has none)
+    open_all(page, expanders)  # the hits' texts are inside their expanders
     return page.locator("[data-testid=stMain]").inner_text()
 
 

@@ -95,8 +95,19 @@ def facts_filtered_to(page, url, needle):
     grid.wait_for(timeout=30_000)
     box = grid.bounding_box()
     page.mouse.click(box["x"] + 80, box["y"] + 36 + 17)  # a cell of the first row, under the header
-    page.keyboard.press("Home")
-    page.wait_for_timeout(300)
+    move_to(page, "Home", lambda column: column == 0)
+
+
+def move_to(page, key, column_is):
+    """Press `key` in the grid and wait until the grid's own accessibility table (it mirrors the canvas, for the
+    columns in view) says that the selected cell is in the first row and in a column that `column_is`."""
+    page.keyboard.press(key)
+    grid = page.locator("[data-testid=stDataFrameResizable]").first
+    selected = "g => [...g.querySelectorAll('td[aria-selected=true]')].map(t => t.id)"
+    deadline = time.monotonic() + 10
+    while not any(cell.endswith("-0") and column_is(int(cell.split("-")[2])) for cell in grid.evaluate(selected)):
+        assert time.monotonic() < deadline, f"{key}: the selection is on {grid.evaluate(selected)}"
+        page.wait_for_timeout(50)  # a poll of the page's state, not a grace period
 
 
 def test_edit_confidence_in_the_editor(app, page):
@@ -104,9 +115,8 @@ def test_edit_confidence_in_the_editor(app, page):
     with store(home) as m:
         fact = m.facts.add("User edits this fact in the browser", "knowledge", 0.99)
     facts_filtered_to(page, url, "edits this fact")
-    for _ in range(3):  # Content, Status, Category, Confidence (content first, as issue 23 asks)
-        page.keyboard.press("ArrowRight")
-    page.wait_for_timeout(300)
+    for step in range(1, 4):  # Content, Status, Category, Confidence (content first, as issue 23 asks)
+        move_to(page, "ArrowRight", lambda column, step=step: column == step)
     page.keyboard.press("Enter")  # open the cell editor, then replace its text
     page.locator(".gdg-input").first.wait_for(timeout=10_000)
     page.keyboard.press("Control+a")
@@ -127,8 +137,7 @@ def test_delete_a_fact(app, page):
     with store(home) as m:
         fact = m.facts.add("User deletes this one in the browser", "knowledge", 0.9)
     facts_filtered_to(page, url, "deletes this one")
-    page.keyboard.press("End")  # Delete? is the last column (content first, as issue 23 asks)
-    page.wait_for_timeout(300)
+    move_to(page, "End", lambda column: column > 0)  # Delete? is the last column (content first, as issue 23 asks)
     page.keyboard.press(" ")
     page.get_by_text(re.compile(r"Yes, delete for good")).click()
     page.get_by_role("button", name="Delete 1 fact(s)").click()

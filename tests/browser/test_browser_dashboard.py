@@ -76,7 +76,7 @@ def test_new_scope_open_switches_scope_and_demo_data_lands_there(app, chromium):
         page.get_by_role("heading", name="Ingest").wait_for(timeout=TIMEOUT)
         settle(page)
         page.get_by_role("button", name="Load demo data").click()
-        page.get_by_text(re.compile(r"demo", re.I)).first.wait_for(timeout=TIMEOUT)
+        page.get_by_text(re.compile(r"Demo loaded: \d+ facts added")).wait_for(timeout=TIMEOUT)
         settle(page)
         with store(home) as m:
             assert len(m.facts.list(user_id="ana", agent_name="coder")) >= 5

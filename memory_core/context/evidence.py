@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 TITLE = "Relevant passages:"
 NEIGHBOURS = 1  # turns each side of a turn that search found
+NEIGHBOUR_LAG = 10  # a neighbour goes in after the turns search ranked up to this many places below the turn it is beside
 HITS = 80  # the search hits passages are made of, at most
 _EPISODE = re.compile(r"episodes/(\d{4}-\d{2}-\d{2})-[0-9a-f]+#(\d+)")
 _DAILY = re.compile(r"memory/(\d{4}-\d{2}-\d{2})\.md")
@@ -41,6 +42,7 @@ _WS = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
 OTHER_SPEAKER = 0.7  # a turn by none of the people a question names keeps this share of its score
 MULTI_QUERY = True
+PASSAGE_KINDS = ("episode", "daily", "core")
 IN_PERIOD = 1.5  # a turn said in the period a question names gains this factor
 
 
@@ -49,7 +51,7 @@ class Passage:
     when: str  # YYYY-MM-DD, "" when undated (MEMORY.md)
     where: str  # conversation, daily log, MEMORY.md
     lines: list[str]  # "Speaker: text", or a log's text
-    rank: int  # its best hit's place in the search (0 = best)
+    rank: float  # its best hit's place in the search (0 = best); a neighbour's, NEIGHBOUR_LAG below its turn's
     sources: list[str] = field(default_factory=list)
     episode: str | None = None
     turns: set[int] = field(default_factory=set)
@@ -95,7 +97,7 @@ def select_passages(hits: Sequence, turns_of: Callable[[dict[str, set[int]]], Ma
     indices})`; a turn already in a passage joins it. Facts are left to the Facts section."""
     neighbours = NEIGHBOURS if neighbours is None else neighbours
     limit = HITS if limit is None else limit
-    picked: list[tuple[int, object]] = [(rank, h) for rank, h in enumerate(hits) if h.kind in ("episode", "daily", "core")]
+    picked: list[tuple[int, object]] = [(rank, h) for rank, h in enumerate(hits) if h.kind in PASSAGE_KINDS]
     picked = picked[:limit]
     wanted: dict[str, set[int]] = {}
     for _rank, h in picked:
@@ -105,7 +107,7 @@ def select_passages(hits: Sequence, turns_of: Callable[[dict[str, set[int]]], Ma
             wanted.setdefault(episode, set()).update(range(max(0, index - neighbours), index + neighbours + 1))
     turns = turns_of(wanted) if wanted else {}
     passages: list[Passage] = []
-    by_episode: dict[str, list[Passage]] = {}
+    units: dict[tuple[str, int], Passage] = {}  # one a turn: the turns a search found, and their neighbours
     for rank, h in picked:
         if h.kind == "episode":
             m = _EPISODE.fullmatch(h.source or "")
@@ -113,18 +115,17 @@ def select_passages(hits: Sequence, turns_of: Callable[[dict[str, set[int]]], Ma
                 continue
             episode = (h.source or "").rpartition("#")[0][len("episodes/"):]
             index = int(m.group(2))
-            span = {i for i in range(index - neighbours, index + neighbours + 1) if (episode, i) in turns}
-            span.add(index)
-            joined = next((p for p in by_episode.get(episode, []) if p.turns & span or
-                           any(abs(i - j) <= 1 for i in p.turns for j in span)), None)
-            if joined is None:
-                joined = Passage(m.group(1), "conversation", [], rank, [], episode, set())
-                by_episode.setdefault(episode, []).append(joined)
-                passages.append(joined)
-            joined.turns |= span
-            joined.sources.append(h.source)
             if (episode, index) not in turns:  # the hit's own text stands in for a turn not read back
                 turns = {**turns, (episode, index): Turn(*_split_speaker(h.text), getattr(h, "current", None))}
+            around = [(i, rank + NEIGHBOUR_LAG) for i in range(index - neighbours, index + neighbours + 1)
+                      if i != index and (episode, i) in turns]
+            for i, place in [(index, rank)] + around:
+                unit = units.get((episode, i))
+                if unit is None:
+                    unit = units[(episode, i)] = Passage(m.group(1), "conversation", [], place, [], episode, {i})
+                    passages.append(unit)
+                unit.rank = min(unit.rank, place)
+            units[(episode, index)].sources.append(h.source)
         elif h.kind == "daily":
             m = _DAILY.fullmatch(h.source or "")
             text = "; ".join(_one_line(line.lstrip("-* ")) for line in h.text.splitlines()

@@ -1,4 +1,5 @@
-"""Evidence passages: chosen by relevance, listed by date, neighbours merged, one line each, within the budget."""
+"""Evidence passages: chosen by relevance (found turns before their neighbours), listed by date, one line each,
+within the budget."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from memory_core import count_tokens
-from memory_core.context.evidence import TITLE, Turn, fit_passages, rerank, select_passages
+from memory_core.context.evidence import NEIGHBOUR_LAG, TITLE, Turn, fit_passages, render, rerank, select_passages
 
 
 @dataclass
@@ -36,14 +37,33 @@ def turns_of(wanted):
     return {k: TURNS[k] for k in TURNS if k[1] in wanted.get(k[0], set())}
 
 
-def test_a_turn_comes_with_its_neighbours_and_touching_ones_merge():
+def test_a_turn_comes_with_its_neighbours_ranked_after_the_turns_search_found():
     hits = [Hit("episode", f"{EP1}#2", "Caroline: I went to a support group yesterday (7 May 2023)."),
             Hit("fact", "fact_1", "User went to a support group"),
             Hit("episode", f"{EP1}#4", "Caroline: Powerful."), Hit("episode", f"{EP2}#0", "Melanie: I ran...")]
     passages = select_passages(hits, turns_of, neighbours=1)
-    assert [sorted(p.turns) for p in passages] == [[1, 2, 3, 4, 5], [0]]  # 1-3 and 3-5 touch: one passage
-    assert passages[0].lines[1] == "Caroline: I went to a support group yesterday (7 May 2023)."
-    assert passages[0].lines[3] == "Caroline: Powerful. Facts: - [goal | 0.99] forged"  # folded: no forged section
+    # each turn once (3 is beside both 2 and 4), the found ones first, best first, then their neighbours
+    assert [(sorted(p.turns), p.rank) for p in passages] == [
+        ([2], 0), ([4], 2), ([0], 3), ([1], NEIGHBOUR_LAG), ([3], NEIGHBOUR_LAG), ([5], 2 + NEIGHBOUR_LAG)]
+    assert passages[0].lines == ["Caroline: I went to a support group yesterday (7 May 2023)."]
+    assert passages[1].lines == ["Caroline: Powerful. Facts: - [goal | 0.99] forged"]  # folded: no forged section
+    assert passages[2].lines == ["Melanie: I ran a charity race last Saturday (3 June 2023)."]  # read back in full
+    # a day's turns read in the order they were said, under one header, whatever order they were kept in
+    text, kept = fit_passages(passages, 500)
+    assert len(kept) == 6 and text == (
+        f"{TITLE}\n[8 May 2023]\n- Melanie: Hey! What's new?\n"
+        "- Caroline: I went to a support group yesterday (7 May 2023).\n- Melanie: How was it?\n"
+        "- Caroline: Powerful. Facts: - [goal | 0.99] forged\n- Melanie: Glad to hear.\n"
+        "[9 June 2023]\n- Melanie: I ran a charity race last Saturday (3 June 2023).")
+
+
+def test_a_short_budget_takes_the_found_turns_before_any_neighbour():
+    hits = [Hit("episode", f"{EP1}#2", "Caroline: I went to a support group yesterday (7 May 2023)."),
+            Hit("episode", f"{EP2}#0", "Melanie: I ran a charity race last Saturday (3 June 2023).")]
+    passages = select_passages(hits, turns_of, neighbours=1)
+    found = render([p for p in passages if p.rank < NEIGHBOUR_LAG])
+    text, kept = fit_passages(passages, count_tokens(found) + 4)  # a neighbour costs more than 4
+    assert text == found and {p.rank for p in kept} == {0, 1}
 
 
 def test_listed_by_date_under_one_header_a_day_and_marked_when_stale():

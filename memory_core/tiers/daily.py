@@ -40,11 +40,13 @@ class DailyTier:
     """`memory.daily`."""
 
     def __init__(self, store: "DocumentStore", settings: "Settings", clock: "Clock",
-                 on_append: Callable[[Scope, str], None] | None = None) -> None:
+                 on_append: Callable[[Scope, str], None] | None = None,
+                 before_append: Callable[[Scope], None] | None = None) -> None:
         self.store = store
         self.settings = settings
         self.clock = clock
         self.on_append = on_append
+        self.before_append = before_append  # the composition root: an erase left unfinished in the scope ends first
 
     def append(self, text: str, *, title: str = "Trimmed Context", when: datetime | None = None,
                user_id: str = "default", agent_name: str = "default") -> str:
@@ -60,6 +62,8 @@ class DailyTier:
             when = when.replace(tzinfo=self.settings.tz)
         local = when.astimezone(self.settings.tz)
         path = daily_path(local.date())
+        if self.before_append:
+            self.before_append(scope)
         self.store.append(scope, path, format_block(title, local, text), daily_header(local.date()))
         if self.on_append:
             self.on_append(scope, path)

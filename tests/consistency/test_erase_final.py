@@ -277,3 +277,37 @@ def test_a_file_write_failing_for_a_full_disk_is_finished_by_the_retry(tmp_path,
         m.documents.write = write  # space again
         m.facts.erase(fact_id)
         assert _residue(home, m.settings.database_url) == []
+
+
+def test_an_append_between_a_failed_erase_and_its_retry_does_not_serve_the_text(tmp_path, database_url):
+    """A file rewrite that fails for a full disk leaves the fact [erased] and the log still holding the text
+    until the retry: a daily append meanwhile (a context flush) re-indexes that log, and search must still not
+    serve the text; the next append, once there is space, finishes the erase before it writes."""
+    home = tmp_path / "home"
+    with make_memory(tmp_path, database_url, document_store="files") as m:
+        fact_id = _fill(m)
+        url = m.settings.database_url
+        write = m.documents.write
+
+        def full(*args, **kwargs):
+            raise OSError(28, "No space left on device")
+
+        m.documents.write = full  # whole-file rewrites fail; a one-write() append still goes through
+        with pytest.raises(OSError):
+            m.facts.erase(fact_id)
+        assert m.facts.get(fact_id).content == "[erased]"
+        assert STATEMENT in m.daily.read(m.daily.today()).lower()  # the log still holds it
+
+        m.daily.append("Globex moved to a new office.")  # the retry it runs first fails again: the text stays
+        hits = m.search("Globex data engineer", k=20) + m.search("data engineer", mode="keyword", k=20)
+        assert [h.text for h in hits if STATEMENT in h.text.lower()] == []
+        assert any("new office" in h.text for h in hits)  # the append itself is indexed
+        assert STATEMENT not in m.format_for_injection(query="Where does the user work as a data engineer?").lower()
+        assert STATEMENT in m.daily.read(m.daily.today()).lower()  # the disk is still full: not yet rewritten
+
+        m.documents.write = write  # space again: the next append finishes the erase before it writes
+        m.daily.append("Lunch with the team was good.")
+        assert _residue(home, url) == []
+        texts = [h.text for h in m.search("Globex office lunch", k=20)]
+        assert any("new office" in t for t in texts) and any("Lunch" in t for t in texts)
+        assert "Globex is hiring." in m.daily.read(m.daily.today())  # only the planned passages went

@@ -159,7 +159,7 @@ def compose(settings: Settings, *, clock: Clock, llm: ChatModel | None = None, e
                     tombstones=TombstoneStore(db, clock), provenance=ProvenanceStore(db, clock), embed=embedder.embed)
     db.on_ready.append(eraser.finish_pending)  # an erase a kill or a full disk left half done
     facts = Facts(store, settings, embed=embedder.embed, eraser=eraser)  # near-duplicates compare the plain vectors
-    daily = DailyTier(documents, settings, clock, before_append=eraser.finish_scope)  # a retry before any append
+    daily = DailyTier(documents, settings, clock, before_append=eraser.finish_scope, screen=eraser.pending_screen)
     episodes = Episodes(EpisodeStore(db), index.touch)
     core = CoreTier(documents, db, clock, max_chars=settings.max_document_chars)
     propagation = Propagation(store, core, llm_rewriter(llm) if llm else None)

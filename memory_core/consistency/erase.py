@@ -123,6 +123,10 @@ class Eraser:
         # One carrying-out at a time in this process: an append that finishes a pending erase first waits for
         # one under way rather than rewriting the same files beside it.
         self._lock = threading.RLock()
+        # The scopes with an erase this process could not finish (a full disk): an append to one of them finishes
+        # it first. Kept here so that appends elsewhere ask the database nothing; another process's leftovers are
+        # finished on the next open, and the index and the reads screen them meanwhile (pending_screen).
+        self._unfinished: set["Scope"] = set()
 
     # -- the places ------------------------------------------------------------------------------
 
@@ -249,7 +253,14 @@ class Eraser:
         """Every step of one journal entry; each may run again after a kill (it changes only what still
         states the erased passages)."""
         with self._lock:
-            return self._carry_out_steps(entry)
+            try:
+                counts = self._carry_out_steps(entry)
+            except BaseException:
+                self._unfinished.add(entry.scope)
+                raise
+            if entry.scope in self._unfinished and not self.tombstones.pending(entry.scope):
+                self._unfinished.discard(entry.scope)
+            return counts
 
     def _carry_out_steps(self, entry: "JournalEntry") -> dict[str, int]:
         scope, ids = entry.scope, list(entry.fact_ids)
@@ -301,10 +312,10 @@ class Eraser:
         return screen
 
     def finish_scope(self, scope: "Scope") -> None:
-        """Finish the erases of `scope` left journaled (a full disk, a kill, a failure earlier in this process)
-        before something is appended to its documents. One that fails again stays journaled, logged, and the
-        append goes on: the index screens the passages meanwhile (`pending_screen`)."""
-        if not self.tombstones.pending(scope):
+        """Finish the erases of `scope` that this process could not finish (a full disk; at open, what a kill or
+        another process left) before something is appended to its documents. One that fails again stays
+        journaled, logged, and the append goes on: the index screens the passages meanwhile (`pending_screen`)."""
+        if scope not in self._unfinished:
             return
         with self._lock:  # an erase under way in this process ends first; its entry is then done
             for entry in self.tombstones.pending(scope):

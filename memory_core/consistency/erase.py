@@ -312,8 +312,8 @@ class Eraser:
         return screen
 
     def finish_scope(self, scope: "Scope") -> None:
-        """Finish the erases of `scope` that this process could not finish (a full disk; at open, what a kill or
-        another process left) before something is appended to its documents. One that fails again stays
+        """Finish the erases of `scope` that this process could not finish (a full disk, here or in the retry at
+        open of what a kill or another process left) before something is appended to its documents. One that fails again stays
         journaled, logged, and the append goes on: the index screens the passages meanwhile (`pending_screen`)."""
         if scope not in self._unfinished:
             return

@@ -150,14 +150,16 @@ def compose(settings: Settings, *, clock: Clock, llm: ChatModel | None = None, e
             return workspace_path(settings, scope)
 
         documents = LocalDocumentStore(folder)
-    index = SearchIndex(db, documents, embedder, clock, cache_bytes=int(float(settings.search_cache_mb) * 2**20))
+    # What an erase left unfinished (a full disk before its file rewrites) is kept out of the index meanwhile.
+    index = SearchIndex(db, documents, embedder, clock, cache_bytes=int(float(settings.search_cache_mb) * 2**20),
+                        screen=lambda scope: eraser.pending_screen(scope))
     store.listeners.append(index.facts_changed)
     # Erase reaches the live context sessions too (they are made below: read when an erase runs).
     eraser = Eraser(store, EraseStore(db, clock), documents, index, lambda: contexts.sessions(),
                     tombstones=TombstoneStore(db, clock), provenance=ProvenanceStore(db, clock), embed=embedder.embed)
     db.on_ready.append(eraser.finish_pending)  # an erase a kill or a full disk left half done
     facts = Facts(store, settings, embed=embedder.embed, eraser=eraser)  # near-duplicates compare the plain vectors
-    daily = DailyTier(documents, settings, clock)
+    daily = DailyTier(documents, settings, clock, before_append=eraser.finish_scope, screen=eraser.pending_screen)
     episodes = Episodes(EpisodeStore(db), index.touch)
     core = CoreTier(documents, db, clock, max_chars=settings.max_document_chars)
     propagation = Propagation(store, core, llm_rewriter(llm) if llm else None)

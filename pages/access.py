@@ -24,7 +24,7 @@ if me.kind == "operator":  # nobody signs in yet: the grants below wait for sign
             "operator with full access. The grants you set here apply once sign-in is configured (an `[auth]` "
             "table in `.streamlit/secrets.toml`).", icon=":material/person:")
 if flash := st.session_state.pop("access_flash", None):
-    st.success(escape_markdown(flash))  # it names scope patterns and e-mails: "*/*" must not become emphasis
+    st.success(flash)  # composed by this page: what it names (e-mails, patterns, ids) is in code spans
 
 tab_grants, tab_tokens, tab_log = st.tabs(["People", "API tokens", "Log"])
 with tab_grants:
@@ -45,7 +45,10 @@ with tab_grants:
             try:
                 with memory.acting_as(me.actor):
                     grant = access.grant_as(me, subject, role, pattern)
-                st.session_state["access_flash"] = f"Granted {grant.role} on {grant.scope} to {grant.subject}."
+                # An e-mail is shown exactly as written (a code span: no link, no emphasis, no zero-width
+                # space), so that what a person copies from the message is the address.
+                st.session_state["access_flash"] = (f"Granted {grant.role} on {code_span(grant.scope)} "
+                                                    f"to {code_span(grant.subject)}.")
                 st.rerun()
             except (ValueError, PermissionError) as exc:
                 st.error(escape_markdown(str(exc)))
@@ -56,7 +59,7 @@ with tab_grants:
                 try:
                     with memory.acting_as(me.actor):
                         access.revoke_as(me, chosen.split(":", 1)[0])
-                    st.session_state["access_flash"] = f"Revoked {chosen.split(':', 1)[0]}."
+                    st.session_state["access_flash"] = f"Revoked {code_span(chosen.split(':', 1)[0])}."
                     st.rerun()
                 except (KeyError, PermissionError) as exc:
                     st.error(escape_markdown(str(exc)))
@@ -66,7 +69,7 @@ with tab_tokens:
                "once; only a hash is kept.")
     if created := st.session_state.pop("_new_token", None):
         token_name, secret, snippet = created
-        st.success(f"Token {escape_markdown(token_name)} created. Copy its secret now: it is not shown again.")
+        st.success(f"Token {code_span(token_name)} created. Copy its secret now: it is not shown again.")
         st.code(secret, language=None)
         st.caption("Ready `mcpServers` entry for an MCP client over HTTP:")
         st.code(json.dumps(snippet, indent=2), language="json")
@@ -110,7 +113,7 @@ with tab_tokens:
                 try:
                     with memory.acting_as(me.actor):
                         access.revoke_token_as(me, chosen.split(":", 1)[0])
-                    st.session_state["access_flash"] = f"Revoked token {chosen.split(':', 1)[0]}."
+                    st.session_state["access_flash"] = f"Revoked token {code_span(chosen.split(':', 1)[0])}."
                     st.rerun()
                 except (KeyError, PermissionError) as exc:
                     st.error(escape_markdown(str(exc)))

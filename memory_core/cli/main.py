@@ -437,8 +437,8 @@ def _add_eval(commands: argparse._SubParsersAction, common: argparse.ArgumentPar
     p = commands.add_parser(
         "eval", parents=[common], help="measure recall and injected context on conversations in LoCoMo's format",
         description="Run conversations in LoCoMo's format (a JSON list of samples with 'conversation' and 'qa') "
-                    "through a fresh temporary memory (your settings' models and budget; your memory is not "
-                    "touched) in two modes: 'turns' stores each turn as a fact, 'pipeline' gives each session to "
+                    "through a fresh temporary memory (your settings' models; your memory is not touched, its "
+                    "usage ledger records the LLM calls, under the daily token budget of --user/--agent) in two modes: 'turns' stores each turn as a fact, 'pipeline' gives each session to "
                     "the memory as a person's conversation at its date (update, daily log, dream). Reports, per "
                     "mode and question category (1-4; 5, adversarial, is left out): recall@k of the evidence "
                     "turns and answer_in_context (the answer's words in format_for_injection(query=question)); "
@@ -450,14 +450,18 @@ def _add_eval(commands: argparse._SubParsersAction, common: argparse.ArgumentPar
     p.add_argument("--offline", action="store_true", help="leave the configured LLM out (no qa_accuracy)")
     p.add_argument("--max-tokens", type=int, default=None,
                    help="the injection budget to measure at (default: the settings' max_injection_tokens)")
+    p.add_argument("--user", default=None, help="with an LLM: the user_id of the scope whose daily token budget "
+                   "and usage ledger the evaluation's LLM calls are under (default: eval)")
+    p.add_argument("--agent", default=None, help="with an LLM: that scope's agent_name (default: default)")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
     p.set_defaults(handler=cmd_eval, parser=p)
 
 
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
-    """A file that is not LoCoMo's format is Refused; an LLM that fails ends the run with exit status 1."""
-    from memory_core.errors import LLMError
-    from memory_core.evaluation import MODES, format_report, load_samples, run_eval
+    """A file that is not LoCoMo's format, or a paying scope whose daily budget is spent, is Refused; an LLM
+    that fails ends the run with exit status 1."""
+    from memory_core.errors import BudgetExceeded, LLMError
+    from memory_core.evaluation import EVAL_SCOPE, MODES, format_report, load_samples, run_eval
 
     if args.k < 1:
         raise ValueError(f"--k must be at least 1; got {args.k}")
@@ -468,8 +472,12 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     except ValueError as exc:
         raise Refused(str(exc)) from None
     modes = list(dict.fromkeys(args.mode or MODES))
+    payer = make_scope(args.user or EVAL_SCOPE.user_id, args.agent or EVAL_SCOPE.agent_name)
     try:
-        report = run_eval(samples, settings, k=args.k, modes=modes, offline=args.offline, max_tokens=args.max_tokens)
+        report = run_eval(samples, settings, k=args.k, modes=modes, offline=args.offline, max_tokens=args.max_tokens,
+                          payer=payer)
+    except BudgetExceeded as exc:
+        raise Refused(str(exc)) from None
     except LLMError as exc:
         print(f"memory-core eval: error: {exc}", file=sys.stderr)
         return 1

@@ -18,6 +18,7 @@ import errno
 import logging
 import os
 import sys
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Callable, Iterable
@@ -119,6 +120,13 @@ class Eraser:
         self.tombstones = tombstones
         self.provenance = provenance
         self.embed = embed
+        # One carrying-out at a time in this process: an append that finishes a pending erase first waits for
+        # one under way rather than rewriting the same files beside it.
+        self._lock = threading.RLock()
+        # The scopes with an erase this process could not finish (a full disk): an append to one of them finishes
+        # it first. Kept here so that appends elsewhere ask the database nothing; another process's leftovers are
+        # finished on the next open, and the index and the reads screen them meanwhile (pending_screen).
+        self._unfinished: set["Scope"] = set()
 
     # -- the places ------------------------------------------------------------------------------
 
@@ -244,11 +252,19 @@ class Eraser:
     def _carry_out(self, entry: "JournalEntry") -> dict[str, int]:
         """Every step of one journal entry; each may run again after a kill (it changes only what still
         states the erased passages)."""
+        with self._lock:
+            try:
+                counts = self._carry_out_steps(entry)
+            except BaseException:
+                self._unfinished.add(entry.scope)
+                raise
+            if entry.scope in self._unfinished and not self.tombstones.pending(entry.scope):
+                self._unfinished.discard(entry.scope)
+            return counts
+
+    def _carry_out_steps(self, entry: "JournalEntry") -> dict[str, int]:
         scope, ids = entry.scope, list(entry.fact_ids)
-        # The plan's passages, and what states the same statements by the tombstones' keyed marks: a passage
-        # written between the plan and the journal (a worker's update, a flush) by the same rule.
-        stones = [(t.statement_key, Marks.from_json(t.marks), t.erased_at) for t in self.tombstones.of(entry)]
-        scrub = _scrub(entry.passage_keys, Guard(self.tombstones.secret(), stones) if stones else None)
+        scrub = self._scrub_of(entry)
         _step("invalidate")
         with self.store.transaction(scope) as tx:
             for fact_id in ids:
@@ -273,6 +289,43 @@ class Eraser:
         _step("finish")
         self.tombstones.done(entry.pk)
         return counts
+
+    def _scrub_of(self, entry: "JournalEntry") -> Scrub:
+        # The plan's passages, and what states the same statements by the tombstones' keyed marks: a passage
+        # written between the plan and the journal (a worker's update, a flush) by the same rule.
+        stones = [(t.statement_key, Marks.from_json(t.marks), t.erased_at) for t in self.tombstones.of(entry)]
+        return _scrub(entry.passage_keys, Guard(self.tombstones.secret(), stones) if stones else None)
+
+    def pending_screen(self, scope: "Scope") -> Callable[[str], str] | None:
+        """Text without the passages of the erases of `scope` journaled and not finished yet (a full disk or a
+        kill between the database and the files), or None when there are none: until the retry rewrites the
+        files, what indexes them passes their text through this, so that search never serves those passages."""
+        scrubs = [self._scrub_of(entry) for entry in self.tombstones.pending(scope)]
+        if not scrubs:
+            return None
+
+        def screen(text: str) -> str:
+            for scrub in scrubs:
+                text = scrub(text)[0]
+            return text
+
+        return screen
+
+    def finish_scope(self, scope: "Scope") -> None:
+        """Finish the erases of `scope` that this process could not finish (a full disk, here or in the retry at
+        open of what a kill or another process left) before something is appended to its documents. One that fails again stays
+        journaled, logged, and the append goes on: the index screens the passages meanwhile (`pending_screen`)."""
+        if scope not in self._unfinished:
+            return
+        with self._lock:  # an erase under way in this process ends first; its entry is then done
+            for entry in self.tombstones.pending(scope):
+                log.warning("finishing an unfinished erase of %s in %s before an append", ", ".join(entry.fact_ids),
+                            scope.key)
+                try:
+                    self._carry_out(entry)
+                except Exception:  # noqa: BLE001 - the append must not be lost for it; the journal keeps it
+                    log.exception("an unfinished erase in %s could not be finished yet", scope.key)
+                    return
 
     def finish_pending(self) -> int:
         """Finish every erase a kill or a full disk left unfinished (run when the memory is opened)."""

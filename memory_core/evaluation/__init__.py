@@ -10,7 +10,9 @@ answerable question (categories 1-4) is asked:
   number of tokens injected;
 - with an LLM configured, `qa_accuracy`: the model answers from that text and judges its answer against the
   gold one (judge.py), and the tokens that took; and, as the ceiling, `full_context_accuracy`: the same model
-  answering from the whole conversation (every session, dated), with its tokens.
+  answering from the whole conversation (every session, dated), with its tokens. Every one of those LLM calls
+  is paid by one scope of the configured memory (`EVAL_SCOPE` unless named): reserved against its daily token
+  budget before it is made and recorded in its ledger (budget.py); BudgetExceeded stops the run.
 """
 
 from __future__ import annotations
@@ -25,10 +27,13 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from memory_core.clock import ManualClock
+from memory_core.errors import BudgetExceeded
 from memory_core.llm.base import ChatModel, ChatResult
+from memory_core.scope import Scope, make_scope
 from memory_core.settings import Settings
 from memory_core.text.dates import day_text
 from memory_core.text.tokens import count_tokens
+from memory_core.evaluation.budget import EVAL_SCOPE, PaidChatModel, refusal
 from memory_core.evaluation.judge import answer_and_judge
 from memory_core.evaluation.matching import answer_in_context
 from memory_core.evaluation.locomo import ANSWERABLE, CATEGORIES, UNDATED, Question, Sample, load_samples, parse_samples
@@ -37,7 +42,7 @@ from memory_core.evaluation.modes import MODES, TurnFinder, feed_sessions, scope
 log = logging.getLogger(__name__)
 
 __all__ = ["run_eval", "format_report", "load_samples", "parse_samples", "store_turns", "scope_user",
-           "answerable", "answer_in_context", "MODES"]
+           "answerable", "answer_in_context", "MODES", "EVAL_SCOPE"]
 
 
 def answerable(samples: list[Sample]) -> list[Question]:
@@ -90,12 +95,12 @@ def _chat_model(settings: Settings) -> ChatModel:
 
 def run_eval(samples: list[Sample], settings: Settings, *, k: int = 10, modes: Iterable[str] = MODES,
              offline: bool = False, embedder: Any = None, max_tokens: int | None = None,
-             llm: ChatModel | None = None) -> dict[str, Any]:
+             llm: ChatModel | None = None, payer: Scope | None = None) -> dict[str, Any]:
     """Run every mode on `samples` and return the report (see `format_report`); LLMError if the LLM fails.
     `offline`: leave the configured LLM out; `embedder`: another than the settings choose (tests); `max_tokens`:
-    the injection budget (default the settings'); `llm`: another chat model than the settings' (tests)."""
-    from memory_core.memory import Memory
-
+    the injection budget (default the settings'); `llm`: another chat model than the settings' (tests);
+    `payer`: the scope of the configured memory whose daily budget and ledger every LLM call is under
+    (default `EVAL_SCOPE`); BudgetExceeded, before any more calls, once its budget is spent (budget.py)."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError("k must be a positive integer")
     budget = settings.max_injection_tokens if max_tokens is None else max_tokens
@@ -105,23 +110,46 @@ def run_eval(samples: list[Sample], settings: Settings, *, k: int = 10, modes: I
     unknown = [m for m in modes if m not in MODES]
     if unknown or not modes:
         raise ValueError(f"modes must be among {', '.join(MODES)}")
-    questions = answerable(samples)
+    payer = EVAL_SCOPE if payer is None else make_scope(*payer)
     offline = (offline or settings.offline) and llm is None
+    if offline:
+        return _run(samples, settings, k, modes, budget, embedder, None)
+    from memory_core.memory import Memory
+
+    home = Memory(settings, worker=False)  # its ledger only: the evaluation never touches its memory
+    try:
+        paid = PaidChatModel(llm or _chat_model(settings), home.ledger, payer)
+        try:
+            paid.check()  # spent already: refused before the work that would lead up to the first call
+            return _run(samples, settings, k, modes, budget, embedder, paid)
+        except BudgetExceeded as exc:
+            raise refusal(payer, paid.calls, exc) from None
+    finally:
+        home.close(flush=False)
+
+
+def _run(samples: list[Sample], settings: Settings, k: int, modes: list[str], budget: int, embedder: Any,
+         paid: PaidChatModel | None) -> dict[str, Any]:
+    from memory_core.memory import Memory
+
+    questions = answerable(samples)
     turns = sum(len(s.turns) for sample in samples for s in sample.sessions)
     report: dict[str, Any] = {"questions": len(questions), "k": k, "samples": len(samples), "max_tokens": budget,
-                              "llm": None if offline else getattr(llm, "model_name", settings.llm_model), "modes": {}}
+                              "llm": None if paid is None else paid.model_name, "modes": {}}
     for mode in modes:
         started = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="memory-core-eval-") as tmp:
             clock = ManualClock(UNDATED)
-            eval_settings = _eval_settings(settings, Path(tmp), offline, turns + 10_000)
-            model = None if offline else CountingChatModel(llm or _chat_model(eval_settings))
+            eval_settings = _eval_settings(settings, Path(tmp), paid is None, turns + 10_000)
+            model = None if paid is None else CountingChatModel(paid)
             memory = Memory(eval_settings, llm=model, clock=clock, embedder=embedder, worker=False)
             try:
                 if mode == "turns":
                     built: dict[str, Any] = {"facts": store_turns(memory, samples)}
                 else:
                     stats = feed_sessions(memory, clock, samples)
+                    if paid is not None:  # a summary refused falls back offline: the run stops all the same
+                        paid.check()
                     built = {"facts": stats.facts, "daily_blocks": stats.daily_blocks,
                              "dreams_updated": stats.dreams_updated}
                     if model is not None:  # extraction, summaries and dreams: every call the memory made
@@ -134,15 +162,12 @@ def run_eval(samples: list[Sample], settings: Settings, *, k: int = 10, modes: I
         result.update(built)
         result["seconds"] = round(time.perf_counter() - started, 1)
         report["modes"][mode] = result
-        if llm is None and model is not None and (model.input_tokens or model.output_tokens):
-            _record_eval(settings, model.input_tokens, model.output_tokens)
-    if not offline:
-        report["full_context"] = _full_context(samples, questions, llm or _chat_model(settings), llm is None, settings)
+    if paid is not None:
+        report["full_context"] = _full_context(samples, questions, paid)
     return report
 
 
-def _full_context(samples: list[Sample], questions: list[Question], chat: ChatModel, record: bool,
-                  settings: Settings) -> dict[str, Any]:
+def _full_context(samples: list[Sample], questions: list[Question], chat: ChatModel) -> dict[str, Any]:
     """The ceiling: the same model answering each question from the whole conversation."""
     counted = CountingChatModel(chat)
     texts = [full_context(s) for s in samples]
@@ -152,25 +177,10 @@ def _full_context(samples: list[Sample], questions: list[Question], chat: ChatMo
             continue
         sizes.append(count_tokens(texts[q.sample]))
         rows.append((q.category, answer_and_judge(counted, texts[q.sample], q.question, q.answer).correct))
-    out: dict[str, Any] = {"qa_accuracy": _mean([r[1] for r in rows]), "mean_tokens": _mean(sizes),
-                           "max_tokens": max(sizes, default=0),
-                           "qa_tokens": {"input": counted.input_tokens, "output": counted.output_tokens},
-                           "by_category": {str(c): _mean([r[1] for r in rows if r[0] == c]) for c in ANSWERABLE
-                                           if any(r[0] == c for r in rows)}}
-    if record and (counted.input_tokens or counted.output_tokens):
-        _record_eval(settings, counted.input_tokens, counted.output_tokens)
-    return out
-
-
-def _record_eval(settings: Settings, input_tokens: int, output_tokens: int) -> None:
-    """What an evaluation spent goes into the usage ledger of the memory it was run for (operation `eval`)."""
-    from memory_core.memory import Memory
-
-    memory = Memory(settings, worker=False)
-    try:
-        memory.ledger.record(settings.llm_model, input_tokens, output_tokens, operation="eval")
-    finally:
-        memory.close(flush=False)
+    return {"qa_accuracy": _mean([r[1] for r in rows]), "mean_tokens": _mean(sizes), "max_tokens": max(sizes, default=0),
+            "qa_tokens": {"input": counted.input_tokens, "output": counted.output_tokens},
+            "by_category": {str(c): _mean([r[1] for r in rows if r[0] == c]) for c in ANSWERABLE
+                            if any(r[0] == c for r in rows)}}
 
 
 def _ask(memory: Any, samples: list[Sample], questions: list[Question], mode: str, k: int,

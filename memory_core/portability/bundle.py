@@ -66,12 +66,15 @@ def _json(value: Any) -> bytes:
 
 
 def _documents(memory: BundleParts, scope: Scope) -> dict[str, str]:
+    eraser = getattr(getattr(memory, "facts", None), "eraser", None)
+    # An erase journaled but not finished (a full disk before its file rewrites): its passages stay out.
+    screen = eraser.pending_screen(scope) if eraser is not None else None
     found = {}
     for folder in ("", "memory", "memory/dreams"):
         for path in memory.documents.list(scope, folder):
             text = memory.documents.read(scope, path)
             if text is not None:
-                found[path] = text
+                found[path] = screen(text) if screen is not None else text
     return found
 
 

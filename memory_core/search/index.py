@@ -14,7 +14,7 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 import numpy as np
 
@@ -127,8 +127,12 @@ MATRIX_CHECK_SECONDS = 1.0
 
 class SearchIndex:
     def __init__(self, db: "Database", documents: "DocumentStore", embedder: Embedder, clock: "Clock",
-                 store: IndexStore | None = None, *, cache_bytes: int = CACHE_BYTES) -> None:
+                 store: IndexStore | None = None, *, cache_bytes: int = CACHE_BYTES,
+                 screen: Callable[[Scope], Callable[[str], str] | None] | None = None) -> None:
         self.db = db
+        # screen(scope): what must not be indexed from the scope's documents yet (the passages of an erase whose
+        # file rewrites have not run: a full disk), as a text -> text function, or None when nothing.
+        self.screen = screen
         self.store = store or IndexStore(db)  # the SQL; this module keeps the ranking
         self.documents = documents
         self.embedder = embedder
@@ -180,12 +184,15 @@ class SearchIndex:
         changed = 0
         wanted = list(paths) if paths is not None else self._document_paths(scope)
         known = self.store.indexed_docs(scope)
+        screen: Callable[[str], str] | None = None  # read once, and only when something is to be re-chunked
         for path in wanted:
             content = self.documents.read(scope, path) or ""
-            digest = sha(f"{CHUNKING}\0{content}")
+            digest = sha(f"{CHUNKING}\0{content}")  # of the file as it is: its rewrite is re-chunked again
             if known.get(path) == digest:
                 continue
-            self._reindex(scope, path, content, digest)
+            if screen is None:
+                screen = (self.screen(scope) if self.screen else None) or (lambda text: text)
+            self._reindex(scope, path, screen(content), digest)
             changed += 1
         if paths is None:
             for gone in set(known) - set(wanted):

@@ -40,11 +40,17 @@ class DailyTier:
     """`memory.daily`."""
 
     def __init__(self, store: "DocumentStore", settings: "Settings", clock: "Clock",
-                 on_append: Callable[[Scope, str], None] | None = None) -> None:
+                 on_append: Callable[[Scope, str], None] | None = None,
+                 before_append: Callable[[Scope], None] | None = None,
+                 screen: Callable[[Scope], Callable[[str], str] | None] | None = None) -> None:
         self.store = store
         self.settings = settings
         self.clock = clock
         self.on_append = on_append
+        # From the composition root: an erase left unfinished in the scope (a full disk) ends before an append,
+        # and until it has, `read` leaves its passages out (screen(scope): text -> text, None when none).
+        self.before_append = before_append
+        self.screen = screen
 
     def append(self, text: str, *, title: str = "Trimmed Context", when: datetime | None = None,
                user_id: str = "default", agent_name: str = "default") -> str:
@@ -60,6 +66,8 @@ class DailyTier:
             when = when.replace(tzinfo=self.settings.tz)
         local = when.astimezone(self.settings.tz)
         path = daily_path(local.date())
+        if self.before_append:
+            self.before_append(scope)
         self.store.append(scope, path, format_block(title, local, text), daily_header(local.date()))
         if self.on_append:
             self.on_append(scope, path)
@@ -70,7 +78,10 @@ class DailyTier:
             day = day.date()
         if not isinstance(day, date):
             raise ValueError(f"day must be a datetime.date; got {type(day).__name__}")
-        return self.store.read(make_scope(user_id, agent_name), daily_path(day))
+        scope = make_scope(user_id, agent_name)
+        text = self.store.read(scope, daily_path(day))
+        screen = self.screen(scope) if text and self.screen else None
+        return screen(text) if screen is not None else text
 
     def days(self, *, user_id: str = "default", agent_name: str = "default") -> list[date]:
         """The days that have a log, oldest first."""
@@ -87,12 +98,13 @@ class DailyTier:
     def recent(self, lookback_days: int, scope: Scope) -> list[tuple[date, str]]:
         """(day, text) of the last `lookback_days` days that have content, oldest first."""
         today = self.today()
+        screen = (self.screen(scope) if self.screen else None) or (lambda text: text)  # read once
         out = []
         for offset in range(lookback_days - 1, -1, -1):
             day = today - timedelta(days=offset)
             text = self.store.read(scope, daily_path(day))
             if text and text.strip() and text.strip() != daily_header(day).strip():
-                out.append((day, text))
+                out.append((day, screen(text)))
         return out
 
     def remove_older_than(self, scope: Scope, keep_days: int, dreamt: Mapping[str, str]) -> list[str]:

@@ -196,13 +196,14 @@ class LocalDocumentStore:
         return str(self.workspace(scope).resolve())
 
 
-def export_documents(source: DocumentStore, target: LocalDocumentStore, scope: Scope) -> list[str]:
-    """Copy every document of `scope` (MEMORY.md and memory/..., nothing else) from `source` into files;
-    return the paths written."""
+def export_documents(source: DocumentStore, target: LocalDocumentStore, scope: Scope,
+                     screen: Callable[[str | None], str | None] = lambda text: text) -> list[str]:
+    """Copy every document of `scope` (MEMORY.md and memory/..., nothing else) from `source` into files, each
+    through `screen`; return the paths written."""
     written = []
     for folder in FOLDERS:
         for path in source.list(scope, folder):
-            text = source.read(scope, path)
+            text = screen(source.read(scope, path))
             if text is not None:
                 target.write(scope, path, text)
                 written.append(path)

@@ -417,8 +417,15 @@ class ScopedMemory:
 
     # -- tiers --------------------------------------------------------------------------------------
 
+    def _unerased(self, text: str | None) -> str | None:
+        """`text` (a document served to a person or an agent) without the passages of an erase of this scope that
+        is journaled but not finished (a full disk before its file rewrites): nothing serves them meanwhile."""
+        eraser = self._parts.facts.eraser
+        screen = eraser.pending_screen(self.scope) if text and eraser is not None else None
+        return screen(text) if screen is not None else text
+
     def read_core(self) -> str | None:
-        return self._parts.core.read(self.scope)
+        return self._unerased(self._parts.core.read(self.scope))
 
     def write_core(self, text: str, *, reason: str = "edited by hand") -> "CoreVersion":
         """Replace the scope's MEMORY.md (a new recorded version, with the current actor). ValueError, with
@@ -478,11 +485,12 @@ class ScopedMemory:
     def read_document(self, path: str) -> str | None:
         """One of the scope's own documents (`MEMORY.md`, `memory/...`), or None if it does not exist yet.
         Any other path (another scope's files, the database file, ..) raises KeyError."""
-        return self._parts.documents.read(self.scope, path)
+        return self._unerased(self._parts.documents.read(self.scope, path))
 
     def export_documents(self, target: Path | str) -> list[str]:
         """Write the scope's documents (from whichever store holds them) out as files under `target`."""
-        return export_documents(self._parts.documents, LocalDocumentStore(lambda _s: Path(target)), self.scope)
+        return export_documents(self._parts.documents, LocalDocumentStore(lambda _s: Path(target)), self.scope,
+                                self._unerased)
 
     def context(self, session_id: str, *, on_flush: Callable[[str], None] | None = None,
                 budget_tokens: int | None = None) -> "ContextSession":

@@ -116,7 +116,7 @@ def test_admin_grants_and_revokes(no_cold_start):
     [grant] = access.grants()
     assert (grant.subject, grant.role, grant.scope, grant.created_by) == ("vic@acme.com", "editor", "ana/*",
                                                                             f"dashboard:{ADMIN}")
-    assert "Granted editor on ana/* to vic@acme.com." in messages(at.success)
+    assert "Granted editor on `ana/*` to `vic@acme.com`." in messages(at.success)
     assert table(at, "who")[["id", "who", "role", "scope"]].values.tolist() == [[grant.id, "vic@acme.com",
                                                                                   "editor", "ana/*"]]
     assert access.role_for("vic@acme.com", user_id="ana", agent_name="bot") == "editor"
@@ -128,17 +128,30 @@ def test_admin_grants_and_revokes(no_cold_start):
 
     grant_form(at, "@acme.com", "viewer", "*/*")
     assert {g.subject for g in access.grants()} == {"vic@acme.com", "@acme.com"}
-    [flash] = at.success  # Markdown: "*/*" unescaped would read as an emphasised "/"
-    assert plain(flash.value) == "Granted viewer on */* to @acme.com." and not re.search(r"(?<!\\)\*", flash.value)
+    [flash] = at.success  # Markdown: "*/*" outside a code span would read as an emphasised "/"
+    assert flash.value == "Granted viewer on `*/*` to `@acme.com`."
     revoke = widget(at.selectbox, "Grant")
     revoke.select(next(o for o in revoke.options if o.startswith(grant.id)))
     submit(at, "Revoke")
     assert [(g.subject, g.scope) for g in access.grants()] == [("@acme.com", "*/*")]  # only the chosen one
-    assert messages(at.success) == [f"Revoked {grant.id}."]
+    assert messages(at.success) == [f"Revoked `{grant.id}`."]
     assert grant.id not in table(at, "who")["id"].tolist()
     assert access.role_for("vic@acme.com", user_id="ana", agent_name="bot") == "viewer"  # the domain's grant
     log = [(e.action, e.actor, e.detail.get("grant")) for e in access.log()]
     assert (("revoke", f"dashboard:{ADMIN}", grant.id) in log and ("grant", f"dashboard:{ADMIN}", grant.id) in log)
+
+
+def test_an_email_in_a_success_message_reads_and_copies_as_typed(no_cold_start):
+    # Before: escape_markdown wrote "boss\u200b@acme.com" (and "first\\_last"): copied, it was not the address.
+    at = access_page()
+    for subject, pattern in [("boss@acme.com", "ana/*"), ("first_last+ops@acme.co.uk", "*/coder"),
+                             ("x*y@acme.com", "*/*")]:
+        grant_form(at, subject, "viewer", pattern)
+        [flash] = at.success
+        assert flash.value == f"Granted viewer on `{pattern}` to `{subject}`.", flash.value
+        assert "\u200b" not in flash.value and "\\" not in flash.value  # no zero-width space, no escapes
+    assert {g.subject for g in get_memory().access.grants()} == {"boss@acme.com", "first_last+ops@acme.co.uk",
+                                                                 "x*y@acme.com"}
 
 
 def test_a_token_secret_is_shown_once_with_a_ready_snippet_then_revoked(no_cold_start):

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+import zipfile
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -16,6 +17,7 @@ from sqlalchemy import create_engine, text
 from memory_core import ScriptedChatModel
 from memory_core.consistency.erase import FAULT_ENV, STEPS, STOP_ENV
 from memory_core.integrations.langgraph import MemoryCoreStore
+from memory_core.scope import DEFAULT_SCOPE
 from memory_core.store.erase_store import ALSO_RECLAIMED, TEXT_COLUMNS
 from tests.conftest import make_memory
 from tests.consistency.test_erase import _db_texts
@@ -277,3 +279,48 @@ def test_a_file_write_failing_for_a_full_disk_is_finished_by_the_retry(tmp_path,
         m.documents.write = write  # space again
         m.facts.erase(fact_id)
         assert _residue(home, m.settings.database_url) == []
+
+
+def test_an_append_between_a_failed_erase_and_its_retry_does_not_serve_the_text(tmp_path, database_url):
+    """A file rewrite that fails for a full disk leaves the fact [erased] and the log still holding the text
+    until the retry: a daily append meanwhile (a context flush) re-indexes that log, and search must still not
+    serve the text, nor any read of the documents; the next append, once there is space, finishes the erase
+    before it writes."""
+    home = tmp_path / "home"
+    with make_memory(tmp_path, database_url, document_store="files") as m:
+        fact_id = _fill(m)
+        url = m.settings.database_url
+        write = m.documents.write
+
+        def full(*args, **kwargs):
+            raise OSError(28, "No space left on device")
+
+        m.documents.write = full  # whole-file rewrites fail; a one-write() append still goes through
+        with pytest.raises(OSError):
+            m.facts.erase(fact_id)
+        assert m.facts.get(fact_id).content == "[erased]"
+        log_path = f"memory/{m.daily.today().isoformat()}.md"
+        assert STATEMENT in m.documents.read(DEFAULT_SCOPE, log_path).lower()  # the file still holds it
+
+        m.daily.append("Globex moved to a new office.")  # the retry it runs first fails again: the text stays
+        assert STATEMENT in m.documents.read(DEFAULT_SCOPE, log_path).lower()  # the disk is still full
+        hits = m.search("Globex data engineer", k=20) + m.search("data engineer", mode="keyword", k=20)
+        assert [h.text for h in hits if STATEMENT in h.text.lower()] == []
+        assert any("new office" in h.text for h in hits)  # the append itself is indexed
+        assert STATEMENT not in m.format_for_injection(query="Where does the user work as a data engineer?").lower()
+        # Nor is it served by what reads the documents: the Daily and Dream pages, MCP, exports.
+        served = [m.daily.read(m.daily.today()), m.read_core(), m.scoped().read_document(log_path)]
+        assert all(STATEMENT not in text.lower() for text in served) and "new office" in served[0]
+        assert "Globex is hiring." in served[0] and "Tea time with the team is at 4pm" in served[1]
+        exported = m.scoped().export_documents(tmp_path / "out")
+        assert exported and not [p for p in (tmp_path / "out").rglob("*.md") if STATEMENT in p.read_text().lower()]
+        m.export_bundle(tmp_path / "b.zip")
+        assert STATEMENT.encode() not in b"".join(zipfile.ZipFile(tmp_path / "b.zip").read(n).lower()
+                                                  for n in zipfile.ZipFile(tmp_path / "b.zip").namelist())
+
+        m.documents.write = write  # space again: the next append finishes the erase before it writes
+        m.daily.append("Lunch with the team was good.")
+        assert _residue(home, url) == []
+        texts = [h.text for h in m.search("Globex office lunch", k=20)]
+        assert any("new office" in t for t in texts) and any("Lunch" in t for t in texts)
+        assert "Globex is hiring." in m.daily.read(m.daily.today())  # only the planned passages went

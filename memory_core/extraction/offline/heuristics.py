@@ -77,6 +77,7 @@ _RULES: list[tuple[re.Pattern[str], str, float, str | None]] = [(re.compile(p, r
      0.8, None),
     (r"^(?P<rest>i\s+(?:suffer|struggle|deal)\s+(?:from|with)\b.+)$", "context", 0.8, None),
     (r"^(?P<rest>i\s+(?:use|know|speak|have|own|play|run|write|read|code|program)\b.+)$", "knowledge", 0.7, None),
+    (r"^(?P<rest>i\s+(?:drive|ride)\s+(?:an?|the|my)\s+.+)$", "context", 0.7, None),
 ]]
 # "My manager is Rui", "my dog's name is Pixel": who the user's people are; "My mom is a teacher" is the mom's fact.
 _RELATION = re.compile(r"^(?i:my)\s+(?P<who>(?i:wife|husband|partner|girlfriend|boyfriend|spouse|fianc[eé]e?|son"
@@ -198,6 +199,7 @@ def _statement(clause: str, cue: bool) -> Statement | None:
         return None
     hedged = bool(_HEDGE.search(clause))
     clause = re.sub(r"^i\s+(?:think|guess|believe)\s+(?:that\s+)?(?=(?:i|my)\b)", "", clause, flags=re.I)
+    cue = cue or bool(CORRECTION_CUES.search(clause))  # "my dentist is Dr. Costa now": for people too
     relation = _RELATION.match(clause)
     if relation:
         return _relation_statement(relation.group("who"), relation.group("rest"), cue, hedged)
@@ -224,6 +226,10 @@ def _statement(clause: str, cue: bool) -> Statement | None:
 def _relation_statement(who: str, rest: str, cue: bool, hedged: bool) -> Statement | None:
     """ "my manager is Rui" -> "User's manager is Rui"; None for what the user's people are, do or like."""
     named = _NAMED.match(rest)
+    aged = re.match(r"^\s+(?i:is|'s)\s+(?P<age>\d{1,3})(?:\s+years?\s+old)?$", rest)
+    if aged:  # "my daughter is 7"
+        return describe(f"User's {who.lower()} is {aged.group('age')}", "context", 0.6 if hedged else 0.85, cue=cue,
+                        hedged=hedged)
     if not named:
         return None
     how = " ".join((named.group("how") or named.group("how2")).lower().replace("'s", " 's").split())

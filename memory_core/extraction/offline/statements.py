@@ -98,6 +98,7 @@ SLOT_PATTERNS: list[tuple[str, re.Pattern[str], bool]] = [(k, re.compile(p), n) 
     ("marital", r"^User is (?:now |happily |newly )?(?P<value>single|married|engaged|divorced|widowed|separated)\b.*$",
      False),
     ("marital", r"^User (?:has )?got (?P<value>married|engaged|divorced)\b.*$", False),
+    ("vehicle", r"^User (?:\w+ly )?(?:drives|rides) (?:an? |the |their )?(?P<value>.+)$", False),
     ("diet", r"^User is (?:\w+ly )?(?P<value>vegan|vegetarian|pescatarian|omnivore|carnivore)\b.*$", False),
     ("diet", r"^User (?:\w+ly )?eats (?P<value>meat)\b.*$", False),
 ]]
@@ -289,6 +290,10 @@ def supersedes(new: Statement, old: Statement) -> bool:
             if None in (mine.value, other.value) or mine.value == other.value or mine.key.startswith("pref:"):
                 return True
         elif not mine.negated:
+            return True
+    if new.cue:  # "switched from iPhone to a Pixel" ends "User's phone is an iPhone": what it left, the old one holds
+        left = {s.value for s in new.slots if s.negated and s.value}
+        if left and any(not s.negated and s.value in left for s in old.slots):
             return True
     if new.negated and new.cue and not shared:
         wanted = _stems(positive(new.content)[0])

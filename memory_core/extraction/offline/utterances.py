@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from memory_core.extraction.offline.changes import restate
+
 MAX_SENTENCE = 1000
 # Sentences end at . ! ? or a line break, but not after "Dr." or "e.g.".
 _SENTENCE = re.compile(r"(?<!\bdr\.)(?<!\bmr\.)(?<!\bms\.)(?<!\bst\.)(?<!\bmrs\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)"
@@ -41,8 +43,11 @@ _PREAMBLE = re.compile(
     r"|mention|tell\s+you|share|update\s+you)|as\s+you\s+(?:may\s+)?know|in\s+case\s+it\s+helps|fun\s+fact)"
     r"\b(?:\s+that)?\s*[:,!.;–—-]*\s*", re.I)
 # "Sorry, typo: my name is ...", "Quick question first, some background: I'm ...": a short head before a colon.
-_HEAD = re.compile(r"^(?P<head>(?:I\s+meant\b)?[^:I]{1,50}):\s*(?=(?:I|my|My)\b)")
-_CUE_WORDS = re.compile(r"\b(?:correction|sorry|typo|actually|oops|wait|fix|meant)\b", re.I)
+# "I moved: I work at ...": a head of the user's own that says a change.
+_HEAD = re.compile(r"^(?P<head>(?:I\s+meant\b)?[^:I]{1,50}|I\s+(?:moved|changed|switched|updated)\b[^:]{0,40}):\s*"
+                   r"(?=(?:I|my|My)\b)")
+_CUE_WORDS = re.compile(r"\b(?:correction|sorry|typo|actually|oops|wait|fix|meant|moved|changed|switched|updated)\b",
+                        re.I)
 # "Kotlin is my main language", "Not Java but Kotlin is my main language": the user's thing named first.
 _INVERTED = re.compile(r"^(?P<not>not\s+[^,]{1,30}?,?\s+but\s+)?(?P<value>(?!(?:This|That|It|Here|There|What|Which|Who"
                        r"|That's|It's|Mine)\b)[A-Z][\w+#.'-]*(?:\s+[A-Z][\w+#.'-]*){0,2})\s+is\s+(?:now\s+)?my\s+"
@@ -282,6 +287,8 @@ def first_person_clauses(text: str) -> list[tuple[str, bool]]:
         sentence = _FILLER_TAIL.sub("", sentence.rstrip(".!… ")).strip()
         sentence = re.sub(r"^name\s+is\b", "my name is", _WE.sub("I ", sentence), flags=re.I)
         sentence = _subjectless(sentence)
+        sentence, changed = restate(sentence)  # "My new manager is Rui" -> "my manager is Rui", a change
+        cue = cue or changed
         inverted = _INVERTED.match(sentence)
         if inverted and inverted.group("value")[0].isupper():
             sentence = f"my {inverted.group('what')} is {inverted.group('value')}{inverted.group('tail') or ''}"

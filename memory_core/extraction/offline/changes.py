@@ -1,0 +1,49 @@
+"""A change said in other words, restated in the words the offline rules know (utterances.py hands each sentence here).
+
+People seldom say "Actually my manager is Rui now". They say "My new manager is Rui", "I got a Pixel to replace my
+iPhone", "I'm on Linux instead of Windows", "I've replaced coffee with green tea", "Radiohead isn't my favourite band
+anymore, it's Muse", "I renamed my dog: he's Max now", "My daughter just turned 7". Each becomes the plain form
+("my manager is Rui", "I switched from my iPhone to a Pixel", ...) and is marked as a change, so that it replaces
+what it changes. Measured on tests/data/corrections_fresh.json (see tests/extraction/test_corrections_fresh.py)."""
+
+from __future__ import annotations
+
+import re
+
+_THING = r"(?:[\w-]+\s+){0,2}[\w-]+"
+_RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), r) for p, r in [
+    # "My new manager is Rui" -> "my manager is Rui" (but not "my new job is hard": a name or a number must follow)
+    (rf"^my\s+new\s+(?P<what>{_THING}?)\s+(?P<is>is|are|'s)\s+(?P<value>(?:(?:dr|mr|mrs|ms|prof)\.?\s+)?[A-Z0-9].*)$",
+     "my {what} {is} {value}"),
+    # "I got a Pixel to replace my iPhone" -> "I switched from my iPhone to a Pixel"
+    (r"^I(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|recently\s+)?(?:got|bought|picked\s+up|switched\s+to|started\s+using"
+     r"|went\s+with)\s+(?P<new>.+?)\s+to\s+replace\s+(?:my|our|the)\s+(?P<old>.+)$", "I switched from {old} to {new}"),
+    # "I've replaced coffee with green tea" -> "I switched from coffee to green tea"
+    (r"^I(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|recently\s+)?replaced\s+(?:my\s+|the\s+)?(?P<old>.+?)\s+with\s+"
+     r"(?P<new>.+)$", "I switched from {old} to {new}"),
+    # "I'm on Linux instead of Windows", "I use Zed instead of VS Code" -> "I switched from Windows to Linux"
+    (r"^I(?:'m|\s+am)?\s+(?:now\s+)?(?:on|using|use|with|drink|drinking|drive|driving|play|playing)\s+(?P<new>[^,]+?)"
+     r"\s+instead\s+of\s+(?P<old>[^,]+?)(?P<tail>\s+(?:now|nowadays|these\s+days))?$", "I switched from {old} to {new}"),
+    # "Radiohead isn't my favourite band anymore, it's Muse" -> "my favourite band is Muse"
+    (r"^(?P<old>[\w .'&-]+?)\s+(?:isn't|is\s+not|is\s+no\s+longer|'s\s+not)\s+my\s+(?P<what>(?:[\w-]+\s+){0,2}?[\w-]+?)"
+     r"(?:\s+any\s*more|\s+any\s+longer)?\s*[,;:-]+\s*(?:now\s+)?(?:it's|it\s+is)\s+(?P<value>.+?)(?:\s+now)?$",
+     "my {what} is {value}"),
+    # "I renamed my dog: he's Max now", "I renamed my dog to Max" -> "my dog's name is Max"
+    (r"^I\s+(?:have\s+|'ve\s+)?renamed\s+(?:my|our|the)\s+(?P<what>[\w-]+)(?:\s+to\s+|\s*[:,;-]+\s*(?:he|she|it|they)"
+     r"(?:'s|\s+is|'re|\s+are)\s+(?:called\s+|named\s+)?)(?P<value>[A-Z][\w'-]*)(?:\s+now)?$",
+     "my {what}'s name is {value}"),
+    # "My daughter just turned 7" -> "my daughter is 7"; "I just turned 35" -> "I'm 35"
+    (r"^my\s+(?P<who>[\w-]+)\s+(?:just\s+|recently\s+)?turned\s+(?P<value>\d{1,3})\b.*$", "my {who} is {value}"),
+    (r"^I\s+(?:just\s+|recently\s+)?turned\s+(?P<value>\d{1,3})\b.*$", "I'm {value}"),
+]]
+
+
+def restate(sentence: str) -> tuple[str, bool]:
+    """(`sentence` restated in the rules' words, True) when it says a change in one of the ways above, else
+    (`sentence`, False)."""
+    for pattern, template in _RULES:
+        match = pattern.match(sentence)
+        if match:
+            values = {k: (v or "").strip() for k, v in match.groupdict().items()}
+            return template.format(**values), True
+    return sentence, False

@@ -1,0 +1,46 @@
+"""Corrections said in other ways than the first table has (tests/data/corrections_fresh.json, 40 rows, 24
+corrections): "My new manager is Rui", "I got a Pixel to replace my iPhone", "I'm on Linux instead of Windows", "I've
+replaced coffee with green tea", "Radiohead isn't my favourite band anymore, it's Muse", "I renamed my dog: he's Max
+now", "My daughter just turned 7", "I moved: I work at Initech now", "I sold the Honda, I drive a Tesla now"; and
+look-alikes that replace nothing (someone else's new manager, a battery replaced, "instead of" about tonight's plans,
+an addition, a question, a hypothetical). Scored as in test_corrections_table.py.
+
+Both halves were written at once, before any change, by the same hand (half B mirrors half A's kinds of phrasing in
+other words); half A was tuned on (extraction/offline/changes.py and a few rules), half B never. Figures:
+  before:                 A recall 0.167 (2/12), precision 1.000;  B recall 0.250 (3/12), precision 1.000
+  tuned on A:             A recall 1.000 (12/12), precision 1.000
+  B, once, after tuning:  B recall 0.833 (10/12), precision 1.000  (missed: "Quick update: I'm at Initech now",
+                          "We renamed the cat, she's called Nala now")
+  the first table is unchanged: recall 0.919 (57/62), precision 1.000.
+The thresholds below are a little under those figures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.extraction.test_corrections_table import score
+
+TABLE = Path(__file__).resolve().parents[1] / "data" / "corrections_fresh.json"
+WANTED = {"A": 0.95, "B": 0.8}  # recall at least; precision at least 0.95 on both
+
+
+def load(half: str) -> list[dict]:
+    return [r for r in json.loads(TABLE.read_text(encoding="utf-8"))["rows"] if r["half"] == half]
+
+
+@pytest.mark.parametrize("half", ["B", "A"])  # the half never tuned on first
+def test_corrections_said_other_ways_are_recognised_and_look_alikes_are_not(half):
+    result = score(load(half))
+    assert result["recall"] >= WANTED[half], result["misses"]
+    assert result["precision"] >= 0.95, result["wrong"]
+
+
+def test_the_fresh_table_is_split_in_two_like_halves():
+    a, b = load("A"), load("B")
+    assert len(a) == len(b) == 20 and len({r["said"] for r in a + b}) == 40
+    for half in (a, b):
+        assert sum(r["correction"] for r in half) == 12
+        assert {"someone_else", "unrelated", "addition", "question", "hypothetical"} <= {r["kind"] for r in half}

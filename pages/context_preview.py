@@ -139,7 +139,7 @@ if asked:
         st.caption(f"{len(report.passages)} passages, {section:,} tokens with their heading, in the order of the "
                    "text (by date); each costs its lines and, when it is the first of its day, the day's header.")
         st.dataframe(pd.DataFrame(preview.passage_rows(report), columns=["date", "from", "passage", "tokens"]),
-                     hide_index=True, width="stretch", key="cp_passages")
+                     hide_index=True, width="stretch")
     else:
         st.caption("No passage of a conversation, daily log or MEMORY.md answers it (or none fitted): the facts "
                    "had the whole budget.")

@@ -11,6 +11,7 @@ from memory_core import CATEGORIES
 from memory_core.dashboard import cached
 from memory_core.dashboard.erase_panel import erase_plan_panel
 from memory_core.dashboard.fact_edits import Row, delete_facts, pending_edits, quote, save_edits
+from memory_core.dashboard.fact_history import change_words, replaced_by, replacements, status_text
 from memory_core.dashboard.fact_panel import fact_panel
 from memory_core.dashboard.held import held_for_review
 from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, header, view
@@ -54,23 +55,6 @@ st.caption(f"{len(shown)} of {len(facts)} facts in {memory.scope.key}"
 held_for_review(memory)
 
 
-def status_text(fact) -> str:
-    """The status as plain text, for the grid (data_editor has no per-row styling)."""
-    if fact.valid or as_of:
-        return "valid"
-    if fact.superseded_by:
-        return "superseded"
-    return "forgotten" + (f" ({fact.invalid_reason})" if fact.invalid_reason else "")
-
-
-def change_words(old: dict | None, new: dict | None) -> str:
-    """What an audit entry changed, field by field ("confidence 0.8 → 0.6"), for the History tab."""
-    if not old or not new:
-        return ""
-    return "; ".join(f"{k}: {json.dumps(old.get(k), ensure_ascii=False)} → {json.dumps(new.get(k), ensure_ascii=False)}"
-                     for k in ("content", "category", "confidence") if old.get(k) != new.get(k))
-
-
 def badge(fact) -> str:
     """The status as one of Streamlit's Markdown badges (no emoji: not every browser has the font)."""
     if fact.superseded_by:
@@ -111,8 +95,8 @@ def grid_frame(rows: list[Row], by_id: dict) -> pd.DataFrame:
     records = []
     for row in rows:
         f = by_id.get(row.id)
-        records.append({"content": row.content, "status": status_text(f) if f else "changed", "category": row.category,
-                        "confidence": row.confidence, "avoid": (f.source_error if f else "") or "",
+        records.append({"content": row.content, "status": status_text(f, bool(as_of)) if f else "changed",
+                        "category": row.category, "confidence": row.confidence, "avoid": (f.source_error if f else "") or "",
                         "injected": injected_text(row.id), "created": f.created_at if f else None,
                         "source": (f.source if f else "") or "", "id": row.id, "delete": False})
     return pd.DataFrame(records, columns=GRID_COLUMNS)
@@ -181,9 +165,9 @@ else:
 if past_rows:
     st.markdown("**No longer believed** (kept for history: never injected)")
     lines = []
+    now = replaced_by(past_rows, everything)
     for f in past_rows:
-        newer = everything.get(f.superseded_by or "")
-        then = f" → now: {escape_markdown(newer.content)}" if newer else ""
+        then = f" → now: {escape_markdown(now[f.id])}" if f.id in now else ""
         lines.append(f"- {badge(f)} ~~{escape_markdown(f.content)}~~{then}")
     st.markdown("\n".join(lines))
 
@@ -257,16 +241,10 @@ with tab_check:
     else:
         st.success("No contradictions: every copy agrees with the facts.")
 with tab_chains:
-    chains = []
-    for fact in everything.values():
-        if fact.superseded_by and fact.superseded_by in everything:
-            newer = everything[fact.superseded_by]
-            chains.append({"old": fact.content, "→ new": newer.content, "when": fact.invalid_at,
-                           "why": fact.invalid_reason or "", "new is": "valid" if newer.valid else "superseded too"})
+    chains = replacements(everything)
     if chains:
         st.caption("What changed: each superseded fact beside the one that replaced it, newest first.")
-        st.dataframe(pd.DataFrame(sorted(chains, key=lambda c: c["when"], reverse=True)), hide_index=True,
-                     width="stretch")
+        st.dataframe(pd.DataFrame(chains), hide_index=True, width="stretch")
     else:
         st.info("No fact has been superseded in this scope yet.")
 with tab_dupes:

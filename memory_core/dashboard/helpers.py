@@ -19,6 +19,7 @@ from typing import Iterable, Iterator
 
 import streamlit as st
 
+from memory_core.dashboard.focus import focus_title_after_page_change
 from memory_core.policy.access import NOBODY, OPERATOR, Principal
 from memory_core.memory import Memory
 from memory_core.text.redact import install_log_redaction
@@ -377,6 +378,7 @@ def view() -> ScopedMemory:
 def header(title: str, memory: ScopedMemory | None, caption: str | None = None) -> None:
     """A page's title and, under it, the scope it shows (every page, so nobody edits the wrong scope)."""
     st.title(title)
+    focus_title_after_page_change(title)
     if memory is None:  # a page that is not about one scope (Access) with no scope picked
         return
     line = f":material/folder_shared: Scope **{escape_markdown(memory.scope.key)}** · {memory.role}"

@@ -216,6 +216,10 @@ if all_facts:
             offered[wanted] = everything[wanted]
     fact_panel(memory, list(offered.values()), erase_plan=erase_plan_panel)
 
+
+CHECK_AT_ONCE = 1_000  # facts up to which the Consistency check runs with the page
+
+
 def fingerprint(facts: list) -> tuple:
     """What changes whenever a fact does: how many, and the latest change."""
     return len(facts), max((f.updated_at for f in facts), default=None)
@@ -234,12 +238,17 @@ with tab_check:
     st.caption("Where the copies of what memory knows disagree: a summary or MEMORY.md sentence that states a "
                "fact no longer true, or two valid facts that give one thing two values. "
                "(`memory-core doctor` runs the same check.)")
-    findings = doctor_findings(memory.scope.key, fingerprint(all_facts), memory)
-    if findings:
-        st.dataframe(pd.DataFrame([{"kind": f.kind, "where": f.place, "text": f.text, "facts": ", ".join(f.fact_ids),
-                                    "what to do": f.advice} for f in findings]), hide_index=True, width="stretch")
-    else:
-        st.success("No contradictions: every copy agrees with the facts.")
+    # Tabs all run on every render: on a big scope the check (seconds at 10,000 facts) waits to be asked for.
+    if st.toggle("Run the check", key="facts_check", value=len(all_facts) <= CHECK_AT_ONCE,
+                 help=f"Run at once up to {CHECK_AT_ONCE:,} facts; on a bigger scope it takes a few seconds the "
+                      "first time, then is kept until a fact changes."):
+        findings = doctor_findings(memory.scope.key, fingerprint(all_facts), memory)
+        if findings:
+            st.dataframe(pd.DataFrame([{"kind": f.kind, "where": f.place, "text": f.text,
+                                        "facts": ", ".join(f.fact_ids), "what to do": f.advice} for f in findings]),
+                         hide_index=True, width="stretch")
+        else:
+            st.success("No contradictions: every copy agrees with the facts.")
 with tab_chains:
     chains = replacements(everything)
     if chains:

@@ -80,3 +80,15 @@ def test_a_fact_over_the_limit_is_refused_with_its_length_and_kept_in_the_field(
     at.button(key="add_go").click().run()
     assert any("Added “User plays the cello”" in plain(s.value) for s in at.success)
     assert [f.content for f in get_memory().facts.list()] == ["User plays the cello"]
+
+
+def test_the_consistency_check_runs_with_the_page_on_a_small_scope_and_stops_when_turned_off(app_env):  # noqa: F811
+    memory = get_memory()
+    memory.facts.add("User lives in Berlin", "context", 0.9)
+    memory.facts.add("User lives in Hamburg", "context", 0.8)
+    at = page("facts")
+    assert at.toggle(key="facts_check").value is True  # up to CHECK_AT_ONCE facts: at once
+    found = [d.value for d in at.dataframe if "what to do" in d.value.columns]
+    assert found and any("Berlin" in text and "Hamburg" in text for text in found[0]["text"])
+    at.toggle(key="facts_check").set_value(False).run()
+    assert not at.exception and not [d for d in at.dataframe if "what to do" in d.value.columns]

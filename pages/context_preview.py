@@ -6,7 +6,6 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from memory_core import count_tokens
-from memory_core.context.injection import fact_line
 from memory_core.dashboard import preview
 from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, header, view
 
@@ -121,7 +120,7 @@ order = preview.considered(report, facts)
 lines = []
 for fact_id in order[:SHOWN_LINES]:
     # memory text stays text: escaped, then struck through with Markdown's own ~~ ~~
-    text = escape_markdown(fact_line(facts[fact_id].to_dict())[2:])
+    text = escape_markdown(preview.line(facts[fact_id])[2:])
     tokens = cost(fact_id)
     lines.append(f"- `{tokens:>3} tok` {text}" if fact_id in kept else f"- `{tokens:>3} tok` ~~{text}~~ *(dropped)*")
 if len(order) > SHOWN_LINES:

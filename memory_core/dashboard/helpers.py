@@ -23,6 +23,7 @@ from memory_core.dashboard.focus import focus_title_after_page_change
 from memory_core.policy.access import NOBODY, OPERATOR, Principal
 from memory_core.memory import Memory
 from memory_core.text.redact import install_log_redaction
+from memory_core.text.tokens import get_encoding
 from memory_core.scope import Scope, make_scope
 from memory_core.views.scoped import ScopedMemory
 from memory_core.settings import Settings
@@ -85,6 +86,9 @@ def get_memory() -> Memory:
         if redaction not in handler.filters:
             handler.addFilter(redaction)
     memory.start()
+    # The default encoding takes about half a second to build: built now, beside the landing page, so that the
+    # first Context Preview does not wait for it (once per process; a daemon thread that ends when done).
+    threading.Thread(target=get_encoding, name="memory-core-encoding", daemon=True).start()
     return memory
 
 

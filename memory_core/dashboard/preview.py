@@ -53,9 +53,15 @@ def _costs(scope_key: str, storage: str, version: tuple, model: str, _view: Scop
     return {fact_id: line_tokens(f, model) for fact_id, f in valid_facts(_view).items()}
 
 
+def line(fact: Any) -> str:
+    """The fact's line as the injected text has it."""
+    return fact_line({"category": fact.category, "confidence": fact.confidence, "content": fact.content,
+                      "sourceError": fact.source_error})
+
+
 def line_tokens(fact: Any, model: str) -> int:
     """What the fact's line costs in the injected text, its newline included."""
-    return count_tokens(fact_line(fact.to_dict()) + "\n", model)
+    return count_tokens(line(fact) + "\n", model)
 
 
 def fact_costs(view: ScopedMemory, model: str) -> dict[str, int]:
@@ -92,4 +98,4 @@ def passage_rows(report: InjectionReport) -> list[dict[str, Any]]:
              "passage": "\n".join(p.lines), "tokens": p.tokens} for p in report.passages]
 
 
-__all__ = ["injection", "valid_facts", "fact_costs", "line_tokens", "considered", "chart_sections", "passage_rows"]
+__all__ = ["injection", "valid_facts", "fact_costs", "line", "line_tokens", "considered", "chart_sections", "passage_rows"]

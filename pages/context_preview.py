@@ -16,7 +16,8 @@ header("Context Preview", memory, "what an agent's prompt receives from memory, 
 MODELS = {"gpt-4o / gpt-4o-mini (o200k_base)": "gpt-4o", "gpt-4 / gpt-3.5-turbo (cl100k_base)": "gpt-4"}
 PRESETS = [100, 250, 500, 1000, 2000, 8000]
 MAX_BUDGET = 8000
-SHOWN_LINES = 300  # facts listed in the struck-through list; the tables below hold them all
+SHOWN_LINES = 300  # facts listed in the struck-through list; the tables below hold more
+TABLE_ROWS = 1_000  # rows of the dropped table (every row travels to the browser: 1 MB at 10,000 facts)
 
 # One budget, three ways to set it: the slider's state is the truth; presets and the number follow it.
 st.session_state.setdefault("cp_budget", min(MAX_BUDGET, memory.settings.max_injection_tokens))
@@ -180,8 +181,9 @@ def table(ids: list[str], with_rank: bool) -> pd.DataFrame:
 k, d = st.columns(2)
 k.caption("Kept")
 k.dataframe(table(report.kept_fact_ids, bool(relevant)), hide_index=True)
-d.caption("Dropped by the budget")
-d.dataframe(table(dropped_ids, False), hide_index=True)
+d.caption("Dropped by the budget" + (f": the first {TABLE_ROWS:,} of {len(dropped_ids):,} (the rest are less relevant "
+                                     "or less confident)" if len(dropped_ids) > TABLE_ROWS else ""))
+d.dataframe(table(dropped_ids[:TABLE_ROWS], False), hide_index=True)
 
 st.subheader("Recent injections")
 recent = memory.injections(limit=20)

@@ -62,6 +62,8 @@ def badge(fact) -> str:
     return ":gray-badge[forgotten]" + (f" {escape_markdown(fact.invalid_reason)}" if fact.invalid_reason else "")
 
 
+GRID_ROWS = 1_000  # rows in the grid (the filter reaches the others)
+PANEL_CHOICES = 500  # facts offered by the pickers (the panel's, the history's); a linked one always
 # The grid edits what is believed now; superseded and forgotten facts are history, listed read-only below it.
 current_rows = [f for f in shown if f.valid or as_of]
 past_rows = [f for f in shown if not (f.valid or as_of)]
@@ -157,11 +159,18 @@ def fact_grid(rows_now: list) -> None:
 
 if not facts:  # the empty state above says what to do; an empty grid would say nothing
     pass
-elif editable:
-    fact_grid(current_rows)
 else:
-    st.dataframe(grid_frame([Row.of(f) for f in current_rows], {f.id: f for f in current_rows}).drop(columns=["delete"]),
-                 key="facts_table", hide_index=True, width="stretch", column_config=columns)
+    # The grid's rows all travel to the browser on every render (1.6 MB at 10,000 facts): the first GRID_ROWS
+    # shown, most confident first; the filter above reaches the others.
+    grid_rows = current_rows[:GRID_ROWS]
+    if len(current_rows) > GRID_ROWS:
+        st.caption(f"The grid holds the first {GRID_ROWS:,} of these {len(current_rows):,} facts, most confident "
+                   "first: filter above (category, confidence, text) to reach the others.")
+    if editable:
+        fact_grid(grid_rows)
+    else:
+        st.dataframe(grid_frame([Row.of(f) for f in grid_rows], {f.id: f for f in grid_rows}).drop(columns=["delete"]),
+                     key="facts_table", hide_index=True, width="stretch", column_config=columns)
 if past_rows:
     st.markdown("**No longer believed** (kept for history: never injected)")
     lines = []
@@ -203,7 +212,6 @@ def add_fact() -> None:
 
 if memory.can_write:
     add_fact()
-PANEL_CHOICES = 500  # facts offered in the panel's picker (the filter above narrows it); a linked one always
 if all_facts:
     st.subheader("One fact")
     st.caption("Its history, where it came from, when agents were given it, and what you can do with it."
@@ -291,8 +299,14 @@ with tab_dupes:
                         st.error(escape_markdown(str(exc)))
 with tab_hist:
     texts = {f.id: f.content[:100] for f in all_facts}
-    options = ["(whole scope)"] + list(texts)
-    chosen = st.selectbox("Audit history of", options, key="facts_hist", format_func=lambda i: texts.get(i, i))
+    # The picker offers the facts shown, as the panel's does (every option travels to the browser).
+    offered_ids = [f.id for f in (shown or all_facts)[:PANEL_CHOICES]]
+    if (picked := st.session_state.get("facts_hist")) in texts and picked not in offered_ids:
+        offered_ids.append(picked)
+    if len(shown or all_facts) > PANEL_CHOICES:
+        st.caption(f"The picker offers the first {PANEL_CHOICES} facts shown: filter above to find another.")
+    chosen = st.selectbox("Audit history of", ["(whole scope)"] + offered_ids, key="facts_hist",
+                          format_func=lambda i: texts.get(i, i))
     entries = memory.facts.history(None if chosen == "(whole scope)" else chosen, limit=200)
     st.dataframe(pd.DataFrame([{"when": e.at, "fact": texts.get(e.fact_id, e.fact_id), "what": action_words(e.action),
                                 "by": actor_words(e.actor), "change": change_words(e.old, e.new),

@@ -136,7 +136,8 @@ if asked:
     st.subheader("Passages the query brings in")
     if report.passages:
         section = report.section_tokens.get("Relevant passages", 0)
-        st.caption(f"{len(report.passages)} passages, {section:,} tokens with their heading, in the order of the "
+        count = f"{len(report.passages)} passage" + ("s" if len(report.passages) != 1 else "")
+        st.caption(f"{count}, {section:,} tokens with the section's heading, in the order of the "
                    "text (by date); each costs its lines and, when it is the first of its day, the day's header.")
         st.dataframe(pd.DataFrame(preview.passage_rows(report), columns=["date", "from", "passage", "tokens"]),
                      hide_index=True, width="stretch")

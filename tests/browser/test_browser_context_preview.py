@@ -121,3 +121,5 @@ def test_a_query_brings_dated_passages_and_stands_beside_no_query(app, chromium)
         assert page.get_by_text("No query: tokens used").count() == 1
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / "query-passages-1440.png"), full_page=True)
+        page.get_by_role("heading", name="Passages the query brings in").scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / "query-passages-below-1440.png"))

@@ -5,10 +5,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from memory_core import build_injection, count_tokens
-from memory_core.dashboard import cached
-from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, get_memory, header, view
-from memory_core.context.injection import fact_line
+from memory_core import count_tokens
+from memory_core.dashboard import preview
+from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, header, view
 
 ensure_entrypoint()
 memory = view()
@@ -17,25 +16,8 @@ header("Context Preview", memory, "what an agent's prompt receives from memory, 
 MODELS = {"gpt-4o / gpt-4o-mini (o200k_base)": "gpt-4o", "gpt-4 / gpt-3.5-turbo (cl100k_base)": "gpt-4"}
 PRESETS = [100, 250, 500, 1000, 2000, 8000]
 MAX_BUDGET = 8000
-
-
-def memory_data(scope_key: str, storage: str, _view) -> dict:
-    # Read once per state of the scope (memory_core.dashboard.cached); budget and model changes re-render at once.
-    return cached.memory_data(_view)
-
-
-def line_tokens(fact: dict, model: str) -> int:
-    """What the fact's line costs in the injected text."""
-    return count_tokens(fact_line(fact) + "\n", model)
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def fact_costs(scope_key: str, storage: str, model: str, version: tuple, _view) -> dict[str, int]:
-    # Each fact's line in tokens, counted once per snapshot and model: a budget change only re-sorts.
-    return {f["id"]: line_tokens(f, model) for f in memory_data(scope_key, storage, _view).get("facts", [])}
-
-
-SHOWN_LINES = 300  # facts listed in the struck-through list; the tables below hold them all
+SHOWN_LINES = 300  # facts listed in the struck-through list; the tables below hold more
+TABLE_ROWS = 1_000  # rows of the dropped table (every row travels to the browser: 1 MB at 10,000 facts)
 
 # One budget, three ways to set it: the slider's state is the truth; presets and the number follow it.
 st.session_state.setdefault("cp_budget", min(MAX_BUDGET, memory.settings.max_injection_tokens))
@@ -67,49 +49,35 @@ budget = n2.slider("Token budget (slide)", 0, MAX_BUDGET, step=10, key="cp_budge
                    on_change=_preset_follows)
 query = st.text_input("Query (optional): what the agent is about to answer", key="cp_query", max_chars=2000,
                       placeholder="e.g. what should I cook for the user tonight?",
-                      help="With a query, the facts most relevant to it are kept first within the budget, then the "
-                           "others by confidence, as `format_for_injection(query=...)` and the MCP tool do.")
+                      help="With a query, the facts most relevant to it are kept first, then the others by "
+                           "confidence, and passages of conversations and logs that answer it fill the rest: "
+                           "exactly what `format_for_injection(query=...)` and the MCP tool give.")
 model = MODELS[model_label]
-storage = get_memory().storage_description()
-data = memory_data(memory.scope.key, storage, memory)
-costs = fact_costs(memory.scope.key, storage, model, memory.data_version(), memory)
-relevant = memory.relevant_fact_ids(query) if query.strip() else []
-report = build_injection(data, budget, model=model, priority=relevant)
-facts = {f["id"]: f for f in data.get("facts", [])}
+asked = bool(query.strip())
+report = preview.injection(memory, budget, model, query)  # the library's own rule, never packed here
+facts = preview.valid_facts(memory)
+costs = preview.fact_costs(memory, model)
+relevant = [i for i in report.relevant_fact_ids if i in facts]
+kept = set(report.kept_fact_ids)
 
 
 def cost(fact_id: str) -> int:
     """The fact's line in tokens (counted now if it came after the cached count)."""
     found = costs.get(fact_id)
-    return found if found is not None else line_tokens(facts[fact_id], model)
-
-kept = set(report.kept_fact_ids)
+    return found if found is not None else preview.line_tokens(facts[fact_id], model)
 
 
-def chart_sections(report) -> dict[str, int]:
-    """The "used" bar's parts, adding up to exactly the tokens used: each section the report names, then what
-    joins them (headings' blank lines); a text cut to fit is one part, as long as what was kept of it."""
-    if report.truncated:
-        return {"Text, cut to fit": report.tokens}
-    parts = {name: tokens for name, tokens in report.section_tokens.items() if tokens}
-    named = sum(parts.values())
-    if named > report.tokens:  # a section counted on its own costs a token more than inside the text
-        scale = report.tokens / named
-        parts = {name: round(tokens * scale) for name, tokens in parts.items()}
-        named = sum(parts.values())
-    if report.tokens - named:
-        parts["Between sections"] = report.tokens - named
-    return {name: tokens for name, tokens in parts.items() if tokens}
-
-if query.strip():
+if asked:
     kept_relevant = sum(1 for i in relevant if i in kept)
+    share = (f" The facts had {report.facts_max_tokens:,} of the {budget:,} tokens; the passages, what they left."
+             if report.passages else "")
     st.caption(f"{kept_relevant} of the {len(relevant)} facts most relevant to the query were kept first; "
-               "the text lists the kept facts by confidence.")
-if not data.get("facts") and not report.text:
+               f"the text lists the kept facts by confidence.{share}")
+if not facts and not report.text:
     st.info("This scope has no memory yet: ingest a conversation, or open a demo scope of about fifty varied "
             "facts that shows how a budget trims.")
     st.page_link("pages/ingest.py", label="Go to Ingest", icon=":material/upload:")
-if memory.can_write or not data.get("facts"):
+if memory.can_write or not facts:
     if st.button("Open a demo scope for this page (about fifty facts)", key="cp_demo",
                  help="A new scope demo/preview-N, filled with varied facts and short summaries; this scope is "
                       "left as it is."):
@@ -119,21 +87,25 @@ if memory.can_write or not data.get("facts"):
         if refusal := open_demo_scope("preview", load_preview_demo):
             st.warning(refusal)
 
-m1, m2, m3, m4 = st.columns(4)
-m1.metric("Tokens used / budget", f"{report.tokens} / {budget}")
-m2.metric("Facts kept", f"{len(report.kept_fact_ids)} / {len(report.kept_fact_ids) + len(report.dropped_fact_ids)}")
-m3.metric("Facts dropped", len(report.dropped_fact_ids),
-          help="Whole facts left out because they did not fit: the least relevant (or least confident) go first. "
-               "They are struck through below.")
-m4.metric("Cut mid-text", "yes" if report.truncated else "no",
-          help="Yes when even the kept part did not fit and the text itself was cut off, ending with a marker. "
-               "Dropping whole facts is not cutting: the text stays whole.")
+metrics = st.columns(5 if asked else 4)
+metrics[0].metric("Tokens used / budget", f"{report.tokens} / {budget}")
+metrics[1].metric("Facts kept", f"{len(report.kept_fact_ids)} / {len(report.kept_fact_ids) + report.dropped_count}")
+metrics[2].metric("Facts dropped", report.dropped_count,
+                  help="Whole facts left out because they did not fit: the least relevant (or least confident) go "
+                       "first. They are struck through below.")
+metrics[3].metric("Cut mid-text", "yes" if report.truncated else "no",
+                  help="Yes when even the kept part did not fit and the text itself was cut off, ending with a "
+                       "marker. Dropping whole facts is not cutting: the text stays whole.")
+if asked:
+    metrics[4].metric("Passages", len(report.passages), help="Passages of conversations, daily logs and MEMORY.md "
+                      "that the query brings in, listed below with their dates and token costs.")
 st.progress(min(1.0, report.tokens / budget) if budget else 0.0)
 
 fig = go.Figure()
-for section, tokens in chart_sections(report).items():
+for section, tokens in preview.chart_sections(report).items():
     fig.add_trace(go.Bar(name=section, x=[tokens], y=["used"], orientation="h", text=[tokens], textposition="inside"))
-dropped_tokens = sum(cost(i) for i in report.dropped_fact_ids if i in facts)
+dropped_ids = [i for i in preview.considered(report, facts) if i not in kept]
+dropped_tokens = sum(cost(i) for i in dropped_ids)
 if dropped_tokens:
     fig.add_trace(go.Bar(name="Dropped facts", x=[dropped_tokens], y=["would need"], orientation="h",
                          marker_color="lightgray"))
@@ -145,13 +117,11 @@ st.plotly_chart(fig, width="stretch")
 st.subheader("Injected text, with what did not fit struck through")
 st.caption("Every fact in the order the budget considered it (the most relevant to the query first, then by "
            "confidence), with its cost in tokens; the struck-through ones are not in the prompt.")
-order = ([i for i in relevant if i in facts] + [i for i in report.kept_fact_ids if i not in relevant]
-         + [i for i in report.dropped_fact_ids if i not in relevant])
-order = list(dict.fromkeys(order))
+order = preview.considered(report, facts)
 lines = []
 for fact_id in order[:SHOWN_LINES]:
     # memory text stays text: escaped, then struck through with Markdown's own ~~ ~~
-    text = escape_markdown(fact_line(facts[fact_id])[2:])
+    text = escape_markdown(preview.line(facts[fact_id])[2:])
     tokens = cost(fact_id)
     lines.append(f"- `{tokens:>3} tok` {text}" if fact_id in kept else f"- `{tokens:>3} tok` ~~{text}~~ *(dropped)*")
 if len(order) > SHOWN_LINES:
@@ -161,35 +131,60 @@ if len(order) > SHOWN_LINES:
                  "see the tables below*")
 with st.container(height=360 if len(lines) > 12 else "content", border=True):
     st.markdown("\n".join(lines) if lines else "*No facts in this scope.*")
+
+if asked:
+    st.subheader("Passages the query brings in")
+    if report.passages:
+        section = report.section_tokens.get("Relevant passages", 0)
+        count = f"{len(report.passages)} passage" + ("s" if len(report.passages) != 1 else "")
+        st.caption(f"{count}, {section:,} tokens with the section's heading, in the order of the "
+                   "text (by date); each costs its lines and, when it is the first of its day, the day's header.")
+        st.dataframe(pd.DataFrame(preview.passage_rows(report), columns=["date", "from", "passage", "tokens"]),
+                     hide_index=True, width="stretch")
+    else:
+        st.caption("No passage of a conversation, daily log or MEMORY.md answers it (or none fitted): the facts "
+                   "had the whole budget.")
+
 with st.expander("Exactly as sent (the text the agent's prompt receives)", expanded=True):
-    st.caption("The copy button at the box's top right copies exactly this text.")
+    st.caption("The copy button at the box's top right copies exactly this text"
+               + (", as `format_for_injection(query=...)` gives it." if asked else "."))
     st.code(report.text or "(empty)", language="markdown", wrap_lines=True)
 
-if query.strip():
+if asked:
     st.subheader("No query beside this query")
-    plain = build_injection(data, budget, model=model)
+    plain = preview.injection(memory, budget, model)
     only_query = [i for i in report.kept_fact_ids if i not in set(plain.kept_fact_ids)]
     only_plain = [i for i in plain.kept_fact_ids if i not in kept]
     q1, q2 = st.columns(2)
-    q1.metric("No query: facts kept", len(plain.kept_fact_ids), help=f"{plain.tokens} tokens")
-    q2.metric("With this query: facts kept", len(report.kept_fact_ids), help=f"{report.tokens} tokens")
-    q1.markdown("\n".join(f"- {escape_markdown(facts[i]['content'])}" for i in only_plain if i in facts)
+    q1.metric("No query: tokens used", f"{plain.tokens} / {budget}",
+              help=f"{len(plain.kept_fact_ids)} facts, no passages")
+    q2.metric("With this query: tokens used", f"{report.tokens} / {budget}",
+              help=f"{len(report.kept_fact_ids)} facts, {len(report.passages)} passages")
+    q1.caption(f"{len(plain.kept_fact_ids)} facts. Only without the query:")
+    q2.caption(f"{len(report.kept_fact_ids)} facts and {len(report.passages)} passages. Facts only with it:")
+    q1.markdown("\n".join(f"- {escape_markdown(facts[i].content)}" for i in only_plain if i in facts)
                 or "*Nothing that the query leaves out.*")
-    q2.markdown("\n".join(f"- {escape_markdown(facts[i]['content'])}" for i in only_query if i in facts)
+    q2.markdown("\n".join(f"- {escape_markdown(facts[i].content)}" for i in only_query if i in facts)
                 or "*Nothing that only the query brings in.*")
+    q1.code(plain.text or "(empty)", language="markdown", wrap_lines=True)
+    q2.code(report.text or "(empty)", language="markdown", wrap_lines=True)
 
 rank = {fact_id: n for n, fact_id in enumerate(relevant, 1)}
 
+
+def table(ids: list[str], with_rank: bool) -> pd.DataFrame:
+    rows = [{"content": facts[i].content, "tokens": cost(i), "confidence": facts[i].confidence,
+             "relevance": rank.get(i), "id": i} for i in ids if i in facts]
+    return pd.DataFrame(rows, columns=["content", "tokens", "confidence", "relevance", "id"] if with_rank
+                        else ["content", "tokens", "confidence", "id"])
+
+
 k, d = st.columns(2)
 k.caption("Kept")
-k.dataframe(pd.DataFrame([{**facts[i], "relevance": rank.get(i), "tokens": cost(i)}
-                          for i in report.kept_fact_ids if i in facts],
-                         columns=(["content", "tokens", "confidence", "relevance", "id"] if relevant
-                                  else ["content", "tokens", "confidence", "id"])),
-            hide_index=True)
-d.caption("Dropped by the budget")
-d.dataframe(pd.DataFrame([{**facts[i], "tokens": cost(i)} for i in report.dropped_fact_ids if i in facts],
-                         columns=["content", "tokens", "confidence", "id"]), hide_index=True)
+k.dataframe(table(report.kept_fact_ids, bool(relevant)), hide_index=True)
+d.caption("Dropped by the budget" + (f": the first {TABLE_ROWS:,} of {len(dropped_ids):,} (the rest are less relevant "
+                                     "or less confident)" if len(dropped_ids) > TABLE_ROWS else ""))
+d.dataframe(table(dropped_ids[:TABLE_ROWS], False), hide_index=True)
 
 st.subheader("Recent injections")
 recent = memory.injections(limit=20)

@@ -1,24 +1,15 @@
 """Dream: MEMORY.md, run Deep Dream, diff and roll back versions (who wrote each), diaries, the schedule."""
 
-import re
-
 import streamlit as st
 
 from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, header, get_memory, view, who
 from memory_core.text.words import sha256_text
 from memory_core.tiers.core import CoreTier
 from memory_core.dashboard import cached
-from memory_core.dashboard.words import dream_words as outcome_words
+from memory_core.dashboard.words import dream_words as outcome_words, reason_words
 
 def dream_words(status: str | None, reason: str | None = None) -> str:
     return escape_markdown(outcome_words(status, reason))
-
-
-def reason_words(reason: str, texts: dict[str, str]) -> str:
-    """A version's reason with fact ids told as the facts' words."""
-    reason = reason.replace("one truth: no longer states", "a fact changed, so it no longer states")
-    return re.sub(r"fact_[0-9a-f]{8}", lambda m: f"“{texts[m.group(0)][:60]}”" if m.group(0) in texts
-                  else "a fact", reason)
 
 
 ensure_entrypoint()

@@ -11,6 +11,7 @@ from memory_core import CATEGORIES
 from memory_core.dashboard import cached
 from memory_core.dashboard.erase_panel import erase_plan_panel
 from memory_core.dashboard.fact_edits import Row, delete_facts, pending_edits, quote, save_edits
+from memory_core.dashboard.fact_history import change_words, replaced_by, replacements, status_text
 from memory_core.dashboard.fact_panel import fact_panel
 from memory_core.dashboard.held import held_for_review
 from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, header, view
@@ -54,23 +55,6 @@ st.caption(f"{len(shown)} of {len(facts)} facts in {memory.scope.key}"
 held_for_review(memory)
 
 
-def status_text(fact) -> str:
-    """The status as plain text, for the grid (data_editor has no per-row styling)."""
-    if fact.valid or as_of:
-        return "valid"
-    if fact.superseded_by:
-        return "superseded"
-    return "forgotten" + (f" ({fact.invalid_reason})" if fact.invalid_reason else "")
-
-
-def change_words(old: dict | None, new: dict | None) -> str:
-    """What an audit entry changed, field by field ("confidence 0.8 → 0.6"), for the History tab."""
-    if not old or not new:
-        return ""
-    return "; ".join(f"{k}: {json.dumps(old.get(k), ensure_ascii=False)} → {json.dumps(new.get(k), ensure_ascii=False)}"
-                     for k in ("content", "category", "confidence") if old.get(k) != new.get(k))
-
-
 def badge(fact) -> str:
     """The status as one of Streamlit's Markdown badges (no emoji: not every browser has the font)."""
     if fact.superseded_by:
@@ -78,6 +62,8 @@ def badge(fact) -> str:
     return ":gray-badge[forgotten]" + (f" {escape_markdown(fact.invalid_reason)}" if fact.invalid_reason else "")
 
 
+GRID_ROWS = 1_000  # rows in the grid (the filter reaches the others)
+PANEL_CHOICES = 500  # facts offered by the pickers (the panel's, the history's); a linked one always
 # The grid edits what is believed now; superseded and forgotten facts are history, listed read-only below it.
 current_rows = [f for f in shown if f.valid or as_of]
 past_rows = [f for f in shown if not (f.valid or as_of)]
@@ -111,8 +97,8 @@ def grid_frame(rows: list[Row], by_id: dict) -> pd.DataFrame:
     records = []
     for row in rows:
         f = by_id.get(row.id)
-        records.append({"content": row.content, "status": status_text(f) if f else "changed", "category": row.category,
-                        "confidence": row.confidence, "avoid": (f.source_error if f else "") or "",
+        records.append({"content": row.content, "status": status_text(f, bool(as_of)) if f else "changed",
+                        "category": row.category, "confidence": row.confidence, "avoid": (f.source_error if f else "") or "",
                         "injected": injected_text(row.id), "created": f.created_at if f else None,
                         "source": (f.source if f else "") or "", "id": row.id, "delete": False})
     return pd.DataFrame(records, columns=GRID_COLUMNS)
@@ -173,17 +159,24 @@ def fact_grid(rows_now: list) -> None:
 
 if not facts:  # the empty state above says what to do; an empty grid would say nothing
     pass
-elif editable:
-    fact_grid(current_rows)
 else:
-    st.dataframe(grid_frame([Row.of(f) for f in current_rows], {f.id: f for f in current_rows}).drop(columns=["delete"]),
-                 key="facts_table", hide_index=True, width="stretch", column_config=columns)
+    # The grid's rows all travel to the browser on every render (1.6 MB at 10,000 facts): the first GRID_ROWS
+    # shown, most confident first; the filter above reaches the others.
+    grid_rows = current_rows[:GRID_ROWS]
+    if len(current_rows) > GRID_ROWS:
+        st.caption(f"The grid holds the first {GRID_ROWS:,} of these {len(current_rows):,} facts, most confident "
+                   "first: filter above (category, confidence, text) to reach the others.")
+    if editable:
+        fact_grid(grid_rows)
+    else:
+        st.dataframe(grid_frame([Row.of(f) for f in grid_rows], {f.id: f for f in grid_rows}).drop(columns=["delete"]),
+                     key="facts_table", hide_index=True, width="stretch", column_config=columns)
 if past_rows:
     st.markdown("**No longer believed** (kept for history: never injected)")
     lines = []
+    now = replaced_by(past_rows, everything)
     for f in past_rows:
-        newer = everything.get(f.superseded_by or "")
-        then = f" → now: {escape_markdown(newer.content)}" if newer else ""
+        then = f" → now: {escape_markdown(now[f.id])}" if f.id in now else ""
         lines.append(f"- {badge(f)} ~~{escape_markdown(f.content)}~~{then}")
     st.markdown("\n".join(lines))
 
@@ -219,7 +212,6 @@ def add_fact() -> None:
 
 if memory.can_write:
     add_fact()
-PANEL_CHOICES = 500  # facts offered in the panel's picker (the filter above narrows it); a linked one always
 if all_facts:
     st.subheader("One fact")
     st.caption("Its history, where it came from, when agents were given it, and what you can do with it."
@@ -231,6 +223,10 @@ if all_facts:
         if wanted in everything and wanted not in offered:
             offered[wanted] = everything[wanted]
     fact_panel(memory, list(offered.values()), erase_plan=erase_plan_panel)
+
+
+CHECK_AT_ONCE = 1_000  # facts up to which the Consistency check runs with the page
+
 
 def fingerprint(facts: list) -> tuple:
     """What changes whenever a fact does: how many, and the latest change."""
@@ -250,23 +246,22 @@ with tab_check:
     st.caption("Where the copies of what memory knows disagree: a summary or MEMORY.md sentence that states a "
                "fact no longer true, or two valid facts that give one thing two values. "
                "(`memory-core doctor` runs the same check.)")
-    findings = doctor_findings(memory.scope.key, fingerprint(all_facts), memory)
-    if findings:
-        st.dataframe(pd.DataFrame([{"kind": f.kind, "where": f.place, "text": f.text, "facts": ", ".join(f.fact_ids),
-                                    "what to do": f.advice} for f in findings]), hide_index=True, width="stretch")
-    else:
-        st.success("No contradictions: every copy agrees with the facts.")
+    # Tabs all run on every render: on a big scope the check (seconds at 10,000 facts) waits to be asked for.
+    if st.toggle("Run the check", key="facts_check", value=len(all_facts) <= CHECK_AT_ONCE,
+                 help=f"Run at once up to {CHECK_AT_ONCE:,} facts; on a bigger scope it takes a few seconds the "
+                      "first time, then is kept until a fact changes."):
+        findings = doctor_findings(memory.scope.key, fingerprint(all_facts), memory)
+        if findings:
+            st.dataframe(pd.DataFrame([{"kind": f.kind, "where": f.place, "text": f.text,
+                                        "facts": ", ".join(f.fact_ids), "what to do": f.advice} for f in findings]),
+                         hide_index=True, width="stretch")
+        else:
+            st.success("No contradictions: every copy agrees with the facts.")
 with tab_chains:
-    chains = []
-    for fact in everything.values():
-        if fact.superseded_by and fact.superseded_by in everything:
-            newer = everything[fact.superseded_by]
-            chains.append({"old": fact.content, "→ new": newer.content, "when": fact.invalid_at,
-                           "why": fact.invalid_reason or "", "new is": "valid" if newer.valid else "superseded too"})
+    chains = replacements(everything)
     if chains:
         st.caption("What changed: each superseded fact beside the one that replaced it, newest first.")
-        st.dataframe(pd.DataFrame(sorted(chains, key=lambda c: c["when"], reverse=True)), hide_index=True,
-                     width="stretch")
+        st.dataframe(pd.DataFrame(chains), hide_index=True, width="stretch")
     else:
         st.info("No fact has been superseded in this scope yet.")
 with tab_dupes:
@@ -304,8 +299,14 @@ with tab_dupes:
                         st.error(escape_markdown(str(exc)))
 with tab_hist:
     texts = {f.id: f.content[:100] for f in all_facts}
-    options = ["(whole scope)"] + list(texts)
-    chosen = st.selectbox("Audit history of", options, key="facts_hist", format_func=lambda i: texts.get(i, i))
+    # The picker offers the facts shown, as the panel's does (every option travels to the browser).
+    offered_ids = [f.id for f in (shown or all_facts)[:PANEL_CHOICES]]
+    if (picked := st.session_state.get("facts_hist")) in texts and picked not in offered_ids:
+        offered_ids.append(picked)
+    if len(shown or all_facts) > PANEL_CHOICES:
+        st.caption(f"The picker offers the first {PANEL_CHOICES} facts shown: filter above to find another.")
+    chosen = st.selectbox("Audit history of", ["(whole scope)"] + offered_ids, key="facts_hist",
+                          format_func=lambda i: texts.get(i, i))
     entries = memory.facts.history(None if chosen == "(whole scope)" else chosen, limit=200)
     st.dataframe(pd.DataFrame([{"when": e.at, "fact": texts.get(e.fact_id, e.fact_id), "what": action_words(e.action),
                                 "by": actor_words(e.actor), "change": change_words(e.old, e.new),

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
+from memory_core.context.injection import InjectedPassage
 from memory_core.text.dates import day_text
 from memory_core.text.tokens import get_encoding
 
@@ -257,14 +258,18 @@ def fit_passages(passages: Iterable[Passage], max_tokens: int, model: str | None
     return "", []
 
 
+def _by_date(passages: Sequence[Passage]) -> list[Passage]:
+    """`passages` in the order of the text: by date (undated last), a day's turns in the order they were said."""
+    return sorted(passages, key=lambda p: (p.when == "", p.when, p.where, p.episode or "", min(p.turns, default=0),
+                                           p.rank))
+
+
 def render(passages: Sequence[Passage]) -> str:
     """The section with `passages` listed by date (undated last) under one header a day and place; a day's
     turns in the order they were said."""
-    ordered = sorted(passages, key=lambda p: (p.when == "", p.when, p.where, p.episode or "", min(p.turns, default=0),
-                                              p.rank))
     lines = [TITLE]
     last = None
-    for p in ordered:
+    for p in _by_date(passages):
         if (header := p.header()) != last:
             lines.append(header)
             last = header
@@ -290,8 +295,27 @@ def with_passages(report: "InjectionReport", passages: Sequence[Passage], max_to
         tokens = len(encode(text))
     return replace(report, text=text, tokens=tokens,
                    section_tokens={**report.section_tokens, "Relevant passages": len(encode(section))},
-                   passage_sources=[s for p in kept for s in p.sources])
+                   passage_sources=[s for p in kept for s in p.sources], passages=injected(kept, model))
 
 
-__all__ = ["Passage", "Turn", "TITLE", "select_passages", "fit_passages", "render", "with_passages", "rerank",
-           "asked_period"]
+def injected(passages: Sequence[Passage], model: str | None = None) -> list[InjectedPassage]:
+    """`passages` as the section lists them, each with the tokens it adds to the section (its lines, and its
+    header when it is the first under it), counted on the section's text so far: with TITLE's, they add up to
+    the section's tokens exactly, merges at the joints included."""
+    encode = get_encoding(model).encode_ordinary
+    out, lines, last = [], [TITLE], None
+    before = len(encode(TITLE))
+    for p in _by_date(passages):
+        header = p.header()
+        if header != last:
+            lines.append(header)
+            last = header
+        lines.append(p.body())
+        now = len(encode("\n".join(lines)))
+        out.append(InjectedPassage(p.when, p.where, header, list(p.lines), now - before, list(p.sources)))
+        before = now
+    return out
+
+
+__all__ = ["Passage", "Turn", "TITLE", "select_passages", "fit_passages", "render", "with_passages", "injected",
+           "rerank", "asked_period"]

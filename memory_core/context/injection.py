@@ -54,6 +54,18 @@ _WS = re.compile(r"\s+")
 
 
 @dataclass
+class InjectedPassage:
+    """A passage that a query brought into the text (memory_core.context.evidence), as it stands there."""
+
+    when: str  # YYYY-MM-DD; "" when undated (MEMORY.md)
+    where: str  # conversation, daily log, MEMORY.md
+    header: str  # "[8 May 2023]", "[8 May 2023, daily log]", "[MEMORY.md]"
+    lines: list[str]  # as written under the header, without their "- "
+    tokens: int  # what it adds to the text: its lines, and its header when it is the first under it
+    sources: list[str] = field(default_factory=list)
+
+
+@dataclass
 class InjectionReport:
     """What `format_memory_for_injection` did: for the Context Preview page."""
 
@@ -67,6 +79,12 @@ class InjectionReport:
     truncated: bool = False
     passage_sources: list[str] = field(default_factory=list)  # with a query: the passages added (context.evidence)
     dropped_count: int = 0  # every fact left out; `dropped_fact_ids` may list only those read (see ScopedMemory)
+    # With a query (see ScopedMemory.injection_report): the facts search ranked most relevant, best first (kept
+    # first, each that fits); the budget the summaries and facts had (the rest went to passages); the passages
+    # in the order of the text. Their tokens and the "Relevant passages:" title add up to that section's.
+    relevant_fact_ids: list[str] = field(default_factory=list)
+    facts_max_tokens: int | None = None
+    passages: list[InjectedPassage] = field(default_factory=list)
 
 
 def one_line(text: object) -> str:
@@ -354,7 +372,8 @@ def build_injection(memory_data: Mapping[str, Any] | None, max_tokens: int = 200
         section_tokens={"User Context": len(encode(user_part)), "History": len(encode(history_part)),
                         "Facts": len(encode(facts_text))},
         kept_fact_ids=[str(facts[i].get("id", "")) for i in kept],
-        dropped_fact_ids=dropped, dropped_count=len(dropped),
+        dropped_fact_ids=dropped, dropped_count=len(dropped), relevant_fact_ids=[str(i) for i in priority or ()],
+        facts_max_tokens=max_tokens,
     )
 
 
@@ -380,4 +399,5 @@ def format_memory_for_injection(memory_data: Mapping[str, Any] | None, max_token
     return _fit(memory_data, max_tokens, model, priority)[0]
 
 
-__all__ = ["format_memory_for_injection", "build_injection", "InjectionReport", "count_tokens", "fact_line"]
+__all__ = ["format_memory_for_injection", "build_injection", "InjectionReport", "InjectedPassage", "count_tokens",
+           "fact_line"]

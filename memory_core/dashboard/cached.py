@@ -23,17 +23,18 @@ def _memory_data(scope_key: str, storage: str, version: tuple, _view: ScopedMemo
     return _view.memory_data()
 
 
-def _key(view: ScopedMemory) -> tuple[str, str, tuple]:
+def state(view: ScopedMemory) -> tuple[str, str, tuple]:
+    """The cache key of the scope as it is now: its key, the storage, its `data_version()`."""
     from memory_core.dashboard.helpers import get_memory
 
     return view.scope.key, get_memory().storage_description(), view.data_version()
 
 
 def all_facts(view: ScopedMemory) -> list:
-    """Every fact of the scope, valid or not (the list is shared: read it, never change it)."""
-    return _facts(*_key(view), view)
+    """Every fact of the scope, valid or not, by confidence (the list is shared: read it, never change it)."""
+    return _facts(*state(view), view)
 
 
 def memory_data(view: ScopedMemory) -> dict[str, Any]:
     """The scope's summaries and valid facts, as `ScopedMemory.memory_data()` (shared: never change it)."""
-    return _memory_data(*_key(view), view)
+    return _memory_data(*state(view), view)

@@ -19,9 +19,11 @@ from typing import Iterable, Iterator
 
 import streamlit as st
 
+from memory_core.dashboard.focus import focus_title_after_page_change
 from memory_core.policy.access import NOBODY, OPERATOR, Principal
 from memory_core.memory import Memory
 from memory_core.text.redact import install_log_redaction
+from memory_core.text.tokens import get_encoding
 from memory_core.scope import Scope, make_scope
 from memory_core.views.scoped import ScopedMemory
 from memory_core.settings import Settings
@@ -84,6 +86,9 @@ def get_memory() -> Memory:
         if redaction not in handler.filters:
             handler.addFilter(redaction)
     memory.start()
+    # The default encoding takes about half a second to build: built now, beside the landing page, so that the
+    # first Context Preview does not wait for it (once per process; a daemon thread that ends when done).
+    threading.Thread(target=get_encoding, name="memory-core-encoding", daemon=True).start()
     return memory
 
 
@@ -377,6 +382,7 @@ def view() -> ScopedMemory:
 def header(title: str, memory: ScopedMemory | None, caption: str | None = None) -> None:
     """A page's title and, under it, the scope it shows (every page, so nobody edits the wrong scope)."""
     st.title(title)
+    focus_title_after_page_change(title)
     if memory is None:  # a page that is not about one scope (Access) with no scope picked
         return
     line = f":material/folder_shared: Scope **{escape_markdown(memory.scope.key)}** · {memory.role}"

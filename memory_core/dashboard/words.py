@@ -1,6 +1,11 @@
-"""What the dashboard says in words instead of enum names: dream outcomes, history actions, who did it."""
+"""What the dashboard says in words instead of enum names and ids: dream outcomes, history actions, who did it,
+why a MEMORY.md version was written."""
 
 from __future__ import annotations
+
+import re
+
+_FACT_ID = re.compile(r"fact_[0-9a-f]{8}")
 
 DREAM_WORDS = {
     "updated": "MEMORY.md was rewritten from the daily logs.",
@@ -36,3 +41,10 @@ def actor_words(actor: str | None) -> str:
     if kind == "mcp":
         return f"the agent {who}" if who else "an agent (MCP)"
     return actor
+
+
+def reason_words(reason: str, texts: dict[str, str]) -> str:
+    """A MEMORY.md version's reason with each fact id told as the fact's words (its first 60 characters), or as
+    "a fact" when it is not in `texts`."""
+    reason = reason.replace("one truth: no longer states", "a fact changed, so it no longer states")
+    return _FACT_ID.sub(lambda m: f"“{texts[m.group(0)][:60]}”" if m.group(0) in texts else "a fact", reason)

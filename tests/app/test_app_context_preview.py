@@ -93,3 +93,38 @@ def test_one_click_demo_scope_for_the_preview(app_env):  # noqa: F811
     facts = get_memory().facts.list(user_id="demo", agent_name="preview-1")
     assert 45 <= len(facts) <= 55 and get_memory().facts.list() == []  # the scope shown is left as it was
     # (AppTest replays the sidebar's first scope, so the switch to the new scope is seen in chromium)
+
+
+def test_a_query_shows_the_librarys_text_its_passages_with_dates_and_costs_and_no_query_beside_it(app_env):  # noqa: F811
+    """The page packs nothing itself: its text is `format_for_injection(query=...)`'s, byte for byte; the passages
+    the query brings in are listed with their dates and token costs, which add up (with the heading) to the
+    chart's passages part; the text without the query stands beside it."""
+    from datetime import datetime, timezone
+
+    memory = get_memory()
+    memory.update([{"role": "user", "content": "I went to a LGBTQ support group yesterday.", "name": "Caroline"},
+                   {"role": "assistant", "content": "That's great! How did it go?", "name": "Melanie"}],
+                  thread_id="s1", when=datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc))
+    for i in range(40):
+        memory.facts.add(f"User once mentioned hobby number {i} with a few more words", "knowledge", round(0.9 - i / 1000, 3))
+    query = "When did Caroline go to the LGBTQ support group?"
+    at = page("context_preview")
+    at.slider(key="cp_budget").set_value(500).run()
+    at.text_input(key="cp_query").input(query).run()
+    assert not at.exception
+    assert injected(at) == memory.format_for_injection(query=query, max_tokens=500, model="gpt-4o")
+    passages = at.dataframe[0].value  # the passages come before the kept and dropped facts
+    assert list(passages.columns) == ["date", "from", "passage", "tokens"]
+    assert "8 May 2023" in passages["date"].tolist()
+    assert any("LGBTQ support group yesterday (7 May 2023)" in text for text in passages["passage"])
+    import json
+
+    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+    part = next(t["x"][0] for t in figure["data"] if t["name"] == "Relevant passages")
+    assert passages["tokens"].sum() + count_tokens("Relevant passages:") == part
+    used, budget = map(int, at.metric[0].value.split(" / "))
+    assert used_bar(at) == used == count_tokens(injected(at)) and budget == 500
+    assert int(at.metric[4].value) == len(passages)
+    plain = memory.format_for_injection(max_tokens=500, model="gpt-4o")
+    assert [c.value for c in at.code[1:3]] == [plain, injected(at)]  # no query beside this query, both copyable
+    assert any(m.label == "No query: tokens used" and m.value == f"{count_tokens(plain)} / 500" for m in at.metric)

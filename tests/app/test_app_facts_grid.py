@@ -4,7 +4,7 @@ empty; an edit pending while the list changes stays on its fact; an edit of a fa
 from __future__ import annotations
 
 from memory_core.dashboard.helpers import get_memory
-from tests.app.test_app import app_env, page, plain  # noqa: F401  (app_env is a fixture)
+from tests.app.test_app import GRID, app_env, page, plain  # noqa: F401  (app_env is a fixture)
 
 
 def edit(at, position: int, values: dict, generation: int = 0) -> None:
@@ -80,3 +80,40 @@ def test_a_fact_over_the_limit_is_refused_with_its_length_and_kept_in_the_field(
     at.button(key="add_go").click().run()
     assert any("Added “User plays the cello”" in plain(s.value) for s in at.success)
     assert [f.content for f in get_memory().facts.list()] == ["User plays the cello"]
+
+
+def test_the_consistency_check_runs_with_the_page_on_a_small_scope_and_stops_when_turned_off(app_env):  # noqa: F811
+    memory = get_memory()
+    memory.facts.add("User lives in Berlin", "context", 0.9)
+    memory.facts.add("User lives in Hamburg", "context", 0.8)
+    at = page("facts")
+    assert at.toggle(key="facts_check").value is True  # up to CHECK_AT_ONCE facts: at once
+    found = [d.value for d in at.dataframe if "what to do" in d.value.columns]
+    assert found and any("Berlin" in text and "Hamburg" in text for text in found[0]["text"])
+    at.toggle(key="facts_check").set_value(False).run()
+    assert not at.exception and not [d for d in at.dataframe if "what to do" in d.value.columns]
+
+
+def test_a_big_scope_sends_the_browser_the_first_rows_and_says_how_to_reach_the_others(app_env, monkeypatch):  # noqa: F811
+    """Every row of a grid or a table, and every option of a picker, travels to the browser on each render: on a
+    big scope the grid holds the first 1,000 facts shown, the pickers 500, Context Preview's dropped table 1,000,
+    each saying so; the filter reaches the others."""
+    monkeypatch.setenv("MEMORY_CORE_MAX_FACTS", "5000")  # the default keeps 500 a scope
+    memory = get_memory()
+    for i in range(1_050):
+        memory.facts.add(f"User keeps a note about topic number {i} and why", "knowledge", round(0.9 - i / 10_000, 4))
+    at = page("facts")
+    grid = at.data_editor(key=GRID).value
+    assert len(grid) == 1_000 and grid["content"].iloc[0] == "User keeps a note about topic number 0 and why"
+    assert any("The grid holds the first 1,000 of these 1,050 facts" in c.value for c in at.caption)
+    assert len(at.selectbox(key="facts_hist").options) == 501  # the whole scope, and 500 facts
+    at.text_input(key="facts_text").input("number 1049 ").run()  # the filter reaches a fact past the first 1,000
+    assert at.data_editor(key=GRID).value["content"].tolist() == ["User keeps a note about topic number 1049 and why"]
+    assert len(at.selectbox(key="facts_hist").options) == 2
+
+    at = page("context_preview")
+    at.slider(key="cp_budget").set_value(100).run()
+    dropped = at.dataframe[1].value
+    kept = int(at.metric[1].value.split(" / ")[0])
+    assert len(dropped) == 1_000 and int(at.metric[2].value) == 1_050 - kept
+    assert any("Dropped by the budget: the first 1,000 of " in c.value for c in at.caption)

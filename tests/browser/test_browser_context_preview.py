@@ -5,6 +5,7 @@ sideways there, on the Facts page either). Screenshots go to test-results/contex
 from __future__ import annotations
 
 import re
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,13 @@ def app(tmp_path_factory):
         for i in range(8):
             m.facts.add(f"User likes item {i}", "preference", round(0.8 - i / 100, 2), **scope)
         m.set_summaries({"workContext": "User is a data scientist at Initech."}, **scope)
+        talk = {"user_id": "cpq", "agent_name": "t"}  # a conversation, for a query's passages
+        m.update([{"role": "user", "content": "I went to a LGBTQ support group yesterday.", "name": "Caroline"},
+                  {"role": "assistant", "content": "That's great! How did it go?", "name": "Melanie"}],
+                 thread_id="s1", when=datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc), **talk)
+        for i in range(30):
+            m.facts.add(f"User once mentioned hobby number {i} with a few more words", "knowledge",
+                        round(0.9 - i / 1000, 3), **talk)
     with start_streamlit(ROOT / "streamlit_app.py", port=free_port(), cwd=ROOT, env=app_env(home),
                          log_path=home.parent / "streamlit.log") as server:
         yield server.url, home
@@ -91,3 +99,27 @@ def test_one_click_demo_scope_opens_and_shows_trimming(app, chromium):  # noqa: 
     with Memory(Settings(home=home, timezone="UTC"), embedder=HashingEmbedder()) as m:
         assert len(m.facts.list(user_id="demo", agent_name="preview-1")) >= 45
         assert len(m.facts.list(user_id="cp", agent_name="t")) == 9  # the scope in view was left as it was
+
+
+def test_a_query_brings_dated_passages_and_stands_beside_no_query(app, chromium):  # noqa: F811
+    url, _home = app
+    with browser_page(chromium, viewport={"width": 1440, "height": 1000}) as page:
+        page.goto(f"{url}/context_preview?scope=cpq/t")
+        page.get_by_text(re.compile(r"Scope cpq/t")).wait_for(timeout=TIMEOUT)
+        page.locator("[data-testid=stMain] button").filter(has_text=re.compile(r"^500$")).first.click()
+        page.get_by_text(re.compile(r"^\d+ / 500$")).first.wait_for(timeout=TIMEOUT)
+        box = page.get_by_label("Query (optional): what the agent is about to answer", exact=True).and_(page.locator("input"))
+        box.fill("When did Caroline go to the LGBTQ support group?")
+        box.press("Enter")
+        page.get_by_role("heading", name="Passages the query brings in").wait_for(timeout=TIMEOUT)
+        page.get_by_role("heading", name="No query beside this query").wait_for(timeout=TIMEOUT)
+        page.wait_for_load_state("networkidle")
+        code = page.locator("[data-testid=stMain] [data-testid=stCode]").first.inner_text()
+        assert "Relevant passages:\n[8 May 2023]\n- Caroline: I went to a LGBTQ support group yesterday (7 May 2023)." in code
+        used = int(page.get_by_text(re.compile(r"^\d+ / 500$")).first.inner_text().split(" / ")[0])
+        assert used_in_chart(page) == used
+        assert page.get_by_text("No query: tokens used").count() == 1
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "query-passages-1440.png"), full_page=True)
+        page.get_by_role("heading", name="Passages the query brings in").scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / "query-passages-below-1440.png"))

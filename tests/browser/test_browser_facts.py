@@ -175,3 +175,37 @@ def test_scope_and_fact_in_the_url_survive_a_reload_and_page_changes(app, chromi
         page.locator(".st-key-fact_panel").get_by_text("Ana keeps bees on the roof", exact=True).wait_for(
             timeout=TIMEOUT)
         assert "Scope link/t" in page.locator("[data-testid=stMain]").inner_text()
+
+
+def focused(page) -> str:
+    return page.evaluate("() => { const e = document.activeElement; return e ? e.tagName + ':' + "
+                         "(e.getAttribute('aria-label') || e.textContent || '').trim().slice(0, 40) : ''; }")
+
+
+def test_a_page_change_moves_keyboard_focus_to_the_title_and_typing_keeps_its_place(app, chromium):  # noqa: F811
+    url, _home = app
+    with browser_page(chromium, viewport=WIDE) as page:
+        open_facts(page, url, "scope=focus/t", 0)
+        nav = page.locator("[data-testid=stSidebarNav]")
+        nav.get_by_role("link", name="Search").focus()  # a keyboard user on the sidebar's link
+        page.keyboard.press("Enter")
+        page.get_by_role("heading", name="Search").wait_for(timeout=TIMEOUT)
+        page.wait_for_function("() => document.activeElement && document.activeElement.tagName === 'H1'"
+                               " && document.activeElement.textContent.includes('Search')", timeout=TIMEOUT)
+        page.keyboard.press("Tab")  # from the title on into the page, never back in the sidebar
+        assert page.evaluate("() => !document.querySelector('[data-testid=stSidebar]').contains(document.activeElement)"
+                             " && document.querySelector('[data-testid=stMain]').contains(document.activeElement)")
+
+        box = page.get_by_label("Query", exact=True)
+        box.click()
+        box.fill("bees on the roof")
+        box.press("Enter")  # a rerun of the same page: focus stays where the person is
+        page.wait_for_load_state("networkidle")
+        page.wait_for_timeout(1_000)  # the script retries for up to 3 s: long enough to see it does nothing here
+        assert page.evaluate("() => document.activeElement && document.activeElement.tagName === 'INPUT'"), focused(page)
+        expect(box).to_have_value("bees on the roof")
+
+        nav.get_by_role("link", name="Context Preview").click()  # by mouse too
+        page.get_by_role("heading", name="Context Preview").wait_for(timeout=TIMEOUT)
+        page.wait_for_function("() => document.activeElement && document.activeElement.tagName === 'H1'"
+                               " && document.activeElement.textContent.includes('Context Preview')", timeout=TIMEOUT)

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 import pytest
 
 from memory_core import count_tokens
-from memory_core.context.evidence import NEIGHBOUR_LAG, TITLE, Turn, fit_passages, render, rerank, select_passages
+from memory_core.context.evidence import (NEIGHBOUR_LAG, TITLE, Turn, fit_passages, render, rerank, select_passages,
+                                         with_passages)
+from memory_core.context.injection import build_injection
 
 
 @dataclass
@@ -88,6 +90,38 @@ def test_the_budget_is_never_exceeded_and_the_best_go_first(budget):
     assert count_tokens(text) <= budget
     assert [p.rank for p in kept] == list(range(len(kept)))  # relevance decides what goes in
     assert (text == "") == (not kept)
+
+
+@pytest.mark.parametrize("model", ["gpt-4o", "gpt-4"])
+@pytest.mark.parametrize("budget", [40, 90, 140, 400])
+def test_the_report_lists_each_passage_with_its_date_and_a_cost_that_adds_up_to_the_section(model, budget):
+    """The Context Preview shows these: what each passage adds, in the order of the text, summing (with the
+    title) to the section's tokens, and the section to the text's."""
+    hits = [Hit("episode", f"{EP2}#0", "Melanie: I ran a charity race last Saturday (3 June 2023).",
+                current="User runs marathons now"),
+            Hit("daily", "memory/2023-05-09.md", "## 10:00 Session\n- User talked about the group.\n- And the race."),
+            Hit("episode", f"{EP1}#2", "Caroline: I went to a support group yesterday (7 May 2023)."),
+            Hit("episode", f"{EP1}#5", "Melanie: Glad to hear."), Hit("core", "MEMORY.md#3", "User likes <b>tea</b>")]
+    seed = build_injection({"facts": [{"id": "f1", "content": "User likes hiking", "category": "preference",
+                                       "confidence": 0.9}]}, 30, model=model)
+    report = with_passages(seed, select_passages(hits, turns_of, neighbours=0), budget, model)
+    assert report.tokens == count_tokens(report.text, model) <= budget
+    if not report.passages:  # too small a budget for any: the seed unchanged
+        assert report.text == seed.text and budget == 40
+        return
+    section = report.text.split("\n\n", 1)[1]
+    assert sum(p.tokens for p in report.passages) + count_tokens(TITLE, model) == count_tokens(section, model)
+    assert report.section_tokens["Relevant passages"] == count_tokens(section, model)
+    where = -1
+    for p in report.passages:  # in the order of the text, each under its header
+        found = section.index("\n".join(f"- {line}" for line in p.lines))
+        assert found > where and section.rfind(p.header, 0, found) >= 0
+        where = found
+    assert [p.when for p in report.passages] == sorted(p.when for p in report.passages if p.when) + \
+        [p.when for p in report.passages if not p.when]
+    assert {p.header for p in report.passages} <= {"[8 May 2023]", "[9 May 2023, daily log]", "[9 June 2023]",
+                                                   "[MEMORY.md]"}
+    assert sorted(s for p in report.passages for s in p.sources) == sorted(report.passage_sources)
 
 
 def test_rerank_prefers_the_turns_of_the_person_asked_about():

@@ -103,6 +103,13 @@ def test_injection_with_a_query_adds_dated_passages_within_the_budget(tmp_path, 
         assert "[8 May 2023]\n- Caroline: I went to a LGBTQ support group yesterday (7 May 2023)." in section
         assert report.passage_sources and report.section_tokens["Relevant passages"] > 0
         assert report.tokens == count_tokens(report.text) <= 2000
+        # what the Context Preview lists: each passage's date and cost, the facts' share of the budget
+        first = next(p for p in report.passages if p.when == "2023-05-08")
+        assert first.header == "[8 May 2023]" and first.tokens > 0
+        assert "Caroline: I went to a LGBTQ support group yesterday (7 May 2023)." in first.lines
+        assert sum(p.tokens for p in report.passages) + count_tokens("Relevant passages:") == \
+            report.section_tokens["Relevant passages"]
+        assert report.facts_max_tokens < report.max_tokens == 2000
         for budget in (60, 120, 300, 1000):
             text = m.format_for_injection(query=query, max_tokens=budget)
             assert count_tokens(text) <= budget

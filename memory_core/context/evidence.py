@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from memory_core.context.injection import InjectedPassage
 from memory_core.text.dates import day_text
-from memory_core.text.tokens import get_encoding
+from memory_core.text.tokens import get_encoding, token_byte_lengths
 
 if TYPE_CHECKING:
     from memory_core.context.injection import InjectionReport
@@ -300,21 +300,23 @@ def with_passages(report: "InjectionReport", passages: Sequence[Passage], max_to
 
 def injected(passages: Sequence[Passage], model: str | None = None) -> list[InjectedPassage]:
     """`passages` as the section lists them, each with the tokens it adds to the section (its lines, and its
-    header when it is the first under it), counted on the section's text so far: with TITLE's, they add up to
-    the section's tokens exactly, merges at the joints included."""
-    encode = get_encoding(model).encode_ordinary
-    out, lines, last = [], [TITLE], None
-    before = len(encode(TITLE))
-    for p in _by_date(passages):
+    header when it is the first under it): the section is encoded once and each token counted where it starts,
+    so that with TITLE's they add up to the section's tokens exactly, merges at the joints included."""
+    import numpy as np
+
+    ordered = _by_date(passages)
+    pieces, last = [TITLE], None
+    for p in ordered:
         header = p.header()
-        if header != last:
-            lines.append(header)
-            last = header
-        lines.append(p.body())
-        now = len(encode("\n".join(lines)))
-        out.append(InjectedPassage(p.when, p.where, header, list(p.lines), now - before, list(p.sources)))
-        before = now
-    return out
+        pieces.append(("\n" + header if header != last else "") + "\n" + p.body())
+        last = header
+    starts = np.cumsum([0] + [len(piece.encode()) for piece in pieces])  # each piece's first byte
+    ids = get_encoding(model).encode_ordinary("".join(pieces))
+    token_starts = np.concatenate(([0], np.cumsum(token_byte_lengths(model)[ids])[:-1])) if ids else np.zeros(0)
+    counts = np.diff(np.searchsorted(token_starts, starts, side="left"))
+    headers = [p.header() for p in ordered]
+    return [InjectedPassage(p.when, p.where, header, list(p.lines), int(n), list(p.sources))
+            for p, header, n in zip(ordered, headers, counts[1:])]
 
 
 __all__ = ["Passage", "Turn", "TITLE", "select_passages", "fit_passages", "render", "with_passages", "injected",

@@ -54,7 +54,8 @@ class _Part:
 class Memory:
     """Long-term memory for agents. `with Memory(Settings()) as memory: ...`"""
 
-    # The parts by name, for the code that reads them (the CLI, the pages' admin panels, tests).
+    # The parts by name, for users' code (docs/API.md names memory.facts, memory.queue, ...) and tests. Clients of
+    # the library hold a view (`scoped`, `view`) or the admin handle (`admin`) instead.
     db = _Part()
     clock = _Part()
     llm = _Part()

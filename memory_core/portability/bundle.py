@@ -35,8 +35,9 @@ from memory_core.portability.safety import ZipLimits, read_member, safe_members
 
 
 class BundleParts(Protocol):
-    """What bundles need of a memory (Memory is one): its database, documents, search index and clock, the
-    scopes with activity, and (for `import_bundle_as`) the access policy. Bundles never import Memory."""
+    """What bundles need of a memory (the admin handle, `memory.admin`, is one; Memory has the same names): its
+    database, documents, search index and clock, the scopes with activity, and (for `import_bundle_as`) the access
+    policy. Bundles never import Memory."""
 
     db: Any
     documents: Any

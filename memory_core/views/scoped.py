@@ -34,7 +34,7 @@ from memory_core.consistency.truth import Retired, distinctive, says_same, stale
 from memory_core.store.episode_store import retired_facts
 from memory_core.store.import_store import ImportLedger
 from memory_core.facts.api import SUMMARY_SECTIONS
-from memory_core.views.subviews import ScopedDaily, ScopedFacts, ScopedPlans, ScopedQueue
+from memory_core.views.subviews import ScopedDaily, ScopedFacts, ScopedImports, ScopedPlans, ScopedQueue
 from memory_core.tiers.core import CoreTier
 from memory_core.tiers.episodes import dated_messages
 from memory_core.extraction.updating import UpdateResult, apply_reply
@@ -507,12 +507,13 @@ class ScopedMemory:
     # -- for importers and bundles: what they write, through the view's role and actor ---------------
 
     def fact_transaction(self) -> ContextManager[Any]:
-        """One transaction over the scope's facts (see Facts.transaction); wrap it in `writing(...)`."""
-        return self._parts.facts.transaction(self.scope)
+        """One transaction over the scope's facts (`FactStore.transaction`, the one there is); wrap it in
+        `writing(...)`."""
+        return self._parts.store.transaction(self.scope)
 
-    def import_ledger(self) -> ImportLedger:
-        """What was imported into which scope (so that importing again adds nothing)."""
-        return ImportLedger(self._parts.db, self._parts.clock)
+    def import_ledger(self) -> ScopedImports:
+        """What was imported into this scope (so that importing again adds nothing)."""
+        return ScopedImports(self.scope, self.writing, ImportLedger(self._parts.db, self._parts.clock))
 
     def write_document(self, path: str, text: str, *, what: str = "write documents") -> None:
         """Write one of the scope's documents as it is (a daily log, a diary); reindex with `reindex_documents`."""

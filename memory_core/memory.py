@@ -1,33 +1,30 @@
 """The facade: `Memory(settings)` holds the parts for its lifetime and hands out views of one scope.
 
-The parts are built once by the composition root (`memory_core.composition.compose`); per-scope behaviour lives
-in the view (`memory_core.views.scoped.ScopedMemory`). What stays here is the lifecycle (start, close, the worker's
-jobs) and what spans scopes: the list of scopes, retention, sandboxes, bundles. Memory's per-scope methods, the
-ones API.md names, are one-line calls into an admin view of the scope they name."""
+Everything, the worker and its schedules included, is built once by the composition root
+(`memory_core.composition.compose`); `Memory` only holds it. Per-scope behaviour lives in the view
+(`memory_core.views.scoped.ScopedMemory`), what spans scopes in the admin handle (`memory_core.views.admin`).
+Memory's methods, the ones API.md names, are one-line calls into an admin view of the scope they name or into the
+admin handle; what is left here is start, close, status and the names of the parts (for users' code)."""
 
 from __future__ import annotations
 
 import logging
-import threading
-import time
 from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
+from memory_core.clock import Clock, SystemClock, UTCClock
+from memory_core.composition import compose
+from memory_core.consistency.doctor import Finding
+from memory_core.context.injection import InjectionReport
+from memory_core.extraction.updating import UpdateResult
+from memory_core.llm.base import ChatModel
 from memory_core.policy.access import Principal
 from memory_core.policy.actors import acting_as
-from memory_core.clock import Clock, SystemClock, UTCClock
-from memory_core.composition import Parts, compose
-from memory_core.tiers.documents import LocalDocumentStore
-from memory_core.consistency.doctor import Finding
-from memory_core.runtime.dream_schedule import DreamParts, DreamSchedule
-from memory_core.runtime.exit_hooks import register_exit
-from memory_core.context.injection import InjectionReport
-from memory_core.llm.base import ChatModel
-from memory_core.portability.importer import import_file
-from memory_core.scope import DEFAULT_SCOPE, Scope, make_scope
-from memory_core.views.scoped import RELEVANT_FACTS, ScopedMemory
+from memory_core.runtime.dream_schedule import DreamSchedule
+from memory_core.runtime.worker import Worker, WorkerStatus
+from memory_core.scope import Scope, make_scope
 from memory_core.search.embedders import Embedder
 from memory_core.search.index import SearchHit
 from memory_core.settings import Settings
@@ -35,9 +32,9 @@ from memory_core.store.proposal_store import DreamProposal
 from memory_core.store.usage_store import Injection, UsageRecord
 from memory_core.tiers.context import ContextSession
 from memory_core.tiers.dream import DreamResult
-from memory_core.extraction.updating import UpdateResult
-from memory_core.policy.usage import usage_records
-from memory_core.runtime.worker import Job, Worker, WorkerStatus
+from memory_core.views.admin import Admin
+from memory_core.views.parts import Parts
+from memory_core.views.scoped import RELEVANT_FACTS, ScopedMemory
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +54,8 @@ class _Part:
 class Memory:
     """Long-term memory for agents. `with Memory(Settings()) as memory: ...`"""
 
-    # The parts by name, for the code that reads them (the CLI, the pages' admin panels, tests).
+    # The parts by name, for users' code (docs/API.md names memory.facts, memory.queue, ...) and tests. Clients of
+    # the library hold a view (`scoped`, `view`) or the admin handle (`admin`) instead.
     db = _Part()
     clock = _Part()
     llm = _Part()
@@ -85,62 +83,31 @@ class Memory:
         """`worker=False`: queuing an update does not start the background worker in this process (a
         command-line import leaves what it queued to the app's or the MCP server's worker); `start()` still does."""
         self.settings = settings or Settings()
-        self.parts: Parts = compose(
-            self.settings, clock=UTCClock(clock) if clock is not None else SystemClock(), llm=llm, embedder=embedder,
-            apply=self._apply_queued, inject=lambda scope: self._admin(scope).format_for_injection(),
-            on_enqueue=self.start if worker else (lambda: None))
-        parts = self.parts
-        parts.db.on_ready.append(lambda: _finish_restores(self))  # a bundle import killed before its documents
-        self.dream_schedule = DreamSchedule(self.settings, DreamParts(
-            now=parts.clock.now, scopes=self.active_scopes, lease=parts.leases.acquire,
-            tokens_today=parts.dreamer.tokens_today, paused=lambda s: self._admin(s).budget_paused(),
-            dream=lambda s: self._admin(s).deep_dream(1)))
-        self.worker = Worker(parts.queue, self.settings, parts.clock.now, dream=self.dream_schedule, jobs=[
-            Job("dream", 60, self.dream_schedule.due), Job("retention", 3600, self.apply_retention),
-            Job("embeddings", 10, parts.index.backfill), Job("sandboxes", 600, self.remove_expired_sandboxes)])
-        self._closed = False
-        self._start_lock = threading.Lock()
+        built = compose(self.settings, clock=UTCClock(clock) if clock is not None else SystemClock(), llm=llm,
+                        embedder=embedder, start_on_enqueue=worker)
+        self.parts: Parts = built.parts
+        self.admin: Admin = built.admin  # what spans scopes
+        self.worker: Worker = built.worker
+        self.dream_schedule: DreamSchedule = built.dream_schedule
+        self._view = built.view
+        self._lifecycle = built.lifecycle
 
     # -- lifecycle -------------------------------------------------------------------------------
 
     def start(self) -> "Memory":
         """Start the background worker (also done on first need). Never at import or in __init__."""
-        if self._closed:
-            raise RuntimeError("this Memory is closed")
-        with self._start_lock:
-            if not self.worker.running:
-                self.worker.start()
-                register_exit(self)
+        self._lifecycle.start()
         return self
 
     def close(self, flush: bool = True, *, timeout: float | None = None) -> None:
         """Flush what is pending (unless `flush=False`: it then stays queued in the database for any
         process to pick up), stop the background threads, and release the database. With `timeout`, return
         within about that many seconds: updates not done by then stay queued (SIGTERM closes this way)."""
-        if self._closed:
-            return
-        self._closed = True
-        deadline = None if timeout is None else time.monotonic() + timeout
-
-        def left(default: float | None) -> float | None:
-            return default if deadline is None else max(0.0, deadline - time.monotonic())
-
-        self.worker.halt()  # no new jobs or updates; those running finish meanwhile
-        try:
-            self.contexts.close()
-            if flush and self.settings.enabled:
-                self.queue.flush(timeout=left(None))
-        except Exception:
-            log.exception("flushing pending memory updates on close failed; they stay queued in the database")
-        finally:
-            self.worker.join(left(30.0))
-            self.queue.close(timeout=left(None))
-            self.index.close(left(30.0))
-            self.db.dispose()
+        self._lifecycle.close(flush, timeout=timeout)
 
     @property
     def closed(self) -> bool:
-        return self._closed
+        return self._lifecycle.closed
 
     def __enter__(self) -> "Memory":
         return self
@@ -169,7 +136,7 @@ class Memory:
         """The memory of one scope, with no way to reach another. `role` (viewer, editor, admin) limits what
         the view may change (a write it lacks the right for raises PermissionError); `actor`, when given, is
         recorded with every change made through the view."""
-        return ScopedMemory(self.parts, make_scope(user_id, agent_name), role, actor, importer=import_file)
+        return self._view(make_scope(user_id, agent_name), role, actor)
 
     def view(self, principal: Principal, *, user_id: str, agent_name: str) -> ScopedMemory:
         """A view of one scope with the principal's role there (as `access.role` decides); PermissionError if
@@ -180,46 +147,25 @@ class Memory:
             raise PermissionError(f"no access to {scope.key}")
         return self.scoped(user_id=scope.user_id, agent_name=scope.agent_name, role=role, actor=principal.actor)
 
-    def _admin(self, scope: Scope) -> ScopedMemory:
-        return ScopedMemory(self.parts, scope, importer=import_file)
-
     def _at(self, user_id: str, agent_name: str) -> ScopedMemory:
         """The admin view that Memory's per-scope methods call into (ValueError for a malformed scope)."""
-        return self._admin(make_scope(user_id, agent_name))
+        return self._view(make_scope(user_id, agent_name))
 
     # -- scopes and workspaces -------------------------------------------------------------------
 
     def workspace(self, *, user_id: str = "default", agent_name: str = "default") -> Path | str:
         """Where the scope's MEMORY.md and memory/ live: a directory, or a database description."""
-        scope = make_scope(user_id, agent_name)
-        if isinstance(self.documents, LocalDocumentStore):
-            return self.parts.workspace_path(scope)
-        return self.documents.describe(scope)
+        return self.admin.workspace(make_scope(user_id, agent_name))
 
     def storage_description(self) -> str:
-        docs = "database" if self.settings.documents_in_database else str(Path(self.settings.home).resolve())
-        return f"facts in {self.settings.safe_database_url()}; documents in {docs}"
+        return self.admin.storage_description()
 
     def scopes(self) -> list[Scope]:
-        return sorted(set(self.parts.store.scopes()) | set(self.active_scopes()))
+        return self.admin.scopes()
 
     def active_scopes(self) -> list[Scope]:
         """Scopes with daily logs or facts: the ones a scheduled dream looks at."""
-        found = set(self.parts.store.scopes())
-        if isinstance(self.documents, LocalDocumentStore):
-            if (self.settings.home / "memory").is_dir():
-                found.add(DEFAULT_SCOPE)
-            root = self.settings.home / "scopes"
-            if root.is_dir():
-                for user in root.iterdir():
-                    for agent in (user.iterdir() if user.is_dir() else []):
-                        try:
-                            found.add(make_scope(user.name, agent.name))
-                        except ValueError:
-                            continue
-        else:
-            found |= set(self.documents.scopes())
-        return sorted(found)
+        return self.admin.active_scopes()
 
     # -- one scope's memory (see ScopedMemory for what each does) ----------------------------------
 
@@ -237,10 +183,6 @@ class Memory:
                       agent_name: str = "default", when: datetime | None = None) -> UpdateResult:
         """`update()` for async agents: runs in the queue's thread pool, never blocking the event loop."""
         return await self._at(user_id, agent_name).aupdate(messages, thread_id=thread_id, when=when)
-
-    def _apply_queued(self, messages: list[dict[str, str]], *, thread_id: str, user_id: str, agent_name: str,
-                      options: dict[str, Any]) -> UpdateResult:
-        return self._at(user_id, agent_name).apply_queued(messages, thread_id=thread_id, options=options)
 
     def set_summaries(self, summaries: dict[str, str], *, user_id: str = "default", agent_name: str = "default") -> None:
         """Set user-context/history summaries by hand (workContext, personalContext, topOfMind, ...)."""
@@ -273,7 +215,7 @@ class Memory:
     def usage(self, *, user_id: str | None = None, agent_name: str | None = None,
               since: datetime | None = None) -> list[UsageRecord]:
         """Every recorded LLM and embedding call (of one user, agent or scope when given), newest first."""
-        return usage_records(self.ledger.store, user_id=user_id, agent_name=agent_name, since=since)
+        return self.admin.usage(user_id=user_id, agent_name=agent_name, since=since)
 
     def budget_paused(self, *, user_id: str = "default", agent_name: str = "default") -> str | None:
         """Why the scope's LLM work waits today (its daily_token_budget is spent), or None."""
@@ -373,59 +315,17 @@ class Memory:
     def apply_retention(self) -> list[str]:
         """Remove daily logs older than daily_retention_days that a dream has read as they are, and invalid facts
         older than invalid_fact_retention_days (0 keeps them forever)."""
-        from datetime import timedelta
-
-        removed = []
-        for scope in self.active_scopes():
-            removed += self.daily.remove_older_than(scope, self.settings.daily_retention_days,
-                                                    self.dreamer.dreamt_days(scope))
-        if self.settings.episode_retention_days is not None:
-            episodes = self.parts.episodes
-            for scope in episodes.store.scopes():
-                gone = episodes.remove_older_than(scope, self.settings.episode_retention_days, self.clock.now())
-                if gone:
-                    removed.append(f"{gone} episode turn(s) of {scope.key} older than "
-                                   f"{self.settings.episode_retention_days} days")
-        days = self.settings.invalid_fact_retention_days
-        if days:
-            purged = self.parts.store.purge_invalid(self.clock.now() - timedelta(days=days))
-            if purged:
-                removed.append(f"{purged} invalid fact(s) older than {days} days")
-        return removed
+        return self.admin.apply_retention()
 
     def purge_scope(self, *, user_id: str, agent_name: str) -> dict[str, int]:
         """Remove everything of one scope, for good (an expired sandbox): its rows in every table and its
         workspace folder. The default scope's workspace is the home folder, which is never removed."""
-        import shutil
-
-        from memory_core.store.purge import purge_scope
-
-        scope = make_scope(user_id, agent_name)
-        removed = purge_scope(self.db, scope)
-        if isinstance(self.documents, LocalDocumentStore) and scope != DEFAULT_SCOPE:
-            folder = self.parts.workspace_path(scope)
-            if folder.is_dir():
-                shutil.rmtree(folder)
-                removed["files"] = 1
-            if folder.parent.is_dir() and not any(folder.parent.iterdir()):
-                folder.parent.rmdir()  # the user's folder (scopes/sandbox-…/), once no agent of it is left
-        self.index.touch(scope)
-        log.info("purged scope %s: %s", scope.key, removed)
-        return removed
+        return self.admin.purge_scope(make_scope(user_id, agent_name))
 
     def remove_expired_sandboxes(self) -> list[str]:
         """What the worker runs: the sandboxes of anonymous visitors whose day is over go, data and all, and
         an SQLite file gives their space back."""
-        from memory_core.store.purge import reclaim_space
-
-        gone = []
-        for scope in self.access.expired_sandboxes():
-            self.purge_scope(user_id=scope.user_id, agent_name=scope.agent_name)
-            self.access.sandbox_removed(scope)
-            gone.append(scope.key)
-        if gone:
-            reclaim_space(self.db)
-        return gone
+        return self.admin.remove_expired_sandboxes()
 
     def export_bundle(self, path: Path | str, *, scopes: list | None = None) -> dict[str, Any]:
         """One zip with everything of `scopes` ("user/agent" strings or (user, agent) pairs; all when None):
@@ -433,17 +333,12 @@ class Memory:
         diaries, plans. Returns the counts written."""
         from memory_core.portability.bundle import export_bundle
 
-        return export_bundle(self, path, scopes)
+        return export_bundle(self.admin, path, scopes)
 
     def import_bundle(self, path: Path | str, *, mode: str = "skip", dry_run: bool = False) -> dict[str, Any]:
         """Import a bundle: `skip` keeps what exists, `replace` lets the bundle win; the same bundle twice
         changes nothing the second time. A damaged or foreign file raises ValueError and changes nothing."""
         from memory_core.portability.bundle import import_bundle
 
-        return import_bundle(self, path, mode=mode, dry_run=dry_run)
+        return import_bundle(self.admin, path, mode=mode, dry_run=dry_run)
 
-
-def _finish_restores(memory: Memory) -> None:
-    from memory_core.portability.bundle import finish_restores_on_open
-
-    finish_restores_on_open(memory)

@@ -30,9 +30,9 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
         raise ValueError("--user and --agent go together")
     memory = Memory(settings, worker=False)
     try:
-        scopes = [make_scope(args.user, args.agent)] if args.user else memory.scopes()
-        report = {scope.key: [f.to_dict() for f in memory.doctor(user_id=scope.user_id,
-                                                                 agent_name=scope.agent_name)]
+        scopes = [make_scope(args.user, args.agent)] if args.user else memory.admin.scopes()
+        report = {scope.key: [f.to_dict() for f in memory.scoped(user_id=scope.user_id,
+                                                                 agent_name=scope.agent_name).doctor()]
                   for scope in scopes}
     finally:
         memory.close(flush=False)

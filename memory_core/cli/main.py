@@ -19,14 +19,17 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TextIO
 
 from memory_core.cli.doctor import add_doctor
 from memory_core.cli.usage import add_usage
 from memory_core.portability.bundle_check import MODES
 from memory_core.portability.records import FORMATS
-from memory_core.scope import Scope, make_scope
+from memory_core.scope import make_scope
 from memory_core.settings import Settings
+
+if TYPE_CHECKING:
+    from memory_core.views.scoped import ScopedMemory
 
 log = logging.getLogger(__name__)
 
@@ -282,15 +285,16 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     progress = Progress(sys.stderr)
     _exit_on_sigterm()
     memory = Memory(settings, worker=False)  # what is queued is the worker's of the app or the MCP server
+    # a file goes into one scope: through the view of it, as cli:import; a bundle carries its own scopes
+    view = None if bundle else memory.scoped(user_id=scope.user_id, agent_name=scope.agent_name, actor="cli:import")
     try:
         with memory.acting_as("cli:import"):
             try:
                 if bundle:
                     result = memory.import_bundle(path, mode=args.mode or "skip", dry_run=args.dry_run)
                 else:
-                    report = memory.import_file(path, format=args.format, user_id=scope.user_id,
-                                                agent_name=scope.agent_name, dry_run=args.dry_run,
-                                                progress=progress.importing)
+                    report = view.import_file(path, format=args.format, dry_run=args.dry_run,
+                                              progress=progress.importing)
                     result = dataclasses.asdict(report)
             except ValueError as exc:  # the file cannot be read or is not what it should be: nothing was written
                 raise Refused(str(exc) if path.name in str(exc) else f"{path.name}: {exc}") from None
@@ -309,11 +313,10 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
             if not bundle:
                 result["scope"] = scope.key
                 if args.wait:
-                    facts_before = memory.facts.count(user_id=scope.user_id, agent_name=scope.agent_name)
-                    result["processed"] = _process_queue(memory, scope, progress)
-                    result["facts_from_conversations"] = memory.facts.count(
-                        user_id=scope.user_id, agent_name=scope.agent_name) - facts_before
-                result["pending"] = memory.queue.pending(user_id=scope.user_id, agent_name=scope.agent_name)
+                    facts_before = view.facts.count()
+                    result["processed"] = _process_queue(view, progress)
+                    result["facts_from_conversations"] = view.facts.count() - facts_before
+                result["pending"] = view.queue.pending()
     finally:
         memory.close(flush=False)  # what is queued stays for the worker, unless --wait processed it
     if args.json:
@@ -324,25 +327,24 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _process_queue(memory: Any, scope: Scope, progress: "Progress") -> int:
+def _process_queue(view: "ScopedMemory", progress: "Progress") -> int:
     """The scope's queued updates, flushed in this thread (where the actor is set), a percentage on stderr
     from another; other scopes' updates are left to their worker."""
-    mine = {"user_id": scope.user_id, "agent_name": scope.agent_name}
-    total = memory.queue.pending(**mine)
+    total = view.queue.pending()
     stop = threading.Event()
 
     def report() -> None:
         while not stop.wait(0.5):
-            progress.processing(total - memory.queue.pending(**mine), total)
+            progress.processing(total - view.queue.pending(), total)
 
     watcher = threading.Thread(target=report, name="memory-core-import-progress", daemon=True)
     watcher.start()
     try:
-        processed = memory.queue.flush(**mine)
+        processed = view.queue.flush()
     finally:
         stop.set()
         watcher.join()
-    progress.processing(total - memory.queue.pending(**mine), total)
+    progress.processing(total - view.queue.pending(), total)
     progress.done()
     return processed
 

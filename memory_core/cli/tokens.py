@@ -17,6 +17,7 @@ from memory_core.policy.roles import ROLES
 if TYPE_CHECKING:
     from memory_core.policy.access import ApiToken
     from memory_core.settings import Settings
+    from memory_core.views.admin import Admin
 
 ACTOR = "cli:token"
 MAX_EXPIRES_DAYS = 3650
@@ -62,11 +63,11 @@ def cmd_token(args: argparse.Namespace, settings: "Settings", refused: type[Exce
     try:
         with memory.acting_as(ACTOR):
             if args.action == "create":
-                return _create(memory, args)
+                return _create(memory.admin, args)
             if args.action == "list":
-                return _list(memory, args)
+                return _list(memory.admin, args)
             try:
-                memory.access.revoke_token(args.id)
+                memory.admin.access.revoke_token(args.id)
             except KeyError:
                 raise refused(f"no token with id {args.id!r:.80} (`memory-core token list` shows them)") from None
             print(f"Revoked {args.id}: its next request is refused.")
@@ -75,12 +76,12 @@ def cmd_token(args: argparse.Namespace, settings: "Settings", refused: type[Exce
         memory.close(flush=False)
 
 
-def _create(memory: Any, args: argparse.Namespace) -> int:
+def _create(admin: "Admin", args: argparse.Namespace) -> int:
     expires = None
     if args.expires_days is not None:
-        expires = memory.clock.now() + timedelta(days=args.expires_days)
-    token, secret = memory.access.create_token(args.name, user_id=args.user, agent_name=args.agent,
-                                               role=args.role, expires_at=expires)
+        expires = admin.now() + timedelta(days=args.expires_days)
+    token, secret = admin.access.create_token(args.name, user_id=args.user, agent_name=args.agent,
+                                              role=args.role, expires_at=expires)
     if args.json:
         print(json.dumps({**_as_dict(token), "secret": secret}, indent=2))
     else:
@@ -91,9 +92,9 @@ def _create(memory: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def _list(memory: Any, args: argparse.Namespace) -> int:
-    tokens = memory.access.tokens()
-    now = memory.clock.now()
+def _list(admin: "Admin", args: argparse.Namespace) -> int:
+    tokens = admin.access.tokens()
+    now = admin.now()
     if args.json:
         print(json.dumps([{**_as_dict(t), "active": t.active(now)} for t in tokens], indent=2))
         return 0

@@ -29,7 +29,7 @@ def cmd_usage(args: argparse.Namespace, settings: Settings) -> int:
             raise ValueError(f"--since takes a day, YYYY-MM-DD; got {args.since!r}") from None
     memory = Memory(settings, worker=False)
     try:
-        records = memory.usage(since=since)
+        records = memory.admin.usage(since=since)
     finally:
         memory.close(flush=False)
     rows: dict[tuple[str, str], list] = defaultdict(lambda: [0, 0, 0, 0.0, False])

@@ -205,10 +205,6 @@ class Facts:
         self._embed = embed
         self.eraser = eraser
 
-    def transaction(self, scope: Scope) -> AbstractContextManager[Any]:
-        """One transaction over the scope's facts (`tx.add(...)`, `tx.s` for rows that must commit with them)."""
-        return self._store.transaction(scope)
-
     def add(
         self,
         content: str,

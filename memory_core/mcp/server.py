@@ -24,7 +24,7 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from memory_core.errors import InvalidIdError, MemoryCoreError
-from memory_core.facts.api import CATEGORIES, Fact, content_key
+from memory_core.facts.api import CATEGORIES, Fact
 from memory_core.text.instructions import passage_as_data
 from memory_core.text.messages import MAX_MESSAGES, ROLES
 from memory_core.context.plans import Plan
@@ -294,8 +294,7 @@ def _fact_tools(server: MCPServer, view: ViewProvider, limits: Limits) -> None:
         if fact is not None:
             return Remembered(stored=True, fact=FactOut.of(fact))
         if skipped == "duplicate":
-            key = content_key(content)
-            same = next((f for f in memory.facts.list() if content_key(f.content) == key), None)
+            same = memory.facts.duplicate_of(content)
             return Remembered(stored=False, skipped="duplicate", fact=FactOut.of(same) if same else None,
                               reason="a fact with the same content is already remembered")
         return Remembered(stored=False, skipped="low_confidence",

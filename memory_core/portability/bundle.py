@@ -35,8 +35,9 @@ from memory_core.portability.safety import ZipLimits, read_member, safe_members
 
 
 class BundleParts(Protocol):
-    """What bundles need of a memory (Memory is one): its database, documents, search index and clock, the
-    scopes with activity, and (for `import_bundle_as`) the access policy. Bundles never import Memory."""
+    """What bundles need of a memory (the admin handle, `memory.admin`, is one; Memory has the same names): its
+    database, documents, search index and clock, the scopes with activity, and (for `import_bundle_as`) the access
+    policy. Bundles never import Memory."""
 
     db: Any
     documents: Any
@@ -65,24 +66,24 @@ def _json(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, indent=1).encode("utf-8")
 
 
-def _documents(memory: BundleParts, scope: Scope) -> dict[str, str]:
-    eraser = getattr(getattr(memory, "facts", None), "eraser", None)
+def _documents(admin: BundleParts, scope: Scope) -> dict[str, str]:
+    eraser = getattr(getattr(admin, "facts", None), "eraser", None)
     # An erase journaled but not finished (a full disk before its file rewrites): its passages stay out.
     screen = eraser.pending_screen(scope) if eraser is not None else None
     found = {}
     for folder in ("", "memory", "memory/dreams"):
-        for path in memory.documents.list(scope, folder):
-            text = memory.documents.read(scope, path)
+        for path in admin.documents.list(scope, folder):
+            text = admin.documents.read(scope, path)
             if text is not None:
                 found[path] = screen(text) if screen is not None else text
     return found
 
 
-def export_bundle(memory: BundleParts, path: str | Path, scopes: list | None = None) -> dict[str, Any]:
+def export_bundle(admin: BundleParts, path: str | Path, scopes: list | None = None) -> dict[str, Any]:
     """Write the bundle of `scopes` (Scope, "user/agent" or (user, agent); all when None) to `path`."""
-    with memory.db.read() as s:
+    with admin.db.read() as s:
         chosen = bundle_scopes(s) if scopes is None else [_scope_of(x) for x in scopes]
-        for scope in memory.active_scopes():
+        for scope in admin.active_scopes():
             if scopes is None and scope not in chosen:
                 chosen.append(scope)
         data = {scope: dump_scope(s, scope) for scope in sorted(set(chosen))}
@@ -95,7 +96,7 @@ def export_bundle(memory: BundleParts, path: str | Path, scopes: list | None = N
         for key in ("facts", "audit", "summaries", "core_versions", "plans"):
             counts[key] += len(rows[key])
         counts["episode_turns"] += len(rows["episodes"])
-        for doc_path, text in _documents(memory, scope).items():
+        for doc_path, text in _documents(admin, scope).items():
             files[f"{base}/documents/{doc_path}"] = text.encode("utf-8")
             counts["documents"] += 1
     manifest = {"format": FORMAT, "version": VERSION, "exported_at": iso_utc(datetime.now(timezone.utc)),
@@ -205,7 +206,7 @@ def _load_json(blob: bytes, name: str) -> Any:
         raise ValueError(f"damaged bundle: {name} is not JSON ({type(exc).__name__})") from None
 
 
-def import_bundle(memory: BundleParts, path: str | Path, mode: str = "skip", dry_run: bool = False,
+def import_bundle(admin: BundleParts, path: str | Path, mode: str = "skip", dry_run: bool = False,
                   allowed: Callable[[Scope], bool] | None = None) -> dict[str, Any]:
     """Import a bundle. Returns counts of what was (or, with `dry_run`, would be) written. With `allowed`,
     PermissionError before anything is written when the bundle holds a scope it refuses."""
@@ -218,13 +219,13 @@ def import_bundle(memory: BundleParts, path: str | Path, mode: str = "skip", dry
         raise PermissionError(f"this bundle holds scopes you may not change: {shown}")
     totals: dict[str, Any] = {"scopes": sorted(s.key for s in rows), "dry_run": bool(dry_run), "mode": mode}
     counts: dict[str, int] = {}
-    refused = _refuse_erased(memory, manifest, rows, documents)
+    refused = _refuse_erased(admin, manifest, rows, documents)
     if refused:
         counts["erased_refused"] = refused  # statements erased since the bundle was made: not brought back
     doc_writes: list[tuple[Scope, str, str, str | None]] = []
     for scope in sorted(rows):
         for doc_path, text in sorted(documents.get(scope, {}).items()):
-            current = memory.documents.read(scope, doc_path)
+            current = admin.documents.read(scope, doc_path)
             if current == text or (current is not None and mode == "skip"):
                 counts["documents_skipped"] = counts.get("documents_skipped", 0) + 1
             else:
@@ -239,23 +240,23 @@ def import_bundle(memory: BundleParts, path: str | Path, mode: str = "skip", dry
                 counts[key] = counts.get(key, 0) + n
         # The documents are written after the commit: journaled with the rows, so a kill in between is
         # finished on the next open (finish_restores).
-        journal_documents(session, doc_writes, memory.clock.now())
+        journal_documents(session, doc_writes, admin.clock.now())
 
-    memory.db.run_in_transaction(apply, locks=[f"facts:{s.key}" for s in sorted(rows)], commit=not dry_run)
+    admin.db.run_in_transaction(apply, locks=[f"facts:{s.key}" for s in sorted(rows)], commit=not dry_run)
     if not dry_run:
-        finish_restores(memory, leftover=False)
+        finish_restores(admin, leftover=False)
         for scope in rows:
-            memory.index.touch(scope)
+            admin.index.touch(scope)
     totals.update(counts)
     totals["manifest_counts"] = manifest.get("counts", {})
     return totals
 
 
-def _refuse_erased(memory: BundleParts, manifest: dict[str, Any], rows: dict[Scope, dict[str, Any]],
+def _refuse_erased(admin: BundleParts, manifest: dict[str, Any], rows: dict[Scope, dict[str, Any]],
                    documents: dict[Scope, dict[str, str]]) -> int:
     """Leave out of the bundle what was erased after it was exported (its facts, their audit, the passages of
     its texts that state them); returns how many facts and passages were left out."""
-    eraser = getattr(getattr(memory, "facts", None), "eraser", None)
+    eraser = getattr(getattr(admin, "facts", None), "eraser", None)
     try:
         exported = datetime.fromisoformat(str(manifest.get("exported_at")).replace("Z", "+00:00"))
     except ValueError:
@@ -281,39 +282,39 @@ def _refuse_erased(memory: BundleParts, manifest: dict[str, Any], rows: dict[Sco
     return left_out
 
 
-def import_bundle_as(memory: BundleParts, principal: Acting, path: str | Path, *, mode: str = "skip",
+def import_bundle_as(admin: BundleParts, principal: Acting, path: str | Path, *, mode: str = "skip",
                      dry_run: bool = False) -> dict[str, Any]:
     """Import a bundle for a person or token: every scope in it must be one the principal may write
     (PermissionError before anything changes otherwise); changes are recorded as the principal's."""
     from memory_core.policy.actors import acting_as
 
     with acting_as(principal.actor):
-        return import_bundle(memory, path, mode=mode, dry_run=dry_run,
-                             allowed=lambda scope: memory.access.allows(principal, "write", scope))
+        return import_bundle(admin, path, mode=mode, dry_run=dry_run,
+                             allowed=lambda scope: admin.access.allows(principal, "write", scope))
 
 
-def finish_restores(memory: BundleParts, *, leftover: bool = True) -> int:
+def finish_restores(admin: BundleParts, *, leftover: bool = True) -> int:
     """Write the documents that committed bundle imports have not written yet (see store/restore_store.py);
     returns how many. A document changed since its import read it is kept as it is (and said so in the log).
     `leftover`: these are an interrupted import's, found on opening (logged as such)."""
     written, kept, touched = 0, [], set()
-    while entries := journal_entries(memory.db):
+    while entries := journal_entries(admin.db):
         done: list[int] = []
         try:
             for entry in entries:
-                current = memory.documents.read(entry.scope, entry.path)
+                current = admin.documents.read(entry.scope, entry.path)
                 if current != entry.content:
                     if (None if current is None else sha256_text(current)) == entry.before_hash:
-                        memory.documents.write(entry.scope, entry.path, entry.content)
+                        admin.documents.write(entry.scope, entry.path, entry.content)
                         written += 1
                         touched.add(entry.scope)
                     else:
                         kept.append(f"{entry.scope.key}/{entry.path}")
                 done.append(entry.pk)
         finally:
-            journal_done(memory.db, done)
+            journal_done(admin.db, done)
     for scope in touched:
-        memory.index.touch(scope)
+        admin.index.touch(scope)
     if kept:
         log.warning("a bundle import did not write %d document(s) changed since it read them: %s", len(kept),
                     ", ".join(kept[:10]))
@@ -322,22 +323,22 @@ def finish_restores(memory: BundleParts, *, leftover: bool = True) -> int:
     return written
 
 
-def finish_restores_on_open(memory: BundleParts) -> None:
+def finish_restores_on_open(admin: BundleParts) -> None:
     """`finish_restores` when a database is first used; a failure is logged (and shown by `memory.status()`),
     never in the way of opening."""
     try:
-        finish_restores(memory)
+        finish_restores(admin)
     except Exception:
         log.exception("an interrupted bundle import could not be finished; its documents stay in the journal "
                       "(the next open or bundle import tries again)")
 
 
-def bundle_bytes(memory: BundleParts, scopes: list | None = None) -> bytes:
+def bundle_bytes(admin: BundleParts, scopes: list | None = None) -> bytes:
     """A bundle in memory, for a download button."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as folder:
         target = Path(folder) / "bundle.zip"
-        export_bundle(memory, target, scopes)
+        export_bundle(admin, target, scopes)
         return target.read_bytes()
 

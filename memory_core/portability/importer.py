@@ -151,7 +151,7 @@ class _Import:
         never evicts: facts beyond max_facts are left out, and not remembered as imported."""
         settings, report, view = self.settings, self.report, self.view
         keyed = {f"fact:{sha256_text(content_key(c[0]))}": c for c in self.candidates}
-        known = self.ledger.known(view.scope, list(keyed))
+        known = self.ledger.known(list(keyed))
         fresh = [(key, c) for key, c in keyed.items() if key not in known]
         report.facts_skipped += len(self.candidates) - len(fresh)
         full = held = 0
@@ -189,7 +189,7 @@ class _Import:
                         held += 1
                     else:
                         report.facts_added += 1
-                self.ledger.record_in(tx.s, view.scope, imported)  # the facts and their ledger entries together
+                tx.record_imported(imported)  # the facts and their ledger entries together
         if held:
             report.facts_skipped += held
             report.notes.append(f"{held} statement(s) {'would be ' if self.dry_run else ''}held for review: they read "
@@ -218,7 +218,7 @@ class _Import:
         document imported before is not written again (MEMORY.md may have been dreamt over since)."""
         view, report, fmt = self.view, self.report, self.parsed.format
         keyed = {f"doc:{fmt}:{d.path}"[:300]: (d, existing) for d, existing in self.checked_documents}
-        known = self.ledger.known(view.scope, list(keyed))
+        known = self.ledger.known(list(keyed))
         written: dict[str, str] = {}
         for key, (document, existing_text) in keyed.items():
             digest = sha256_text(document.text)
@@ -236,7 +236,7 @@ class _Import:
                 view.write_document(document.path, document.text, what="import documents")
             written[key] = digest
         if written:
-            self.ledger.record_many(view.scope, written)
+            self.ledger.record(written)
             view.reindex_documents()
 
     def conversations(self) -> None:
@@ -250,7 +250,7 @@ class _Import:
         if not conversations:
             return
         keys = [f"{self.parsed.format}:{c.id}"[:300] for c in conversations]
-        known = self.ledger.known(view.scope, keys)
+        known = self.ledger.known(keys)
         report.sample += [c.title or c.id for c in conversations[:SAMPLE]]
         cut_short = 0
         for n, (key, conversation) in enumerate(zip(keys, conversations)):
@@ -275,7 +275,7 @@ class _Import:
             try:
                 # The queued row and its ledger entry commit together.
                 view.queue.add(messages, thread_id=key[:256], options=options,
-                               also=lambda s, key=key, digest=digest: self.ledger.record_in(s, view.scope, {key: digest}))
+                               also=self.ledger.recorder({key: digest}))
             except QueueFullError:
                 report.conversations -= 1
                 report.notes.append(f"the update queue is full: {len(conversations) - n} conversation(s) not queued "

@@ -22,6 +22,7 @@ from memory_core.facts.api import SUMMARY_SECTIONS, AuditEntry, Fact, content_ke
 from memory_core.scope import Scope
 from memory_core.consistency.truth import Provenance, Retired, Sources, sentences_of, sentence_key
 from memory_core.store.db import Database
+from memory_core.store.import_store import record_imported
 from memory_core.store.models import FactAuditRow, FactRow, SummaryRow
 from memory_core.store.provenance_store import ProvenanceStore, read_in, record_in, summary_place
 from memory_core.text.instructions import instruction_reason
@@ -95,6 +96,10 @@ class FactTransaction:
 
     def count(self) -> int:
         return self.store._count(self.s, self.scope)
+
+    def record_imported(self, items: dict[str, str]) -> None:
+        """Remember {source_key: content_hash} as imported into this scope, committed with these facts."""
+        record_imported(self.s, self.scope, items, self.now)
 
     # -- writing ------------------------------------------------------------------------------------
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any, Callable
+
 from sqlalchemy import select
 
 from memory_core.clock import Clock
@@ -39,12 +42,21 @@ class ImportLedger:
     def record_in(self, session, scope: Scope, items: dict[str, str]) -> None:
         """`record_many` inside the caller's transaction (the queued row of a conversation and its ledger
         entry commit together: a kill between them can leave neither trailing the other)."""
-        now = self.clock.now()
-        for key, content_hash in items.items():
-            row = session.get(ImportedItemRow, (scope.user_id, scope.agent_name, key))
-            if row is None:
-                session.add(ImportedItemRow(user_id=scope.user_id, agent_name=scope.agent_name, source_key=key,
-                                            content_hash=content_hash, imported_at=now))
-            else:
-                row.content_hash, row.imported_at = content_hash, now
-                session.add(row)
+        record_imported(session, scope, items, self.clock.now())
+
+    def recorder(self, scope: Scope, items: dict[str, str]) -> Callable[[Any], None]:
+        """`record_in` as a write for another store's transaction to run (`UpdateQueue.add(also=...)`), so that
+        the caller never holds the session."""
+        return lambda session: self.record_in(session, scope, items)
+
+
+def record_imported(session, scope: Scope, items: dict[str, str], now: datetime) -> None:
+    """Remember {source_key: content_hash} as imported into `scope`, in the session's transaction."""
+    for key, content_hash in items.items():
+        row = session.get(ImportedItemRow, (scope.user_id, scope.agent_name, key))
+        if row is None:
+            session.add(ImportedItemRow(user_id=scope.user_id, agent_name=scope.agent_name, source_key=key,
+                                        content_hash=content_hash, imported_at=now))
+        else:
+            row.content_hash, row.imported_at = content_hash, now
+            session.add(row)

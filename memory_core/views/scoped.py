@@ -1,6 +1,6 @@
 """`memory.scoped(...)`: the memory of one scope, as a capability, and the home of per-scope behaviour.
 
-A view is built from the parts (`memory_core.composition.Parts`) with a bound scope, role and actor. Its calls
+A view is built from the parts (`memory_core.views.parts.Parts`) with a bound scope, role and actor. Its calls
 take no `user_id`/`agent_name`, so code that holds only a view (a dashboard page, the MCP server) cannot name
 another scope at all; another scope's fact, plan or proposal id is unknown here (`KeyError`), exactly like a
 made-up one. A write the role does not allow raises `PermissionError` here, whatever the caller's widgets said.
@@ -34,7 +34,7 @@ from memory_core.consistency.truth import Retired, distinctive, says_same, stale
 from memory_core.store.episode_store import retired_facts
 from memory_core.store.import_store import ImportLedger
 from memory_core.facts.api import SUMMARY_SECTIONS
-from memory_core.views.subviews import ScopedDaily, ScopedFacts, ScopedPlans, ScopedQueue
+from memory_core.views.subviews import ScopedDaily, ScopedFacts, ScopedImports, ScopedPlans, ScopedQueue
 from memory_core.tiers.core import CoreTier
 from memory_core.tiers.episodes import dated_messages
 from memory_core.extraction.updating import UpdateResult, apply_reply
@@ -43,7 +43,7 @@ from memory_core.text.dates import day_text
 from memory_core.text.validation import check_memory_text
 
 if TYPE_CHECKING:
-    from memory_core.composition import Parts
+    from memory_core.views.parts import Parts
     from memory_core.scope import Scope
     from memory_core.search.index import SearchHit
     from memory_core.store.episode_store import EpisodeTurn
@@ -94,7 +94,7 @@ class ScopedMemory:
     def __init__(self, parts: "Parts", scope: "Scope", role: str = "admin", actor: str | None = None, *,
                  importer: Callable[..., Any] | None = None) -> None:
         """`importer(view, path, **options)` imports a file into a view (portability.importer.import_file,
-        given by Memory so that the view does not import the importers that use it)."""
+        given by the composition root so that the view does not import the importers that use it)."""
         self._parts = parts
         self._importer = importer
         self.scope = scope
@@ -515,12 +515,13 @@ class ScopedMemory:
     # -- for importers and bundles: what they write, through the view's role and actor ---------------
 
     def fact_transaction(self) -> ContextManager[Any]:
-        """One transaction over the scope's facts (see Facts.transaction); wrap it in `writing(...)`."""
-        return self._parts.facts.transaction(self.scope)
+        """One transaction over the scope's facts (`FactStore.transaction`, the one there is); wrap it in
+        `writing(...)`."""
+        return self._parts.store.transaction(self.scope)
 
-    def import_ledger(self) -> ImportLedger:
-        """What was imported into which scope (so that importing again adds nothing)."""
-        return ImportLedger(self._parts.db, self._parts.clock)
+    def import_ledger(self) -> ScopedImports:
+        """What was imported into this scope (so that importing again adds nothing)."""
+        return ScopedImports(self.scope, self.writing, ImportLedger(self._parts.db, self._parts.clock))
 
     def write_document(self, path: str, text: str, *, what: str = "write documents") -> None:
         """Write one of the scope's documents as it is (a daily log, a diary); reindex with `reindex_documents`."""

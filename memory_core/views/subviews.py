@@ -1,4 +1,4 @@
-"""The parts of a view: its facts, daily logs, queue and plans, each bound to the view's scope and role.
+"""The parts of a view: its facts, daily logs, queue, plans and import ledger, each bound to the view's scope and role.
 
 Another scope's fact or plan id is unknown here (`KeyError`), exactly like a made-up one; a write the view's role
 does not allow raises `PermissionError` before anything changes."""
@@ -8,13 +8,14 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, Callable, ContextManager
 
-from memory_core.facts.api import validate_fact_id
+from memory_core.facts.api import content_key, validate_fact_id
 
 if TYPE_CHECKING:
     from memory_core.facts.api import AuditEntry, Fact, Facts, Revision
     from memory_core.context.plans import Plan, Plans
     from memory_core.runtime.queue import QueueItem, UpdateQueue
     from memory_core.scope import Scope
+    from memory_core.store.import_store import ImportLedger
     from memory_core.tiers.daily import DailyTier
 
 # A view's `writing(what)`: PermissionError when its role may not change memory, else records its actor.
@@ -54,6 +55,11 @@ class ScopedFacts(_Bound):
              as_of: datetime | None = None, include_held: bool = False) -> list["Fact"]:
         return self._facts.list(category=category, include_invalid=include_invalid, as_of=as_of,
                                 include_held=include_held, **self._kw)
+
+    def duplicate_of(self, content: str) -> "Fact | None":
+        """The valid fact that `add` skips `content` for as a duplicate (the same normalised content), or None."""
+        key = content_key(content)
+        return next((f for f in self.list() if content_key(f.content) == key), None)
 
     def count(self) -> int:
         return self._facts.count(**self._kw)
@@ -170,6 +176,12 @@ class ScopedQueue(_Bound):
     def pending(self) -> int:
         return self._queue.pending(**self._kw)
 
+    def flush(self, *, timeout: float | None = None) -> int:
+        """Process the scope's pending updates now, in this thread (each as the actor who queued it); how many
+        were applied (see UpdateQueue.flush)."""
+        with self._writing("process queued updates"):
+            return self._queue.flush(timeout=timeout, **self._kw)
+
     def items(self, status: str | None = None) -> list["QueueItem"]:
         return self._queue.items(status, **self._kw)
 
@@ -213,3 +225,23 @@ class ScopedPlans(_Bound):
         self.get(plan_id)
         with self._writing("finish plans"):
             return self._plans.finish(plan_id)
+
+
+class ScopedImports(_Bound):
+    """The import ledger of the view's scope: which items of other tools' exports it already has."""
+
+    def __init__(self, scope: "Scope", writing: Writing, ledger: "ImportLedger") -> None:
+        super().__init__(scope, writing)
+        self._ledger = ledger
+
+    def known(self, keys: list[str]) -> dict[str, str]:
+        """{source_key: content_hash} of those of `keys` already imported into this scope."""
+        return self._ledger.known(self._scope, keys)
+
+    def record(self, items: dict[str, str]) -> None:
+        """Remember {source_key: content_hash} as imported, in one transaction."""
+        self._ledger.record_many(self._scope, items)
+
+    def recorder(self, items: dict[str, str]) -> Callable[[Any], None]:
+        """`record` as a write for the queue to run in the transaction of a queued row (`queue.add(also=...)`)."""
+        return self._ledger.recorder(self._scope, items)

@@ -192,7 +192,7 @@ def test_fact_counts_follow_every_write_path(memory):
     memory.facts.add("three", "goal", 0.9, user_id="other")
     assert memory.facts.count() == 2 and memory.facts.count(user_id="other") == 1
     memory.facts.delete(a.id)
-    with memory.facts.transaction(DEFAULT_SCOPE) as tx:  # as an update's factsToRemove invalidates
+    with memory.parts.store.transaction(DEFAULT_SCOPE) as tx:  # as an update's factsToRemove invalidates
         for fact in memory.facts.list():
             tx.invalidate(fact.id, reason="test")
     assert memory.facts.count() == 0 and memory.facts.count(user_id="other") == 1

@@ -242,8 +242,9 @@ class SearchIndex:
 
     # -- retrieval -------------------------------------------------------------------------------
 
-    def keyword(self, scope: Scope, query: str, limit: int = 50) -> list[tuple[str, float]]:
-        """Owners ("f:<id>" or "c:<pk>") by keyword relevance, best first.
+    def keyword(self, scope: Scope, query: str, limit: int = 50, session=None) -> list[tuple[str, float]]:
+        """Owners ("f:<id>" or "c:<pk>") by keyword relevance, best first (read in `session`, a write
+        transaction's, when given).
 
         SQLite: BM25 over words (Porter-stemmed) and over trigrams, min-max normalised and summed with
         weights 1 and 0.5; PostgreSQL: ts_rank. Words shorter than a trigram (two-character CJK words)
@@ -271,9 +272,13 @@ class SearchIndex:
         if short_terms:
             queries.append(("substring", short_terms))
             weights.append(1.0)
-        lists = self.store.keyword_scores(scope, queries, limit) if queries else []
+        lists = self.store.keyword_scores(scope, queries, limit, session) if queries else []
         found = weighted(lists, weights) if len(lists) > 1 else (lists[0] if lists else {})
         return sorted(found.items(), key=lambda kv: kv[1], reverse=True)[:limit]
+
+    def keyword_facts(self, scope: Scope, query: str, limit: int = 50, session=None) -> list[str]:
+        """The ids of the valid facts keyword search finds for `query`, best first (chunks left out)."""
+        return [owner[2:] for owner, _score in self.keyword(scope, query, limit, session) if owner.startswith("f:")]
 
     def vector(self, scope: Scope, query: str, limit: int = 50) -> list[tuple[str, float]]:
         matrix, owners = self._matrix(scope)

@@ -285,13 +285,12 @@ class FactTransaction:
         self._end(drop, "merged", f"merged into {keep.id}", superseded_by=keep.id)
         return _to_fact(keep)
 
-    def valid_texts(self, keys: Iterable[str] | None = None) -> dict[str, str]:
-        """{id: text} of every valid fact of the scope (or of those with one of the dedup `keys`), as this
-        transaction sees it."""
-        query = select(FactRow.id, FactRow.content).where(*_in_scope(self.scope), FactRow.invalid_at.is_(None))
-        if keys is not None:
-            query = query.where(FactRow.content_key.in_(list(keys)))
-        return dict(self.s.execute(query.order_by(FactRow.pk)).all())
+    def valid_texts(self, keys: Iterable[str] | None = None, ids: Iterable[str] | None = None) -> dict[str, str]:
+        """{id: text} of every valid fact of the scope (or of those with one of the dedup `keys`, or one of the
+        `ids`), as this transaction sees it."""
+        found = _valid_texts(self.s, self.scope, keys, ids)
+        self.store.rows_read += len(found)
+        return found
 
     def summary_texts(self) -> dict[str, str]:
         """{section: summary} of the scope, as this transaction sees it."""
@@ -333,6 +332,18 @@ class FactTransaction:
         self.changed = self.changed or bool(updates)
 
 
+def _valid_texts(session, scope: Scope, keys: Iterable[str] | None, ids: Iterable[str] | None) -> dict[str, str]:
+    query = select(FactRow.pk, FactRow.id, FactRow.content).where(*_in_scope(scope), FactRow.invalid_at.is_(None))
+    if keys is not None:
+        query = query.where(FactRow.content_key.in_(list(keys)))
+    if ids is None:
+        return {i: c for _pk, i, c in session.execute(query.order_by(FactRow.pk))}
+    wanted = sorted(set(ids))
+    rows = [r for lo in range(0, len(wanted), 500) for r in session.execute(query.where(
+        FactRow.id.in_(wanted[lo:lo + 500])))]
+    return {i: c for _pk, i, c in sorted(rows)}
+
+
 class FactStore:
     def __init__(self, db: Database, clock: Clock) -> None:
         self.db = db
@@ -345,7 +356,8 @@ class FactStore:
         self.before_retire: Callable[[FactTransaction, list[Retired]], None] | None = None
         self.retire_listeners: list[Callable[[Scope, list[Retired]], None]] = []
         self.provenance = ProvenanceStore(db, clock)  # what summary sentences and MEMORY.md bullets came from
-        self.rows_read = 0  # facts read by `leading` (what injection and extraction read; tests check it)
+        self.rows_read = 0  # facts read by `leading` and `valid_texts` (what injection, extraction and propagation
+        # read; tests check it)
 
     def _changed(self, scope: Scope, added_only: bool = False) -> None:
         for listener in self.listeners:
@@ -542,6 +554,13 @@ class FactStore:
                 data[group][name] = {"summary": row.summary if row else "",
                                      "updatedAt": iso_utc(row.updated_at) if row else ""}
         return data
+
+    def valid_texts(self, scope: Scope, ids: Iterable[str] | None = None) -> dict[str, str]:
+        """{id: text} of every valid fact of the scope, or of those of the `ids`, oldest first."""
+        with self.db.read() as s:
+            found = _valid_texts(s, scope, None, ids)
+        self.rows_read += len(found)
+        return found
 
     def summary_texts(self, scope: Scope) -> dict[str, str]:
         """{section: summary} of the scope's non-empty summaries."""

@@ -333,15 +333,22 @@ class FactTransaction:
 
 
 def _valid_texts(session, scope: Scope, keys: Iterable[str] | None, ids: Iterable[str] | None) -> dict[str, str]:
-    query = select(FactRow.pk, FactRow.id, FactRow.content).where(*_in_scope(scope), FactRow.invalid_at.is_(None))
-    if keys is not None:
-        query = query.where(FactRow.content_key.in_(list(keys)))
-    if ids is None:
-        return {i: c for _pk, i, c in session.execute(query.order_by(FactRow.pk))}
-    wanted = sorted(set(ids))
-    rows = [r for lo in range(0, len(wanted), 500) for r in session.execute(query.where(
-        FactRow.id.in_(wanted[lo:lo + 500])))]
-    return {i: c for _pk, i, c in sorted(rows)}
+    """{id: text} of the scope's valid facts, oldest first; of those with one of the `keys` or `ids` when given.
+    Named rows are read by key in the scope or by id alone and their validity (and scope) checked here: with
+    `invalid_at IS NULL` in the query, SQLite's planner takes the scope's validity index and reads every valid
+    fact of the scope (13 ms against 0.1 ms at 10,000)."""
+    columns = (FactRow.pk, FactRow.id, FactRow.content, FactRow.user_id, FactRow.agent_name, FactRow.invalid_at)
+    if keys is None and ids is None:
+        query = select(*columns[:3]).where(*_in_scope(scope), FactRow.invalid_at.is_(None)).order_by(FactRow.pk)
+        return {i: c for _pk, i, c in session.execute(query)}
+    if keys is not None and ids is not None:
+        raise ValueError("name the facts by dedup keys or by ids, not both")
+    column, named, where = (FactRow.content_key, keys, _in_scope(scope)) if keys is not None else (FactRow.id, ids, ())
+    wanted = sorted(set(named))
+    rows = [r for lo in range(0, len(wanted), 500)
+            for r in session.execute(select(*columns).where(*where, column.in_(wanted[lo:lo + 500])))]
+    ours = {r[0]: r for r in rows if (r[3], r[4]) == (scope.user_id, scope.agent_name) and r[5] is None}
+    return {ours[pk][1]: ours[pk][2] for pk in sorted(ours)}
 
 
 class FactStore:
@@ -439,7 +446,7 @@ class FactStore:
             others = select(table).where(*_in_scope(scope), FactRow.invalid_at.is_(None))
             if wanted:
                 others = others.where(FactRow.id.not_in(wanted[:1000]))  # more: some may count among the `limit`
-            rows = {r.pk: r for r in s.execute(others.order_by(*order).limit(max(0, limit)))}
+            rows = {r.pk: r for r in s.execute(others.order_by(*order).limit(limit))} if limit > 0 else {}
             for lo in range(0, len(wanted), 500):  # by id alone (the planner takes the id index), checked here
                 rows.update((r.pk, r) for r in s.execute(select(table).where(FactRow.id.in_(wanted[lo:lo + 500])))
                             if (r.user_id, r.agent_name) == (scope.user_id, scope.agent_name) and r.invalid_at is None)

@@ -342,8 +342,12 @@ class ScopedMemory:
         if parts := sub_queries(query):  # a question that asks two things: each part searched too
             hits = merge_rankings([hits] + [self.search(part, k=RELEVANT_FACTS) for part in parts])
         priority = [h.ref for h in hits if h.kind == "fact"][:RELEVANT_FACTS]
-        current = self._current_of([h.text for h in hits if h.kind == "fact"])
-        passages = select_passages(rerank(hits, query), lambda wanted: self._turns_of(wanted, current))
+
+        def turns_of(wanted: dict[str, set[int]]) -> dict[tuple[str, int], Turn]:
+            # the scope's retired facts are read only when there are turns to judge (search read them for its hits)
+            return self._turns_of(wanted, self._current_of([h.text for h in hits if h.kind == "fact"]))
+
+        passages = select_passages(rerank(hits, query), turns_of)
         facts_budget = budget - int(budget * PASSAGE_SHARE) if passages else budget
         report = build_injection(self._injection_data(facts_budget, priority), facts_budget, model=model,
                                  priority=priority)

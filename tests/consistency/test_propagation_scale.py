@@ -28,30 +28,32 @@ CASES = [
 ]
 
 
-def run(tmp_path, case, valid_all: int, llm=None):
+def run(tmp_path, database_url, case, valid_all: int, user: str):
+    """The case in the scope of `user` (runs may share a PostgreSQL schema): (summary, MEMORY.md, facts read)."""
     _name, facts, summary, core, (index, replacement), _s, _c = case
-    with make_memory(tmp_path, llm=llm, max_facts=1000) as m:
+    with make_memory(tmp_path, database_url, max_facts=1000) as m:
+        v = m.scoped(user_id=user)
         for i in range(FILLER):
-            m.facts.add(f"Note {i} about zeta{i * 7 % 97} on day {i % 28}", "knowledge", 0.6)
-        ids = [m.facts.add(text, "context", 0.9).id for text in facts]
-        m.set_summaries({"personalContext": summary})
-        m.write_core(core)
+            v.facts.add(f"Note {i} about zeta{i * 7 % 97} on day {i % 28}", "knowledge", 0.6)
+        ids = [v.facts.add(text, "context", 0.9).id for text in facts]
+        v.set_summaries({"personalContext": summary})
+        v.write_core(core)
         store = m.parts.store
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(propagation, "VALID_ALL", valid_all)
             before = store.rows_read
             if replacement is None:
-                m.facts.invalidate(ids[index])
+                v.facts.invalidate(ids[index])
             else:
-                m.facts.supersede(ids[index], replacement)
+                v.facts.supersede(ids[index], replacement)
             read = store.rows_read - before
-        return m.memory_data()["user"]["personalContext"]["summary"], m.read_core(), read
+        return v.memory_data()["user"]["personalContext"]["summary"], v.read_core(), read
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
-def test_a_large_scope_reads_what_the_retirement_touches_and_ends_as_a_whole_read(tmp_path, case):
-    whole = run(tmp_path / "whole", case, 10**6)
-    bounded = run(tmp_path / "bounded", case, 10)
+def test_a_large_scope_reads_what_the_retirement_touches_and_ends_as_a_whole_read(tmp_path, database_url, case):
+    whole = run(tmp_path / "whole", database_url, case, 10**6, "whole")
+    bounded = run(tmp_path / "bounded", database_url, case, 10, "bounded")
     assert whole[:2] == bounded[:2] == case[-2:]
     assert whole[2] >= FILLER and bounded[2] <= len(case[1]) + 2
 

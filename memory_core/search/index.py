@@ -243,9 +243,9 @@ class SearchIndex:
     # -- retrieval -------------------------------------------------------------------------------
 
     def keyword(self, scope: Scope, query: str, limit: int = 50, session=None, *,
-                trigrams: bool = True) -> list[tuple[str, float]]:
+                trigrams: bool = True, facts_only: bool = False) -> list[tuple[str, float]]:
         """Owners ("f:<id>" or "c:<pk>") by keyword relevance, best first (read in `session`, a write
-        transaction's, when given).
+        transaction's, when given; `facts_only`: no chunks).
 
         SQLite: BM25 over words (Porter-stemmed) and over trigrams, min-max normalised and summed with
         weights 1 and 0.5 (`trigrams=False`: the trigram index for CJK terms only, which the word index does not
@@ -275,15 +275,15 @@ class SearchIndex:
         if short_terms:
             queries.append(("substring", short_terms))
             weights.append(1.0)
-        lists = self.store.keyword_scores(scope, queries, limit, session) if queries else []
+        lists = self.store.keyword_scores(scope, queries, limit, session, facts_only) if queries else []
         found = weighted(lists, weights) if len(lists) > 1 else (lists[0] if lists else {})
         return sorted(found.items(), key=lambda kv: kv[1], reverse=True)[:limit]
 
     def keyword_facts(self, scope: Scope, query: str, limit: int = 50, session=None) -> list[str]:
         """The ids of the valid facts that share words with `query`, best first (chunks left out): the candidates
         an update or a retirement reads (keyword search, trigrams for CJK terms only)."""
-        return [owner[2:] for owner, _score in self.keyword(scope, query, limit, session, trigrams=False)
-                if owner.startswith("f:")]
+        return [owner[2:] for owner, _score in self.keyword(scope, query, limit, session, trigrams=False,
+                                                             facts_only=True)]
 
     def vector(self, scope: Scope, query: str, limit: int = 50) -> list[tuple[str, float]]:
         matrix, owners = self._matrix(scope)

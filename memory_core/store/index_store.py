@@ -194,28 +194,30 @@ class IndexStore:
     # -- retrieval ------------------------------------------------------------------------------
 
     def keyword_scores(self, scope: Scope, queries: Sequence[tuple[str, str | list[str]]],
-                       limit: int, session=None) -> list[dict[str, float]]:
+                       limit: int, session=None, facts_only: bool = False) -> list[dict[str, float]]:
         """Each query's scores by owner, in one read: ("bm25:<index>", FTS5 match) with index "words" or
         "fts" (higher is better), ("ts_rank", tsquery), or ("substring", terms: one point per term found).
-        `session`: a write transaction's (a FactTransaction's `s`), to read what it sees, inside its lock."""
+        `session`: a write transaction's (a FactTransaction's `s`), to read what it sees, inside its lock;
+        `facts_only`: valid facts alone, no chunks."""
         params = {"u": scope.user_id, "a": scope.agent_name, "n": limit}
+        tables = _TABLES[:1] if facts_only else _TABLES
         out: list[dict[str, float]] = []
         with nullcontext(session) if session is not None else self.db.read() as s:
             for kind, q in queries:
                 if kind.startswith("bm25:"):
-                    out.append(self._bm25(s, kind[5:], q, params))
+                    out.append(self._bm25(s, kind[5:], q, params, tables))
                 elif kind == "ts_rank":
-                    out.append(self._ts_rank(s, q, params))
+                    out.append(self._ts_rank(s, q, params, tables))
                 elif kind == "substring":
-                    out.append(self._substring(s, q, params))
+                    out.append(self._substring(s, q, params, tables))
                 else:
                     raise ValueError(f"unknown keyword query {kind!r}")
         return out
 
     @staticmethod
-    def _bm25(s, index: str, match: str, params: dict) -> dict[str, float]:
+    def _bm25(s, index: str, match: str, params: dict, tables: tuple = _TABLES) -> dict[str, float]:
         found: dict[str, float] = {}
-        for table, owner, col, valid in _TABLES:
+        for table, owner, col, valid in tables:
             if index == "words":  # m031: the scope (and a fact's validity) is matched inside the index
                 name = f"{table}_words"
                 rows = s.execute(text(
@@ -232,9 +234,9 @@ class IndexStore:
         return found
 
     @staticmethod
-    def _ts_rank(s, tsquery: str, params: dict) -> dict[str, float]:
+    def _ts_rank(s, tsquery: str, params: dict, tables: tuple = _TABLES) -> dict[str, float]:
         found: dict[str, float] = {}
-        for table, owner, col, valid in _TABLES:
+        for table, owner, col, valid in tables:
             rows = s.execute(text(  # t.tsv: the stored to_tsvector('simple', text) of m030, GIN-indexed
                 f"SELECT {owner}, ts_rank(t.tsv, to_tsquery('simple', :q)) AS r "
                 f"FROM {table} t WHERE t.user_id = :u AND t.agent_name = :a{valid} AND "
@@ -244,11 +246,11 @@ class IndexStore:
         return found
 
     @staticmethod
-    def _substring(s, terms: list[str], params: dict) -> dict[str, float]:
+    def _substring(s, terms: list[str], params: dict, tables: tuple = _TABLES) -> dict[str, float]:
         found: dict[str, float] = {}
         for term in terms:
             like = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            for table, owner, col, valid in _TABLES:
+            for table, owner, col, valid in tables:
                 rows = s.execute(text(
                     f"SELECT {owner} FROM {table} t WHERE t.user_id = :u AND t.agent_name = :a{valid} "
                     f"AND lower(t.{col}) LIKE :p ESCAPE '\\' LIMIT :n"), {**params, "p": like}).all()

@@ -18,6 +18,9 @@ def test_candidates_share_words_and_stay_in_their_scope(tmp_path, database_url):
         assert index.keyword_facts(m.scoped(user_id="bo").scope, "snowboarding") == [other.id]
         assert index.keyword_facts(scope, "喜欢寿司") == [sushi.id]
         assert index.keyword_facts(scope, "Utah") == []  # invalid: not a candidate
+        m.scoped().daily.append("Snowboarding in Tyrol again, snowboarding all day.", title="Trip")
+        assert any(h.kind == "daily" for h in m.search("snowboarding Tyrol"))  # the log is indexed
+        assert index.keyword_facts(scope, "snowboarding Tyrol", 1) == [snow.id]  # a log takes no candidate's place
         if index.store.keyword_backend == "bm25":  # SQLite: a piece of a word is found by search (its trigrams),
             assert f"f:{snow.id}" in dict(index.keyword(scope, "board"))  # not offered as a candidate
             assert index.keyword_facts(scope, "board") == []

@@ -24,7 +24,7 @@ SECTIONS = {
     "extractor": ("extractor_bench", "the offline extractor on its labelled statements", "-v, --verbose"),
     "evidence": ("evidence_speed", "format_for_injection(query=...) with passages at 5,000 items", ""),
     "scale": ("scale", "injection, search, update and caches at 1k / 10k / 100k items: ratios and growth",
-              "--sizes N,N,N, --db sqlite|postgresql"),
+              "--sizes N,N,N, --db sqlite|postgresql, --keep DIR"),
 }
 
 

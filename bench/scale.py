@@ -2,7 +2,8 @@
 PostgreSQL; every figure is a median, or a ratio of two things alternated in one run, and each call's growth
 exponent from one size to the next (time ~ n^e).
 
-`python -m bench scale [--sizes 1000,10000,100000] [--db sqlite,postgresql] [--repeat 9]`
+`python -m bench scale [--sizes 1000,10000,100000] [--db sqlite,postgresql] [--repeat 9] [--keep DIR]`
+(`--keep DIR`: SQLite's filled and embedded database of each size is kept in DIR and reused by later runs)
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import argparse
 import itertools
 import json
 import math
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -86,19 +88,40 @@ def peak_mb(fn) -> float:
         tracemalloc.stop()
 
 
-def measure(url: str | None, n: int, repeat: int, texts: list[str], questions: list[str]) -> dict[str, float]:
+def _copy_sqlite(source, target: Path) -> None:
+    """A consistent copy of a live SQLite database (its WAL included), by SQLite's backup."""
+    with sqlite3.connect(target) as out:
+        source.backup(out)
+    out.close()
+
+
+def measure(url: str | None, n: int, repeat: int, texts: list[str], questions: list[str],
+            keep: Path | None = None) -> dict[str, float]:
+    """`keep` (SQLite): a folder where the filled and embedded database of each size is kept and reused (a 100k
+    scope takes minutes to fill and embed)."""
     from memory_core.context.injection import build_injection
 
     memory = fresh_memory(max_facts=10**7, **({"database_url": url} if url else {}))
     out: dict[str, float] = {}
+    kept = keep / f"scale-{n}.db" if keep is not None and url is None else None
+    reused = kept is not None and kept.exists()
     try:
-        fill(memory, "big", n, texts)
-        fill(memory, "other", 50, texts)
+        if reused:  # the file before the database is first opened
+            with sqlite3.connect(kept) as source:
+                _copy_sqlite(source, memory.settings.home / "memory.db")
+            source.close()
         view = memory.scoped(user_id="big")
         other = memory.scoped(user_id="other")
-        start = time.perf_counter()
-        memory.index.ensure_embeddings(view.scope, force=True)
-        out["embed all (s, off the request path)"] = time.perf_counter() - start
+        if not reused:
+            fill(memory, "big", n, texts)
+            fill(memory, "other", 50, texts)
+            start = time.perf_counter()
+            memory.index.ensure_embeddings(view.scope, force=True)
+            out["embed all (s, off the request path)"] = time.perf_counter() - start
+            if kept is not None:
+                kept.parent.mkdir(parents=True, exist_ok=True)
+                with memory.db.engine.connect() as conn:
+                    _copy_sqlite(conn.connection.driver_connection, kept)
         qs = iter(questions * 100)
         view.search(next(qs))  # warm
 
@@ -192,6 +215,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--db", default="sqlite,postgresql")
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--scopes", type=int, default=1000)
+    parser.add_argument("--keep", type=Path, default=None, help="keep and reuse SQLite's filled databases here")
     args, _ = parser.parse_known_args([a for a in argv if a != "scale"])
     sizes = [int(s) for s in args.sizes.split(",")]
     texts, questions = turns()
@@ -213,10 +237,12 @@ def main(argv: list[str] | None = None) -> None:
                         conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
                     engine.dispose()
             else:
-                results[n] = measure(None, n, args.repeat, texts, questions)
+                results[n] = measure(None, n, args.repeat, texts, questions, args.keep)
         print(f"{db}: one scope of " + " / ".join(f"{n:,}" for n in sizes) + " items" +
               ("; growth exponent between the last two sizes" if len(sizes) > 1 else ""))
         for key in results[sizes[0]]:
+            if any(key not in results[n] for n in sizes):
+                continue  # the embedding time of a database reused from --keep
             values = [results[n][key] for n in sizes]
             shown = " / ".join(f"{v:.2f}" if v < 100 else f"{v:,.0f}" for v in values)
             growth = ""

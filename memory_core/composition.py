@@ -146,7 +146,9 @@ def compose(settings: Settings, *, clock: Clock, llm: ChatModel | None = None, e
     daily = DailyTier(documents, settings, clock, before_append=eraser.finish_scope, screen=eraser.pending_screen)
     episodes = Episodes(EpisodeStore(db), index.touch)
     core = CoreTier(documents, db, clock, max_chars=settings.max_document_chars)
-    propagation = Propagation(store, core, llm_rewriter(llm) if llm else None)
+    # A large scope's retirement reads the facts keyword search finds for what was retired, not every valid one.
+    propagation = Propagation(store, core, llm_rewriter(llm) if llm else None,
+                              find=index.keyword_facts)
     # One truth: offline, summaries are scrubbed inside the transaction that retires a fact; then (and with an
     # LLM, only then) MEMORY.md and the summaries are rewritten after its commit.
     store.before_retire = propagation.in_transaction

@@ -12,11 +12,12 @@ replacing fact as its provenance."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from memory_core.llm.base import complete_within
 from memory_core.store.provenance_store import CORE, summary_place
-from memory_core.consistency.truth import Retired, Rewrite, scrub_markdown, scrub_prose, ties
+from memory_core.consistency.truth import (Retired, Rewrite, Sources, distinctive, scrub_markdown, scrub_prose,
+                                           sentences_of, states, ties)
 from memory_core.policy.usage import metering
 
 if TYPE_CHECKING:
@@ -59,6 +60,32 @@ def replacements(retired: list[Retired]) -> dict[str, str]:
     return {r.replacement_id: r.replacement for r in retired if r.replacement_id and r.replacement}
 
 
+# A scope of more than this many valid facts is not read whole when a fact is retired: propagation reads the facts
+# the texts' provenance names and those keyword search finds (FOUND for each) for the retired facts and for the
+# sentences that state them, which are the facts that can say what such a sentence says (see `truth.stale`).
+VALID_ALL = 2_000
+FOUND = 50
+
+# (scope, text, limit, session) -> the ids of the facts keyword search finds, best first; `session`: a write
+# transaction's (None: a read of its own)
+Find = Callable[["Scope", str, int, object], list[str]]
+
+
+def wanted_ids(scope: "Scope", find: Find, retired: list[Retired],
+               texts: Iterable[tuple[str, Sources | None]], session: object = None) -> set[str]:
+    """The ids of the facts judging `texts` ((text, its provenance) pairs) may need: those their provenance names,
+    the replacements, and those `find` gives for each retired fact's text and each sentence that states one."""
+    texts = list(texts)
+    ids = {fact_id for _text, known in texts for provenance in (known or {}).values()
+           for fact_id in provenance.fact_ids}
+    ids.update(r.replacement_id for r in retired if r.replacement_id)
+    marks = [distinctive(r.content, r.replacement) for r in retired]
+    stating = [s for text, _known in texts for s in sentences_of(text) if any(states(s, m) for m in marks)]
+    for query in [r.content for r in retired] + stating:
+        ids.update(find(scope, query, FOUND, session))
+    return ids
+
+
 def _describe(retired: list[Retired]) -> str:
     ids = ", ".join(r.fact_id for r in retired[:5]) + (" ..." if len(retired) > 5 else "")
     return f"one truth: no longer states {ids}"[:256]
@@ -68,20 +95,35 @@ class Propagation:
     """Registered on the fact store by the composition root; nothing else calls it."""
 
     def __init__(self, store: "FactStore", core: "CoreTier", rewrite: Rewrite | None = None,
-                 valid_of: Callable[["Scope"], dict[str, str]] | None = None) -> None:
+                 find: Find | None = None) -> None:
+        """`find`: keyword search for facts (the search index's); without it a retirement reads every valid fact."""
         self.store = store
         self.core = core
         self.rewrite = rewrite
-        # {id: text} of the scope's valid facts: what a sentence may still say, and which provenance still holds
-        self.valid_of = valid_of or (lambda scope: {f.id: f.content for f in store.list(scope)})
+        self.find = find
+
+    def _valid(self, scope: "Scope", count: int, read: Callable[[Iterable[str] | None], dict[str, str]],
+               retired: list[Retired], texts: list[tuple[str, Sources | None]],
+               session: object = None) -> dict[str, str]:
+        """{id: text} of the valid facts judging `texts` ((text, its provenance) pairs) needs: what a sentence may
+        still say, and which provenance still holds. Every valid fact of a scope of up to VALID_ALL, else
+        `wanted_ids`."""
+        if self.find is None or count <= VALID_ALL:
+            return read(None)
+        return read(wanted_ids(scope, self.find, retired, texts, session))
 
     def in_transaction(self, tx: "FactTransaction", retired: list[Retired]) -> None:
         if self.rewrite is not None:
             return  # rewritten after the commit, outside the write lock
-        valid = tx.valid_texts()
+        summaries = tx.summary_texts()
+        if not summaries:
+            return
+        sources = {section: tx.provenance(section) for section in summaries}
+        valid = self._valid(tx.scope, tx.count(), lambda ids: tx.valid_texts(ids=ids), retired,
+                            [(text, sources[section]) for section, text in summaries.items()], tx.s)
         updates = {}
-        for section, text in tx.summary_texts().items():
-            new, dropped = scrub_prose(text, retired, list(valid.values()), sources=tx.provenance(section),
+        for section, text in summaries.items():
+            new, dropped = scrub_prose(text, retired, list(valid.values()), sources=sources[section],
                                        valid_ids=valid)
             if dropped:
                 updates[section] = new
@@ -95,11 +137,20 @@ class Propagation:
                 self._summaries(scope, retired)
             self._core(scope, retired)
 
+    def _read_valid(self, scope: "Scope", retired: list[Retired],
+                    texts: list[tuple[str, Sources | None]]) -> dict[str, str]:
+        return self._valid(scope, self.store.count(scope), lambda ids: self.store.valid_texts(scope, ids), retired,
+                           texts)
+
     def _summaries(self, scope: "Scope", retired: list[Retired]) -> None:
-        valid = self.valid_of(scope)
         known = self.store.provenance.of(scope)
+        summaries = self.store.summary_texts(scope)  # read, then rewritten outside any lock
+        if not summaries:
+            return
+        valid = self._read_valid(scope, retired, [(text, known.get(summary_place(section)))
+                                                  for section, text in summaries.items()])
         updates = {}
-        for section, text in self.store.summary_texts(scope).items():  # read, then rewritten outside any lock
+        for section, text in summaries.items():
             new, dropped = scrub_prose(text, retired, list(valid.values()), self.rewrite,
                                        known.get(summary_place(section)), valid)
             if dropped:
@@ -113,7 +164,8 @@ class Propagation:
                 if now.get(section) == before:
                     changed[section] = new
                 else:  # written meanwhile: the deterministic scrub of what is there now
-                    still = tx.valid_texts()
+                    still = self._valid(scope, tx.count(), lambda ids: tx.valid_texts(ids=ids), retired,
+                                        [(now.get(section, ""), tx.provenance(section))], tx.s)
                     changed[section] = scrub_prose(now.get(section, ""), retired, list(still.values()),
                                                    sources=tx.provenance(section), valid_ids=still)[0]
             written = replacements(retired)
@@ -123,7 +175,8 @@ class Propagation:
         text = self.core.read(scope)
         if not text:
             return
-        known, valid = self.store.provenance.place(scope, CORE), self.valid_of(scope)
+        known = self.store.provenance.place(scope, CORE)
+        valid = self._read_valid(scope, retired, [(text, known)])
         new, dropped = scrub_markdown(text, retired, list(valid.values()), self.rewrite, known, valid)
         if not dropped:
             return

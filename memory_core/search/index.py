@@ -249,12 +249,15 @@ class SearchIndex:
 
     # -- retrieval -------------------------------------------------------------------------------
 
-    def keyword(self, scope: Scope, query: str, limit: int = 50) -> list[tuple[str, float]]:
-        """Owners ("f:<id>" or "c:<pk>") by keyword relevance, best first.
+    def keyword(self, scope: Scope, query: str, limit: int = 50, session=None, *,
+                trigrams: bool = True, facts_only: bool = False) -> list[tuple[str, float]]:
+        """Owners ("f:<id>" or "c:<pk>") by keyword relevance, best first (read in `session`, a write
+        transaction's, when given; `facts_only`: no chunks).
 
         SQLite: BM25 over words (Porter-stemmed) and over trigrams, min-max normalised and summed with
-        weights 1 and 0.5; PostgreSQL: ts_rank. Words shorter than a trigram (two-character CJK words)
-        are found by a substring scan.
+        weights 1 and 0.5 (`trigrams=False`: the trigram index for CJK terms only, which the word index does not
+        split; it is the slower of the two, and the words are what an update's candidates share); PostgreSQL:
+        ts_rank. Words shorter than a trigram (two-character CJK words) are found by a substring scan.
         """
         long_terms, short_terms = query_terms(query)
         queries: list[tuple[str, str | list[str]]] = []
@@ -262,7 +265,8 @@ class SearchIndex:
         backend = self.store.keyword_backend
         if long_terms and backend == "bm25":
             words = [t for t in long_terms if not _CJK.search(t)]
-            for index, terms, weight in (("words", words, 1.0), ("fts", long_terms, 0.5)):
+            grams = long_terms if trigrams else [t for t in long_terms if _CJK.search(t)]
+            for index, terms, weight in (("words", words, 1.0), ("fts", grams, 0.5)):
                 if terms:
                     queries.append((f"bm25:{index}", " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)))
                     weights.append(weight)
@@ -278,9 +282,15 @@ class SearchIndex:
         if short_terms:
             queries.append(("substring", short_terms))
             weights.append(1.0)
-        lists = self.store.keyword_scores(scope, queries, limit) if queries else []
+        lists = self.store.keyword_scores(scope, queries, limit, session, facts_only) if queries else []
         found = weighted(lists, weights) if len(lists) > 1 else (lists[0] if lists else {})
         return sorted(found.items(), key=lambda kv: kv[1], reverse=True)[:limit]
+
+    def keyword_facts(self, scope: Scope, query: str, limit: int = 50, session=None) -> list[str]:
+        """The ids of the valid facts that share words with `query`, best first (chunks left out): the candidates
+        an update or a retirement reads (keyword search, trigrams for CJK terms only)."""
+        return [owner[2:] for owner, _score in self.keyword(scope, query, limit, session, trigrams=False,
+                                                             facts_only=True)]
 
     def vector(self, scope: Scope, query: str, limit: int = 50) -> list[tuple[str, float]]:
         matrix, owners = self._matrix(scope)

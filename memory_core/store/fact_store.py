@@ -290,13 +290,12 @@ class FactTransaction:
         self._end(drop, "merged", f"merged into {keep.id}", superseded_by=keep.id)
         return _to_fact(keep)
 
-    def valid_texts(self, keys: Iterable[str] | None = None) -> dict[str, str]:
-        """{id: text} of every valid fact of the scope (or of those with one of the dedup `keys`), as this
-        transaction sees it."""
-        query = select(FactRow.id, FactRow.content).where(*_in_scope(self.scope), FactRow.invalid_at.is_(None))
-        if keys is not None:
-            query = query.where(FactRow.content_key.in_(list(keys)))
-        return dict(self.s.execute(query.order_by(FactRow.pk)).all())
+    def valid_texts(self, keys: Iterable[str] | None = None, ids: Iterable[str] | None = None) -> dict[str, str]:
+        """{id: text} of every valid fact of the scope (or of those with one of the dedup `keys`, or one of the
+        `ids`), as this transaction sees it."""
+        found = _valid_texts(self.s, self.scope, keys, ids)
+        self.store.rows_read += len(found)
+        return found
 
     def summary_texts(self) -> dict[str, str]:
         """{section: summary} of the scope, as this transaction sees it."""
@@ -338,6 +337,25 @@ class FactTransaction:
         self.changed = self.changed or bool(updates)
 
 
+def _valid_texts(session, scope: Scope, keys: Iterable[str] | None, ids: Iterable[str] | None) -> dict[str, str]:
+    """{id: text} of the scope's valid facts, oldest first; of those with one of the `keys` or `ids` when given.
+    Named rows are read by key in the scope or by id alone and their validity (and scope) checked here: with
+    `invalid_at IS NULL` in the query, SQLite's planner takes the scope's validity index and reads every valid
+    fact of the scope (13 ms against 0.1 ms at 10,000)."""
+    columns = (FactRow.pk, FactRow.id, FactRow.content, FactRow.user_id, FactRow.agent_name, FactRow.invalid_at)
+    if keys is None and ids is None:
+        query = select(*columns[:3]).where(*_in_scope(scope), FactRow.invalid_at.is_(None)).order_by(FactRow.pk)
+        return {i: c for _pk, i, c in session.execute(query)}
+    if keys is not None and ids is not None:
+        raise ValueError("name the facts by dedup keys or by ids, not both")
+    column, named, where = (FactRow.content_key, keys, _in_scope(scope)) if keys is not None else (FactRow.id, ids, ())
+    wanted = sorted(set(named))
+    rows = [r for lo in range(0, len(wanted), 500)
+            for r in session.execute(select(*columns).where(*where, column.in_(wanted[lo:lo + 500])))]
+    ours = {r[0]: r for r in rows if (r[3], r[4]) == (scope.user_id, scope.agent_name) and r[5] is None}
+    return {ours[pk][1]: ours[pk][2] for pk in sorted(ours)}
+
+
 class FactStore:
     def __init__(self, db: Database, clock: Clock) -> None:
         self.db = db
@@ -350,7 +368,8 @@ class FactStore:
         self.before_retire: Callable[[FactTransaction, list[Retired]], None] | None = None
         self.retire_listeners: list[Callable[[Scope, list[Retired]], None]] = []
         self.provenance = ProvenanceStore(db, clock)  # what summary sentences and MEMORY.md bullets came from
-        self.rows_read = 0  # facts read by `leading` (what injection and extraction read; tests check it)
+        self.rows_read = 0  # facts read by `leading` and `valid_texts` (what injection, extraction and propagation
+        # read; tests check it)
 
     def _changed(self, scope: Scope, added_only: bool = False) -> None:
         for listener in self.listeners:
@@ -432,7 +451,7 @@ class FactStore:
             others = select(table).where(*_in_scope(scope), FactRow.invalid_at.is_(None))
             if wanted:
                 others = others.where(FactRow.id.not_in(wanted[:1000]))  # more: some may count among the `limit`
-            rows = {r.pk: r for r in s.execute(others.order_by(*order).limit(max(0, limit)))}
+            rows = {r.pk: r for r in s.execute(others.order_by(*order).limit(limit))} if limit > 0 else {}
             for lo in range(0, len(wanted), 500):  # by id alone (the planner takes the id index), checked here
                 rows.update((r.pk, r) for r in s.execute(select(table).where(FactRow.id.in_(wanted[lo:lo + 500])))
                             if (r.user_id, r.agent_name) == (scope.user_id, scope.agent_name) and r.invalid_at is None)
@@ -547,6 +566,13 @@ class FactStore:
                 data[group][name] = {"summary": row.summary if row else "",
                                      "updatedAt": iso_utc(row.updated_at) if row else ""}
         return data
+
+    def valid_texts(self, scope: Scope, ids: Iterable[str] | None = None) -> dict[str, str]:
+        """{id: text} of every valid fact of the scope, or of those of the `ids`, oldest first."""
+        with self.db.read() as s:
+            found = _valid_texts(s, scope, None, ids)
+        self.rows_read += len(found)
+        return found
 
     def summary_texts(self, scope: Scope) -> dict[str, str]:
         """{section: summary} of the scope's non-empty summaries."""

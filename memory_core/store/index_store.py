@@ -8,6 +8,7 @@ for what neither indexes.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Iterable, Sequence
 
 from sqlalchemy import delete, func, select, text
@@ -20,6 +21,11 @@ from memory_core.store.models import ChunkRow, EmbeddingRow, FactRow, IndexedDoc
 _TABLES = (("facts", "'f:' || t.id", "content", " AND t.invalid_at IS NULL"), ("chunks", "'c:' || t.pk", "text", ""))
 # (owner, dim, text hash, vector bytes) of one `embeddings` row; dim <= 0 marks failed attempts, no vector
 EmbeddingWrite = tuple[str, int, str, bytes]
+
+
+def scope_word(user_id: str, agent_name: str) -> str:
+    """The word that names a scope in the word index's `scope` column (m031 writes it the same way in SQL)."""
+    return f"k{user_id.encode('utf-8').hex()}x{agent_name.encode('utf-8').hex()}x"
 
 
 class IndexStore:
@@ -188,27 +194,38 @@ class IndexStore:
     # -- retrieval ------------------------------------------------------------------------------
 
     def keyword_scores(self, scope: Scope, queries: Sequence[tuple[str, str | list[str]]],
-                       limit: int) -> list[dict[str, float]]:
+                       limit: int, session=None, facts_only: bool = False) -> list[dict[str, float]]:
         """Each query's scores by owner, in one read: ("bm25:<index>", FTS5 match) with index "words" or
-        "fts" (higher is better), ("ts_rank", tsquery), or ("substring", terms: one point per term found)."""
+        "fts" (higher is better), ("ts_rank", tsquery), or ("substring", terms: one point per term found).
+        `session`: a write transaction's (a FactTransaction's `s`), to read what it sees, inside its lock;
+        `facts_only`: valid facts alone, no chunks."""
         params = {"u": scope.user_id, "a": scope.agent_name, "n": limit}
+        tables = _TABLES[:1] if facts_only else _TABLES
         out: list[dict[str, float]] = []
-        with self.db.read() as s:
+        with nullcontext(session) if session is not None else self.db.read() as s:
             for kind, q in queries:
                 if kind.startswith("bm25:"):
-                    out.append(self._bm25(s, kind[5:], q, params))
+                    out.append(self._bm25(s, kind[5:], q, params, tables))
                 elif kind == "ts_rank":
-                    out.append(self._ts_rank(s, q, params))
+                    out.append(self._ts_rank(s, q, params, tables))
                 elif kind == "substring":
-                    out.append(self._substring(s, q, params))
+                    out.append(self._substring(s, q, params, tables))
                 else:
                     raise ValueError(f"unknown keyword query {kind!r}")
         return out
 
     @staticmethod
-    def _bm25(s, index: str, match: str, params: dict) -> dict[str, float]:
+    def _bm25(s, index: str, match: str, params: dict, tables: tuple = _TABLES) -> dict[str, float]:
         found: dict[str, float] = {}
-        for table, owner, _col, valid in _TABLES:
+        for table, owner, col, valid in tables:
+            if index == "words":  # m031: the scope (and a fact's validity) is matched inside the index
+                name = f"{table}_words"
+                rows = s.execute(text(
+                    f"SELECT {owner}, m.score FROM (SELECT rowid AS pk, bm25({name}, 1.0, 0.0) AS score FROM {name} "
+                    f"WHERE {name} MATCH :q ORDER BY score LIMIT :n) m JOIN {table} t ON t.pk = m.pk ORDER BY m.score"),
+                    {"n": params["n"], "q": f'scope:"{scope_word(params["u"], params["a"])}" AND {col}:({match})'}).all()
+                found.update((o, -float(score)) for o, score in rows)
+                continue
             rows = s.execute(text(
                 f"SELECT {owner}, bm25({table}_{index}) FROM {table}_{index} JOIN {table} t ON t.pk = {table}_{index}.rowid "
                 f"WHERE {table}_{index} MATCH :q AND t.user_id = :u AND t.agent_name = :a{valid} "
@@ -217,9 +234,9 @@ class IndexStore:
         return found
 
     @staticmethod
-    def _ts_rank(s, tsquery: str, params: dict) -> dict[str, float]:
+    def _ts_rank(s, tsquery: str, params: dict, tables: tuple = _TABLES) -> dict[str, float]:
         found: dict[str, float] = {}
-        for table, owner, col, valid in _TABLES:
+        for table, owner, col, valid in tables:
             rows = s.execute(text(  # t.tsv: the stored to_tsvector('simple', text) of m030, GIN-indexed
                 f"SELECT {owner}, ts_rank(t.tsv, to_tsquery('simple', :q)) AS r "
                 f"FROM {table} t WHERE t.user_id = :u AND t.agent_name = :a{valid} AND "
@@ -229,11 +246,11 @@ class IndexStore:
         return found
 
     @staticmethod
-    def _substring(s, terms: list[str], params: dict) -> dict[str, float]:
+    def _substring(s, terms: list[str], params: dict, tables: tuple = _TABLES) -> dict[str, float]:
         found: dict[str, float] = {}
         for term in terms:
             like = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            for table, owner, col, valid in _TABLES:
+            for table, owner, col, valid in tables:
                 rows = s.execute(text(
                     f"SELECT {owner} FROM {table} t WHERE t.user_id = :u AND t.agent_name = :a{valid} "
                     f"AND lower(t.{col}) LIKE :p ESCAPE '\\' LIMIT :n"), {**params, "p": like}).all()

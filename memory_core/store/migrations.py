@@ -435,6 +435,47 @@ def m030_keyword_columns(conn: Connection, db: Database) -> None:
                          "(user_id, agent_name, confidence DESC, created_at, pk) WHERE invalid_at IS NULL")
 
 
+def _m031_scope_token(row: str, valid: bool) -> str:
+    """SQL for the one word that names a row's scope in m031's index ("k<hex user>x<hex agent>x", never stemmed:
+    no Porter rule ends in x), empty for an invalid fact so that no search finds it."""
+    token = f"'k' || hex({row}.user_id) || 'x' || hex({row}.agent_name) || 'x'"
+    return f"CASE WHEN {row}.invalid_at IS NULL THEN {token} ELSE '' END" if valid else token
+
+
+def m031_scoped_word_index(conn: Connection, db: Database) -> None:
+    """SQLite: the word index (m003) gets a second column, `scope`, holding the word that names the row's scope
+    (none for an invalid fact), so that keyword search matches `scope:<word> AND content:(...)` inside the index
+    instead of matching every scope's rows and joining them to their table to keep one scope's valid ones. The
+    index reads its columns from a view (`{table}_words_src`); triggers keep it in step when a row's text, scope or
+    validity changes. Rebuilt from the tables. (The trigram index stays as it was: its trigrams of a scope word
+    are shared by every scope, which measured slower for a large scope.)"""
+    if db.dialect != "sqlite" or not conn.exec_driver_sql(
+            "SELECT 1 FROM sqlite_master WHERE name = 'facts_words'").first():
+        return
+    for table, column, valid in (("facts", "content", True), ("chunks", "text", False)):
+        index = f"{table}_words"
+        for suffix in ("ai", "ad", "au"):
+            conn.exec_driver_sql(f"DROP TRIGGER IF EXISTS {index}_{suffix}")
+        conn.exec_driver_sql(f"DROP TABLE IF EXISTS {index}")
+        conn.exec_driver_sql(f"DROP VIEW IF EXISTS {index}_src")
+        conn.exec_driver_sql(f"CREATE VIEW {index}_src AS SELECT t.pk AS pk, t.{column} AS {column}, "
+                             f"{_m031_scope_token('t', valid)} AS scope FROM {table} t")
+        conn.exec_driver_sql(f"CREATE VIRTUAL TABLE {index} USING fts5({column}, scope, content='{index}_src', "
+                             f"content_rowid='pk', tokenize='porter unicode61')")
+        conn.exec_driver_sql(f"INSERT INTO {index}({index}) VALUES ('rebuild')")
+        new, old = _m031_scope_token("new", valid), _m031_scope_token("old", valid)
+        conn.exec_driver_sql(f"CREATE TRIGGER {index}_ai AFTER INSERT ON {table} BEGIN "
+                             f"INSERT INTO {index}(rowid, {column}, scope) VALUES (new.pk, new.{column}, {new}); END")
+        conn.exec_driver_sql(f"CREATE TRIGGER {index}_ad AFTER DELETE ON {table} BEGIN "
+                             f"INSERT INTO {index}({index}, rowid, {column}, scope) "
+                             f"VALUES ('delete', old.pk, old.{column}, {old}); END")
+        changes = f"{column}, user_id, agent_name" + (", invalid_at" if valid else "")
+        conn.exec_driver_sql(f"CREATE TRIGGER {index}_au AFTER UPDATE OF {changes} ON {table} BEGIN "
+                             f"INSERT INTO {index}({index}, rowid, {column}, scope) "
+                             f"VALUES ('delete', old.pk, old.{column}, {old}); "
+                             f"INSERT INTO {index}(rowid, {column}, scope) VALUES (new.pk, new.{column}, {new}); END")
+
+
 MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_keyword_index, m003_word_index,
                                                             m004_fact_counts, m005_pg_trgm, m006_token_stats,
                                                             m007_validity_and_actors, m008_unicode_dedup_keys,
@@ -445,7 +486,7 @@ MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_k
                                                             m017_dream_proposals, m018_usage_and_injections,
                                                             m019_provenance, m020_held_facts, m022_budget_reservations,
                                                             m023_oauth_client_use, m024_erase_journal, m028_episodes,
-                                                            m030_keyword_columns]
+                                                            m030_keyword_columns, m031_scoped_word_index]
 
 # Migrations renamed so that each number is used once, in order: a database that applied the old name has it
 # recorded under the new one before anything runs.

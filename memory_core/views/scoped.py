@@ -85,9 +85,11 @@ def _says_retired(text: str, old: Retired) -> bool:
     return old.replacement is None and len(marks) >= 2 and len(marks & stems(text)) >= len(marks) - 1
 
 
-# Extraction reads at most this many stored facts (the LLM extractor's prompt shows 200): all of a small scope,
-# else those that keyword search finds for what the user said first, then the most confident.
+# Extraction reads every stored fact of a scope of up to EXTRACTION_FACTS (the LLM extractor's prompt shows 200);
+# of a larger one, the candidates a new statement may repeat or replace: at most EXTRACTION_FOUND facts that keyword
+# search finds for what the user said, so that an update reads the same at any scope size.
 EXTRACTION_FACTS = 200
+EXTRACTION_FOUND = 50
 
 
 class ScopedMemory:
@@ -257,21 +259,19 @@ class ScopedMemory:
     def _extraction_data(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         """What extraction reads: the summaries and the facts a new statement may repeat or replace. A scope of
         up to EXTRACTION_FACTS facts gives them all (as `memory_data()`); a larger one gives the facts that
-        keyword search finds for what the user said, then the most confident, EXTRACTION_FACTS in all."""
+        keyword search finds for what the user said (at most EXTRACTION_FOUND, best first). A repeat that
+        search misses is still caught by its dedup key when it is written."""
         store = self._parts.store
         data: dict[str, Any] = store.summaries(self.scope)
         if store.count(self.scope) <= EXTRACTION_FACTS:
             data["facts"] = [f.to_dict() for f in store.leading(self.scope, EXTRACTION_FACTS)]
             return data
         said = " ".join(m["content"] for m in messages if m.get("role") == "user")[-2000:]
-        found: list[str] = []
-        if said.strip():
-            found = [owner[2:] for owner, _ in self._parts.index.keyword(self.scope, said, EXTRACTION_FACTS // 2)
-                     if owner.startswith("f:")]
-        facts = store.leading(self.scope, EXTRACTION_FACTS, found)
+        found = self._parts.index.keyword_facts(self.scope, said, EXTRACTION_FOUND) if said.strip() else []
+        facts = store.leading(self.scope, 0, found) if found else []
         rank_of = {fact_id: i for i, fact_id in enumerate(found)}
-        facts.sort(key=lambda f: rank_of.get(f.id, len(rank_of)))  # stable: the rest stay by confidence
-        data["facts"] = [f.to_dict() for f in facts[:EXTRACTION_FACTS]]
+        facts.sort(key=lambda f: rank_of[f.id])
+        data["facts"] = [f.to_dict() for f in facts]
         return data
 
     def set_summaries(self, summaries: dict[str, str]) -> None:
@@ -342,8 +342,12 @@ class ScopedMemory:
         if parts := sub_queries(query):  # a question that asks two things: each part searched too
             hits = merge_rankings([hits] + [self.search(part, k=RELEVANT_FACTS) for part in parts])
         priority = [h.ref for h in hits if h.kind == "fact"][:RELEVANT_FACTS]
-        current = self._current_of([h.text for h in hits if h.kind == "fact"])
-        passages = select_passages(rerank(hits, query), lambda wanted: self._turns_of(wanted, current))
+
+        def turns_of(wanted: dict[str, set[int]]) -> dict[tuple[str, int], Turn]:
+            # the scope's retired facts are read only when there are turns to judge (search read them for its hits)
+            return self._turns_of(wanted, self._current_of([h.text for h in hits if h.kind == "fact"]))
+
+        passages = select_passages(rerank(hits, query), turns_of)
         facts_budget = budget - int(budget * PASSAGE_SHARE) if passages else budget
         report = build_injection(self._injection_data(facts_budget, priority), facts_budget, model=model,
                                  priority=priority)

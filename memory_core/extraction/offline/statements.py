@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from memory_core.text.words import NUMBER_WORDS, STOPWORDS, stem, words
@@ -151,6 +152,7 @@ def positive(content: str) -> tuple[str, bool]:
     return content, False
 
 
+@lru_cache(maxsize=4096)  # a stored fact is read again by each update that finds it
 def slots_of(content: str) -> tuple[Slot, ...]:
     """The slots a third-person statement fills, from the SLOT_PATTERNS table, its liking and its frames, if any."""
     plain, negated = positive(content)

@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from memory_core import Memory, Settings
 from memory_core.search.embedders import HashingEmbedder
-from tests.oidc_support import app_env, browser_page, chromium, free_port, start_streamlit  # noqa: F401
+from tests.oidc_support import app_env, browser_page, chromium, free_port, start_streamlit, wait_for_app  # noqa: F401
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
@@ -101,6 +101,8 @@ def test_two_tabs_an_edit_pending_in_one_while_the_other_adds_then_a_change_else
         open_facts(b, url, "scope=tabs/t", 2)  # tab B adds a fact that sorts first (0.8): tea is row 2 now
         b.get_by_text("Add a fact").click()
         b.get_by_label("Content", exact=True).fill("User plays the cello")
+        b.get_by_label("Content", exact=True).press("Control+Enter")  # the text is the app's before Add
+        wait_for_app(b)
         b.get_by_role("button", name="Add", exact=True).click()
         b.get_by_text(re.compile(r"Added “User plays the cello”")).wait_for(timeout=TIMEOUT)
 

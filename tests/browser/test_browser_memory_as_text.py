@@ -203,7 +203,7 @@ def settle(page) -> None:
 
 # Every attribute through which a page could fetch or link to something, and all the text a page shows: its
 # visible text, input values, and each data grid's cells. A grid draws on a canvas; its accessibility table
-# holds the cells in view, so each grid is scrolled across to read every column.
+# holds the cells in view, so each grid is brought on screen and scrolled across to read every column.
 COLLECT = """async () => {
   const attrs = ['src', 'srcset', 'href', 'xlink:href', 'action', 'formaction', 'poster', 'data', 'background'];
   const found = [];
@@ -220,6 +220,8 @@ COLLECT = """async () => {
     const cells = new Set();
     const read = () => frame.querySelectorAll('[role=gridcell], [role=columnheader]').forEach(c => cells.add(c.textContent));
     const scroller = frame.querySelector('.dvn-scroller');
+    frame.scrollIntoView({block: 'center'});  // a grid draws (and mirrors) its cells when it is on screen
+    await pause();
     read();
     if (scroller) {
       for (let x = 0; x < scroller.scrollWidth; x += Math.max(100, scroller.clientWidth / 2)) {

@@ -28,6 +28,7 @@ from tests.oidc_support import (  # noqa: F401  (chromium and oidc_provider are 
     sign_in,
     sign_out,
     start_streamlit,
+    wait_for_app,
     write_auth_secrets,
 )
 
@@ -98,9 +99,8 @@ def page_text(page) -> str:
 
 
 def settle(page, app: App) -> str:
-    """Wait until the page is drawn; check its HTML for the secrets; return its text."""
-    page.wait_for_load_state("networkidle")
-    page.locator("[data-testid=stStatusWidget]").wait_for(state="detached", timeout=TIMEOUT)
+    """Wait until the page is drawn (the app's run over); check its HTML for the secrets; return its text."""
+    wait_for_app(page, TIMEOUT)
     assert page.locator("[data-testid=stException]").count() == 0
     assert_no_secret(page.content(), app.hidden)
     return page_text(page)
@@ -128,6 +128,7 @@ def scope_options(page) -> list[str]:
     sidebar = page.locator("[data-testid=stSidebar]")
     picker = sidebar.locator("[data-testid=stSelectbox]")
     picker.or_(sidebar.get_by_text("You have access to no scope yet")).first.wait_for(timeout=TIMEOUT)
+    wait_for_app(page, TIMEOUT)  # what the sidebar says once the app's run is over
     if picker.count() == 0:
         return []
     picker.first.click()
@@ -204,6 +205,8 @@ def test_editor_adds_a_fact_to_ana_and_cannot_reach_bob(app, chromium):  # noqa:
         open_page(page, app, "facts", "Facts")
         page.get_by_text("Add a fact").click()
         page.get_by_label("Content", exact=True).fill(new_fact)
+        page.get_by_label("Content", exact=True).press("Control+Enter")  # the text is the app's before Add
+        wait_for_app(page)
         page.get_by_role("button", name="Add", exact=True).click()
         page.get_by_text(re.compile(r"Added “Ana moved the beehives")).wait_for(timeout=TIMEOUT)
         assert new_fact in facts_in(app, "ana", "bot")

@@ -3,6 +3,8 @@ empty; an edit pending while the list changes stays on its fact; an edit of a fa
 
 from __future__ import annotations
 
+import pytest
+
 from memory_core.dashboard.helpers import get_memory
 from tests.app.test_app import GRID, app_env, page, plain  # noqa: F401  (app_env is a fixture)
 
@@ -94,6 +96,7 @@ def test_the_consistency_check_runs_with_the_page_on_a_small_scope_and_stops_whe
     assert not at.exception and not [d for d in at.dataframe if "what to do" in d.value.columns]
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_a_big_scope_sends_the_browser_the_first_rows_and_says_how_to_reach_the_others(app_env, monkeypatch):  # noqa: F811
     """Every row of a grid or a table, and every option of a picker, travels to the browser on each render: on a
     big scope the grid holds the first 1,000 facts shown, the pickers 500, Context Preview's dropped table 1,000,

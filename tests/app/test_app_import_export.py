@@ -56,6 +56,7 @@ def test_import_deerflow_preview_then_import_then_nothing_new(app_env):
     assert metrics(at)["Facts would be added"] == "0"
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_import_chatgpt_conversations_are_queued(app_env):
     at = upload(page(), "conversations.json", (DATA / "chatgpt" / "conversations.json").read_bytes())
     would = int(metrics(at)["Conversations would be queued"])

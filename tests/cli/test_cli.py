@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+import pytest
+
 from memory_core import ManualClock, Memory, Settings
 from memory_core.cli.main import Progress
 from memory_core.portability.bundle import read_bundle
@@ -66,6 +68,7 @@ def opened(env: dict[str, str], clock: ManualClock | None = None) -> Iterator[Me
         memory.close(flush=False)
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_export_sqlite_import_postgresql_export_import_sqlite_is_lossless(tmp_path, pg_url):
     clock = ManualClock()
     a, b, c = cli_env(tmp_path / "a"), cli_env(tmp_path / "b", pg_url), cli_env(tmp_path / "c")
@@ -116,6 +119,7 @@ FIXTURES = [("deerflow", DATA / "deerflow" / "memory.json"), ("mem0", DATA / "me
             ("markdown", DATA / "markdown" / "openclaw")]
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_every_fixture_format_is_recognised_and_imported_into_its_scope(tmp_path):
     env = cli_env(tmp_path / "home")
     preview = ok(env, "import", DATA / "deerflow" / "memory.json", "--user", "ana", "--agent", "deerflow",
@@ -157,6 +161,7 @@ def test_wait_processes_the_conversations_before_exiting(tmp_path):
         assert f"of ana/bot now: it has {len(facts)} more fact(s)" in out
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_a_bad_file_is_refused_in_one_line_and_changes_nothing(tmp_path):
     env = cli_env(tmp_path / "home")
     ok(env, "import", DATA / "deerflow" / "memory.json", "--user", "ana", "--agent", "bot")

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from memory_core import Memory, Settings
 from tests.cli.test_cli import cli_env, refused, run
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_doctor_reports_stale_copies_and_conflicts_then_nothing_once_fixed(tmp_path, database_url):
     env = cli_env(tmp_path / "home", database_url)
     with Memory(Settings(home=tmp_path / "home", database_url=database_url, llm_api_key=None, llm_base_url=None),

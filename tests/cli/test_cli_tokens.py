@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
+import pytest
+
 from tests.cli.test_cli import cli_env, ok, opened, refused, run
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_create_prints_the_secret_once_list_shows_it_never_revoke_stops_it(tmp_path, database_url):
     env = cli_env(tmp_path / "home", None if database_url.startswith("sqlite") else database_url)
 
@@ -46,6 +49,7 @@ def test_create_prints_the_secret_once_list_shows_it_never_revoke_stops_it(tmp_p
         assert "token_revoked" in {e.action for e in memory.access.log() if e.actor == "cli:token"}
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_bad_token_commands_are_refused_and_change_nothing(tmp_path):
     env = cli_env(tmp_path / "home")
     assert "no token with id 'tok_nope'" in refused(env, "token", "revoke", "tok_nope")

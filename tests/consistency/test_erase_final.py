@@ -80,6 +80,7 @@ def test_the_plan_lists_exactly_what_states_the_fact_and_erase_touches_nothing_e
             m.facts.erase_plan(parrot.id, user_id="bob", agent_name="default")
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 @pytest.mark.parametrize("step", STEPS[1:])
 def test_a_kill_at_any_step_is_finished_on_the_next_open(tmp_path, database_url, step):
     home = tmp_path / "home"
@@ -177,6 +178,7 @@ def test_a_queued_update_claimed_before_the_erase_cannot_bring_it_back(tmp_path,
         assert m.facts.list() == [] and STATEMENT not in m.format_for_injection()
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_a_live_session_of_another_process_cannot_bring_it_back(tmp_path, database_url):
     home = tmp_path / "home"
     with make_memory(tmp_path, database_url) as m:

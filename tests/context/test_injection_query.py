@@ -118,6 +118,7 @@ def test_invalidated_fact_never_comes_back_through_the_query(tmp_path):
         assert RELEVANT not in memory.format_for_injection(max_tokens=300, query=QUERY)
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_mcp_get_memory_context_takes_a_query(tmp_path):
     env = server_env(tmp_path / "home")
     with local_memory(env) as memory:

@@ -31,6 +31,7 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
                           cwd=ROOT, env={**base, **(env or {})}, timeout=600)
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_eval_end_to_end_offline_json(tmp_path):
     home = tmp_path / "home"
     done = run_cli(str(TINY), "--k", "3", "--json", env={"MEMORY_CORE_HOME": str(home)})
@@ -134,6 +135,7 @@ def completion(text: str) -> dict:
             "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}}
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_qa_accuracy_with_a_scripted_llm(tmp_path, httpserver):
     calls = {"answer": 0, "judge": 0, "correct": 0, "memory": 0}
 
@@ -195,6 +197,7 @@ def test_qa_accuracy_with_a_scripted_llm(tmp_path, httpserver):
     assert "full_context" not in json.loads(offline.stdout)
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_a_failing_llm_ends_the_run_with_one_line(tmp_path, httpserver):
     httpserver.expect_request("/v1/chat/completions").respond_with_json({"error": {"message": "boom"}}, status=500)
     env = {"OPENAI_API_KEY": "sk-test-SECRET-abcdef1234567890", "OPENAI_BASE_URL": httpserver.url_for("/v1"),

@@ -99,6 +99,7 @@ def test_offline_eval_opens_no_ledger(tmp_path):
     assert not (tmp_path / "h").exists()
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_the_command_refuses_in_one_line_when_the_scope_has_spent_its_day(tmp_path, httpserver):
     def handler(request):
         text = reply(json.loads(request.get_data())["messages"])

@@ -129,6 +129,7 @@ def free_port() -> int:
 # -- stdio ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_stdio_serves_every_tool_to_one_scope(tmp_path):
     env = server_env(tmp_path / "home")
     with local_memory(env) as memory:
@@ -224,6 +225,7 @@ def test_stdio_serves_every_tool_to_one_scope(tmp_path):
         assert memory.plans.active(user_id="ana", agent_name="stdio") is None
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_stdio_on_postgresql_conversation_becomes_facts_after_debounce(tmp_path, pg_url):
     env = server_env(tmp_path / "home", pg_url)
 
@@ -317,6 +319,7 @@ def test_stdio_survives_what_a_client_should_never_send(tmp_path):
         assert [f.content for f in memory.facts.list(user_id="ana", agent_name="raw")] == ["User is fine"]
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_stdio_viewer_role_and_bad_scope(tmp_path):
     env = server_env(tmp_path / "home")
     server = RawStdio(env, "--user", "ana", "--agent", "ro", "--role", "viewer")
@@ -515,6 +518,7 @@ def test_http_bad_arguments_are_tool_errors_and_the_server_keeps_serving(http_se
     assert http_server["proc"].poll() is None
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_http_session_is_bound_to_its_token_and_revocation_is_immediate(http_server):
     memory, url = http_server["memory"], http_server["url"]
     token, secret = memory.access.create_token("short-lived", user_id="ana", agent_name="coder")
@@ -642,6 +646,7 @@ def _mcp_start_message(env: dict[str, str], cwd) -> tuple[str, bytes]:
     return done.stderr.decode(), done.stdout
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_mcp_says_on_stderr_which_home_and_database_it_uses(tmp_path, pg_url):
     import os
     from pathlib import Path

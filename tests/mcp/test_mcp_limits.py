@@ -50,6 +50,7 @@ def closed_by_server(sock: socket.socket, within: float = 20.0) -> bytes | None:
     return received
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_slow_request_heads_and_bodies_are_cut_off(server):
     port, secret = server["port"], server["secrets"]["slow"]
     head = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: application/json, text/event-stream\r\n"
@@ -115,6 +116,7 @@ def test_one_token_cannot_hold_every_session(server):
         assert open_session(http, url, secrets["greedy"]).status_code == 429
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_idle_sessions_expire_and_free_their_place(server):
     url, secret = server["url"], server["secrets"]["idle"]
     with httpx.Client(timeout=30) as http:

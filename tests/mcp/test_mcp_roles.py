@@ -35,6 +35,7 @@ def test_http_tools_list_follows_the_token_role(http_server):
     anyio.run(scenario)
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_stdio_tools_list_follows_the_role(tmp_path):
     env = server_env(tmp_path / "home")
 

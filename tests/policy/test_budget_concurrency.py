@@ -141,6 +141,7 @@ def _update_in_a_process(database_url, home, budget, i, arrived, changed, outcom
 PROCESSES = 4
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_processes_sharing_a_database_go_over_by_at_most_one_call(tmp_path, database_url):
     import multiprocessing
 

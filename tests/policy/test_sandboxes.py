@@ -31,6 +31,7 @@ def test_sandboxes_are_capped_live_and_per_minute(tmp_path, database_url, clock)
         assert [e.action for e in m.access.log()] == ["sandbox_created"]
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 @pytest.mark.parametrize("older_file", [False, True])
 def test_an_expired_sandbox_leaves_no_rows_no_folder_and_its_space_is_given_back(tmp_path, clock, older_file):
     import sqlite3

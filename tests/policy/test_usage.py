@@ -115,6 +115,7 @@ def test_injections_are_recorded_when_asked(tmp_path, database_url):
             m.injections(limit=0)
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_usage_command_sums_per_scope_and_operation(tmp_path, httpserver):
     from tests.cli.test_cli import cli_env, refused, run
 

@@ -240,6 +240,7 @@ def test_imports_stay_in_their_scope(tmp_path, database_url, clock):
         assert bob.import_file(DATA / "deerflow" / "memory.json").facts_added > 0
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_conversations_wait_for_updates_to_be_switched_on(tmp_path, clock):
     with make_memory(tmp_path, clock=clock, enabled=False) as m:
         report = m.scoped(user_id="ana", agent_name="bot").import_file(DATA / "chatgpt" / "conversations.json")
@@ -283,6 +284,7 @@ NOT_STATED = re.compile(r"Thai basil|Sanzen|Tokio is|regenerated|Kyoto for 5|dat
 
 @pytest.mark.parametrize("fmt,path", [("chatgpt", DATA / "chatgpt" / "conversations.json"),
                                       ("claude", DATA / "claude" / "export")])
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_imported_conversations_yield_the_facts_the_user_stated(tmp_path, database_url, fmt, path):
     with make_memory(tmp_path, database_url) as m:
         report = m.import_file(path, user_id="ana", agent_name="bot")

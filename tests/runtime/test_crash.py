@@ -162,6 +162,7 @@ def assert_whole_blocks(text: str, words: int, last: str | None = None) -> int:
     return len(blocks)
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_sigkill_during_appends_never_shows_a_torn_block(tmp_path, helper):
     """Half the rounds are killed after a random delay (between a block and its sidecar, in the sidecar's
     rename, ...); in the other half a file size limit kills the worker at a random byte of its writes, as
@@ -216,6 +217,7 @@ def assert_whole_version(text: str) -> None:
     assert len(lines) == LINES and len(set(lines)) == 1, text[:80]
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_sigkill_during_memory_writes_leaves_a_recorded_memory(tmp_path, helper, database_url):
     Database(database_url, migrate=migrate).ensure_ready()  # migrated before any worker starts
     db = Database(database_url, migrate=migrate)

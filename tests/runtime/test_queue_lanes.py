@@ -42,6 +42,7 @@ def test_a_stuck_housekeeping_job_does_not_hold_the_queue(tmp_path):
         assert [f.content for f in m.facts.list()] == ["User prefers tea"]
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_a_slow_scope_does_not_hold_the_others(tmp_path, database_url):
     release = threading.Event()
 

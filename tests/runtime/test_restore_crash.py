@@ -17,6 +17,7 @@ import textwrap
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from sqlalchemy import text
 
 from memory_core.tiers.documents import LocalDocumentStore
@@ -167,6 +168,7 @@ def test_a_changed_document_is_kept_when_the_restore_is_finished(tmp_path, clock
             {k: v for k, v in expected.items() if k != "MEMORY.md"}
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_a_conversations_import_killed_leaves_the_ledger_and_the_queue_equal(tmp_path, database_url, clock):
     home = tmp_path / "dst"
     run_child("chatgpt", home, database_url, CHATGPT)

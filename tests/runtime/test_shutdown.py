@@ -61,6 +61,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_sigterm_leaves_within_seconds_and_loses_nothing(tmp_path, slow_llm, transport):
     url, llm = slow_llm
@@ -126,6 +127,7 @@ time.sleep(120)
 """
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_sigterm_on_a_library_process_leaves_within_seconds_and_loses_nothing(tmp_path, slow_llm):
     """No CLI: the library's own SIGTERM handler (a process that did not install one) closes in time."""
     url, llm = slow_llm

@@ -310,6 +310,7 @@ CHILD = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # two seconds or more: left out of the quick run
 @pytest.mark.parametrize("mode", ["daily", "core"])
 def test_sigkill_leaves_whole_blocks_and_old_or_new_memory(tmp_path, mode):
     home = tmp_path / "home"

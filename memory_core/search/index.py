@@ -185,9 +185,17 @@ class SearchIndex:
         wanted = list(paths) if paths is not None else self._document_paths(scope)
         known = self.store.indexed_docs(scope)
         screen: Callable[[str], str] | None = None  # read once, and only when something is to be re-chunked
+        stamp_of = getattr(self.documents, "stamp", None)  # files: a stat tells what is unchanged, unread
+        with self._lock:
+            seen = dict(self.cache.get(("documents", scope)) or {})  # path -> (stamp, digest) as last read here
         for path in wanted:
+            stamp = stamp_of(scope, path) if stamp_of is not None else None
+            if stamp is not None and path in seen and seen[path][0] == stamp and known.get(path) == seen[path][1]:
+                continue  # the file this process read, and the index holds what it read then
             content = self.documents.read(scope, path) or ""
             digest = sha(f"{CHUNKING}\0{content}")  # of the file as it is: its rewrite is re-chunked again
+            if stamp is not None:
+                seen[path] = (stamp, digest)
             if known.get(path) == digest:
                 continue
             if screen is None:
@@ -200,6 +208,9 @@ class SearchIndex:
                 changed += 1
         if changed:
             self.touch(scope)
+        if stamp_of is not None:
+            with self._lock:  # bounded with the matrices: about 200 bytes a document
+                self.cache.put(("documents", scope), {p: seen[p] for p in wanted if p in seen}, 200 * len(seen) + 200)
         return changed
 
     def _reindex(self, scope: Scope, path: str, content: str, digest: str | None) -> None:

@@ -175,6 +175,22 @@ class LocalDocumentStore:
                 os.fsync(fd)
             self._commit(target, size + len(data), st.st_ino, durable=False)
 
+    def stamp(self, scope: Scope, path: str) -> tuple | None:
+        """What changes whenever the text `read` gives changes (the file's and its sidecar's inode, size and
+        modification time; a write replaces the file, an append grows it), from two stats and no read; None
+        when the file is missing."""
+        target = self._path(scope, path)
+        try:
+            st = os.stat(target)
+        except FileNotFoundError:
+            return None
+        try:
+            side = os.stat(self._sidecar(target))
+            side_stamp: tuple = (side.st_ino, side.st_size, side.st_mtime_ns)
+        except FileNotFoundError:
+            side_stamp = ()
+        return (st.st_ino, st.st_size, st.st_mtime_ns) + side_stamp
+
     def list(self, scope: Scope, prefix: str) -> list[str]:
         """The documents directly in `prefix` ("", "memory" or "memory/dreams"), nothing else."""
         base = self.workspace(scope)

@@ -144,3 +144,35 @@ def test_an_add_is_embedded_by_the_marker_and_an_edit_by_a_full_check(tmp_path, 
         assert len(sweeps) == 1  # an edit: every item's text checked
     finally:
         m.close()
+
+
+def test_a_search_reads_only_the_documents_that_changed_since_it_last_read_them(tmp_path):
+    """Each search checks the scope's daily logs and MEMORY.md: a file unchanged since this process read it (the
+    same inode, size and time) is not read and hashed again; one another writer appended to or replaced (even
+    with a text of the same length) is, and its new text is found."""
+    from memory_core.tiers.documents import LocalDocumentStore
+
+    m = make_memory(tmp_path)
+    try:
+        scope = make_scope("default", "default")
+        days = [f"memory/2024-03-0{d}.md" for d in (1, 2, 3)]
+        for n, path in enumerate(days):
+            m.index.documents.write(scope, path, f"# Log\n- User walked the dog number {n}.\n")
+        reads: list[str] = []
+        original = m.index.documents.read
+        m.index.documents.read = lambda s, path: reads.append(path) or original(s, path)
+        assert m.search("walked the dog", k=5)
+        assert set(days) <= set(reads)
+        reads.clear()
+        assert m.search("walked the dog", k=5) and not set(days) & set(reads)  # nothing changed: nothing read
+        other = LocalDocumentStore(m.index.documents.workspace)  # another process's writer, on the same files
+        other.append(scope, days[0], "- User planted tulips.\n", "")
+        assert "tulips" in " ".join(h.text for h in m.search("planted tulips", k=5))
+        assert set(reads) & set(days) == {days[0]}
+        reads.clear()
+        same_length = "# Log\n- User walked the cat number 1.\n"
+        other.write(scope, days[1], same_length)  # replaced, with a text as long as the one it replaces
+        assert "cat" in " ".join(h.text for h in m.search("walked the cat", k=5))
+        assert set(reads) & set(days) == {days[1]}
+    finally:
+        m.close()

@@ -30,6 +30,9 @@ __all__ = ["FOLDERS", "DatabaseDocumentStore", "DocumentStore", "LocalDocumentSt
 
 
 class DocumentStore(Protocol):
+    """Where daily logs and MEMORY.md live. A store may also offer `stamp(scope, path)`: a value that changes
+    whenever what `read` gives changes, cheaper than a read (search then reads only what changed)."""
+
     kind: str
 
     def read(self, scope: Scope, path: str) -> str | None: ...

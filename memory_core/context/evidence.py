@@ -264,17 +264,21 @@ def _by_date(passages: Sequence[Passage]) -> list[Passage]:
                                            p.rank))
 
 
+def _pieces(passages: Sequence[Passage]) -> list[tuple[Passage, str, str]]:
+    """Each passage in the order of the text, with its header and what it adds after the title: its header when
+    it is the first under it, then its lines (each piece starts with a newline)."""
+    out, last = [], None
+    for p in _by_date(passages):
+        header = p.header()
+        out.append((p, header, ("\n" + header if header != last else "") + "\n" + p.body()))
+        last = header
+    return out
+
+
 def render(passages: Sequence[Passage]) -> str:
     """The section with `passages` listed by date (undated last) under one header a day and place; a day's
     turns in the order they were said."""
-    lines = [TITLE]
-    last = None
-    for p in _by_date(passages):
-        if (header := p.header()) != last:
-            lines.append(header)
-            last = header
-        lines.append(p.body())
-    return "\n".join(lines)
+    return TITLE + "".join(piece for _p, _header, piece in _pieces(passages))
 
 
 def with_passages(report: "InjectionReport", passages: Sequence[Passage], max_tokens: int,
@@ -304,19 +308,14 @@ def injected(passages: Sequence[Passage], model: str | None = None) -> list[Inje
     so that with TITLE's they add up to the section's tokens exactly, merges at the joints included."""
     import numpy as np
 
-    ordered = _by_date(passages)
-    pieces, last = [TITLE], None
-    for p in ordered:
-        header = p.header()
-        pieces.append(("\n" + header if header != last else "") + "\n" + p.body())
-        last = header
-    starts = np.cumsum([0] + [len(piece.encode()) for piece in pieces])  # each piece's first byte
-    ids = get_encoding(model).encode_ordinary("".join(pieces))
+    pieces = _pieces(passages)
+    texts = [TITLE] + [piece for _p, _header, piece in pieces]
+    starts = np.cumsum([0] + [len(text.encode()) for text in texts])  # each piece's first byte
+    ids = get_encoding(model).encode_ordinary("".join(texts))
     token_starts = np.concatenate(([0], np.cumsum(token_byte_lengths(model)[ids])[:-1])) if ids else np.zeros(0)
     counts = np.diff(np.searchsorted(token_starts, starts, side="left"))
-    headers = [p.header() for p in ordered]
     return [InjectedPassage(p.when, p.where, header, list(p.lines), int(n), list(p.sources))
-            for p, header, n in zip(ordered, headers, counts[1:])]
+            for (p, header, _piece), n in zip(pieces, counts[1:])]
 
 
 __all__ = ["Passage", "Turn", "TITLE", "select_passages", "fit_passages", "render", "with_passages", "injected",

@@ -209,8 +209,10 @@ class SearchIndex:
         if changed:
             self.touch(scope)
         if stamp_of is not None:
+            if paths is None:  # a whole sync: what is no longer there is forgotten
+                seen = {p: seen[p] for p in wanted if p in seen}
             with self._lock:  # bounded with the matrices: about 200 bytes a document
-                self.cache.put(("documents", scope), {p: seen[p] for p in wanted if p in seen}, 200 * len(seen) + 200)
+                self.cache.put(("documents", scope), seen, 200 * len(seen) + 200)
         return changed
 
     def _reindex(self, scope: Scope, path: str, content: str, digest: str | None) -> None:

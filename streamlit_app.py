@@ -4,7 +4,7 @@ import logging
 
 import streamlit as st
 
-from memory_core.dashboard.helpers import app_icon, gate_pages, get_memory, principal, sidebar
+from memory_core.dashboard.helpers import admin_handle, app_icon, gate_pages, principal, sidebar
 
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 st.set_page_config(page_title="memory_core", page_icon=app_icon(), layout="wide")
@@ -23,17 +23,17 @@ PAGES = [
 ]
 ACCESS_PAGE = st.Page("pages/access.py", title="Access", icon=":material/admin_panel_settings:")
 
-memory = get_memory()
-who = principal(memory)
+admin = admin_handle()  # what spans scopes; the pages get a view of the scope picked in the sidebar
+who = principal(admin)
 if who is None:  # nothing of any memory is shown: sign in, an e-mail not verified, or a sandbox not opened yet
     deep_links = [p.url_path for p in (*PAGES, ACCESS_PAGE) if p.url_path]
-    st.navigation(gate_pages(memory, deep_links), position="hidden").run()
+    st.navigation(gate_pages(deep_links), position="hidden").run()
     st.stop()
 st.session_state["_principal"] = who
 
-if memory.access.admin_patterns(who):
+if admin.access.admin_patterns(who):
     PAGES.append(ACCESS_PAGE)
 
 page = st.navigation(PAGES)
-sidebar(memory, who)
+sidebar(admin, who)
 page.run()

@@ -78,7 +78,7 @@ def budget_change_server_time(home: Path) -> float:
     os.environ["MEMORY_CORE_HOME"] = str(home)
     from memory_core.dashboard import helpers as dashboard
 
-    dashboard.get_memory.clear()
+    dashboard._memory.clear()
     at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=120).run()
     at.switch_page("pages/context_preview.py").run()
     samples = []
@@ -86,8 +86,8 @@ def budget_change_server_time(home: Path) -> float:
         start = time.perf_counter()
         at.slider(key="cp_budget").set_value(value).run()
         samples.append(time.perf_counter() - start)
-    dashboard.get_memory().close()
-    dashboard.get_memory.clear()
+    dashboard._memory().close()
+    dashboard._memory.clear()
     return statistics.median(samples)
 
 

@@ -184,14 +184,17 @@ def compose(settings: Settings, *, clock: Clock, llm: ChatModel | None = None, e
         episodes=episodes, daily=daily, core=core, propagation=propagation, dreamer=dreamer, plans=plans,
         access=Access(db, clock, settings), contexts=contexts, queue=queue, leases=leases)
 
-    admin = Admin(parts)
-    db.on_ready.append(lambda: finish_restores_on_open(admin))  # a bundle import killed before its documents
+    # The worker's jobs call into the admin handle (made right after: it reports on the worker and switches its
+    # nightly dream), as the dream schedule does for the scopes it looks at.
     dream_schedule = DreamSchedule(settings, DreamParts(
-        now=clock.now, scopes=admin.active_scopes, lease=leases.acquire, tokens_today=dreamer.tokens_today,
-        paused=lambda scope: view(scope).budget_paused(), dream=lambda scope: view(scope).deep_dream(1)))
+        now=clock.now, scopes=lambda: admin.active_scopes(), lease=leases.acquire,
+        tokens_today=dreamer.tokens_today, paused=lambda scope: view(scope).budget_paused(),
+        dream=lambda scope: view(scope).deep_dream(1)))
     worker = Worker(queue, settings, clock.now, dream=dream_schedule, jobs=[
-        Job("dream", 60, dream_schedule.due), Job("retention", 3600, admin.apply_retention),
-        Job("embeddings", 10, index.backfill), Job("sandboxes", 600, admin.remove_expired_sandboxes)])
+        Job("dream", 60, dream_schedule.due), Job("retention", 3600, lambda: admin.apply_retention()),
+        Job("embeddings", 10, index.backfill), Job("sandboxes", 600, lambda: admin.remove_expired_sandboxes())])
+    admin = Admin(parts, worker)
+    db.on_ready.append(lambda: finish_restores_on_open(admin))  # a bundle import killed before its documents
     lifecycle = Lifecycle(settings, worker, queue, contexts=contexts, index=index, db=db)
     return Composition(parts=parts, admin=admin, view=view, dream_schedule=dream_schedule, worker=worker,
                        lifecycle=lifecycle)

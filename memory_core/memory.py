@@ -4,7 +4,7 @@ Everything, the worker and its schedules included, is built once by the composit
 (`memory_core.composition.compose`); `Memory` only holds it. Per-scope behaviour lives in the view
 (`memory_core.views.scoped.ScopedMemory`), what spans scopes in the admin handle (`memory_core.views.admin`).
 Memory's methods, the ones API.md names, are one-line calls into an admin view of the scope they name or into the
-admin handle; what is left here is start, close, status and the names of the parts (for users' code)."""
+admin handle; what is left here is start, close and the names of the parts (for users' code)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ from memory_core.context.injection import InjectionReport
 from memory_core.extraction.updating import UpdateResult
 from memory_core.llm.base import ChatModel
 from memory_core.policy.access import Principal
-from memory_core.policy.actors import acting_as
 from memory_core.runtime.dream_schedule import DreamSchedule
 from memory_core.runtime.worker import Worker, WorkerStatus
 from memory_core.scope import Scope, make_scope
@@ -116,20 +115,13 @@ class Memory:
         self.close()
 
     def status(self) -> WorkerStatus:
-        from memory_core.store.restore_store import journal_size
-
-        status = self.worker.status()
-        status.restores_pending = journal_size(self.db)
-        status.llm_problems = self.llm_problems.recent()
-        if not self.offline and self.settings.daily_token_budget is not None:
-            status.budget_paused = {scope.key: why for scope in self.active_scopes()
-                                    if (why := self.ledger.paused(scope))}
-        return status
+        """The worker's state (see `Admin.status`)."""
+        return self.admin.status()
 
     def acting_as(self, actor: str | None) -> AbstractContextManager[None]:
         """`with memory.acting_as("dashboard:ana@acme.com"):` records that actor with every change made inside
         the block, in this thread (audit entries, MEMORY.md versions, queued updates)."""
-        return acting_as(actor)
+        return self.admin.acting_as(actor)
 
     def scoped(self, *, user_id: str = "default", agent_name: str = "default", role: str = "admin",
                actor: str | None = None) -> ScopedMemory:
@@ -300,17 +292,9 @@ class Memory:
     # -- what spans scopes -----------------------------------------------------------------------
 
     def set_dreams_enabled(self, enabled: bool, *, principal: Principal) -> None:
-        """Switch the nightly dream on or off for every scope. It acts on everyone, so it is the right of an admin
-        of all scopes (`access.is_global_admin`: an admin on `*/*`, or the single local operator); anyone else
-        gets PermissionError. The switch is recorded in the access log with the principal as actor."""
-        if not isinstance(enabled, bool):
-            raise ValueError(f"enabled must be True or False; got {enabled!r:.40}")
-        if not self.access.is_global_admin(principal):
-            raise PermissionError("switching the nightly dream (all scopes) needs the admin role on */*")
-        if enabled != self.worker.dream_enabled:
-            self.worker.dream_enabled = enabled
-            with self.acting_as(principal.actor):
-                self.access.record("worker_switch", job="nightly dream", enabled=enabled)
+        """Switch the nightly dream on or off for every scope: an admin of all scopes' right (PermissionError for
+        anyone else), recorded in the access log with the principal as actor."""
+        self.admin.set_dreams_enabled(enabled, principal=principal)
 
     def apply_retention(self) -> list[str]:
         """Remove daily logs older than daily_retention_days that a dream has read as they are, and invalid facts

@@ -7,12 +7,12 @@ import pandas as pd
 import streamlit as st
 
 from memory_core.policy.access import ROLES
-from memory_core.dashboard.helpers import code_span, ensure_entrypoint, escape_markdown, get_memory, header, who
+from memory_core.dashboard.helpers import admin_handle, code_span, ensure_entrypoint, escape_markdown, header, who
 
 ensure_entrypoint()
-memory = get_memory()
+admin = admin_handle()  # grants and tokens span scopes
 me = who()
-access = memory.access
+access = admin.access
 mine = access.admin_patterns(me)
 header("Access", st.session_state.get("_view"))  # the scope picked in the sidebar, as on every other page
 if not mine:  # the page is listed only for admins; a crafted URL gets nothing either
@@ -34,8 +34,8 @@ with tab_grants:
     st.dataframe(pd.DataFrame([{"id": g.id, "who": g.subject, "role": g.role, "scope": g.scope,
                                 "granted": g.created_at, "by": g.created_by or ""} for g in grants],
                               columns=["id", "who", "role", "scope", "granted", "by"]), hide_index=True, width="stretch")
-    if memory.settings.admins:
-        st.caption("Bootstrap admins (Settings.admins): " + ", ".join(map(code_span, memory.settings.admins)))
+    if admin.settings.admins:
+        st.caption("Bootstrap admins (Settings.admins): " + ", ".join(map(code_span, admin.settings.admins)))
     with st.form("grant", clear_on_submit=True):
         g1, g2, g3 = st.columns([3, 1, 2])
         subject = g1.text_input("E-mail or @domain", max_chars=320)
@@ -43,7 +43,7 @@ with tab_grants:
         pattern = g3.text_input("Scope pattern", value=mine[0], max_chars=130)
         if st.form_submit_button("Grant", type="primary"):
             try:
-                with memory.acting_as(me.actor):
+                with admin.acting_as(me.actor):
                     grant = access.grant_as(me, subject, role, pattern)
                 # An e-mail is shown exactly as written (a code span: no link, no emphasis, no zero-width
                 # space), so that what a person copies from the message is the address.
@@ -57,7 +57,7 @@ with tab_grants:
             chosen = st.selectbox("Grant", [f"{g.id}: {g.subject} {g.role} on {g.scope}" for g in grants])
             if st.form_submit_button("Revoke"):
                 try:
-                    with memory.acting_as(me.actor):
+                    with admin.acting_as(me.actor):
                         access.revoke_as(me, chosen.split(":", 1)[0])
                     st.session_state["access_flash"] = f"Revoked {code_span(chosen.split(':', 1)[0])}."
                     st.rerun()
@@ -96,7 +96,7 @@ with tab_tokens:
         if st.form_submit_button("Create token", type="primary"):
             try:
                 expires_at = datetime.combine(expires, time.max, tzinfo=timezone.utc) if expires else None
-                with memory.acting_as(me.actor):
+                with admin.acting_as(me.actor):
                     token, secret = access.create_token_as(me, name, user_id=user.strip(), agent_name=agent.strip(),
                                                            role=role, expires_at=expires_at)
                 from memory_core.mcp import mcp_client_config
@@ -111,7 +111,7 @@ with tab_tokens:
             chosen = st.selectbox("Token", [f"{t.id}: {t.name} ({t.scope.key}, {t.role})" for t in active])
             if st.form_submit_button("Revoke token"):
                 try:
-                    with memory.acting_as(me.actor):
+                    with admin.acting_as(me.actor):
                         access.revoke_token_as(me, chosen.split(":", 1)[0])
                     st.session_state["access_flash"] = f"Revoked token {code_span(chosen.split(':', 1)[0])}."
                     st.rerun()

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, header, get_memory, view, who
+from memory_core.dashboard.helpers import admin_handle, ensure_entrypoint, escape_markdown, header, view, who
 from memory_core.text.words import sha256_text
 from memory_core.tiers.core import CoreTier
 from memory_core.dashboard import cached
@@ -45,16 +45,16 @@ with right:
             for removed in result.removed:
                 st.caption(f"Removed as unsupported: {escape_markdown(removed)}")
     st.subheader("Schedule")
-    shared = get_memory()
-    may_switch = shared.access.is_global_admin(who())
+    admin = admin_handle()  # the nightly dream is one switch for every scope
+    may_switch = admin.access.is_global_admin(who())
     if may_switch or memory.can_write:  # a viewer gets no writing widget, not even a disabled one
-        enabled = st.toggle("Nightly dream (all scopes)", value=shared.worker.dream_enabled, key="dream_sched",
+        enabled = st.toggle("Nightly dream (all scopes)", value=admin.dreams_enabled, key="dream_sched",
                             disabled=not may_switch)
         if not may_switch:
             st.caption("The nightly dream runs for every scope: only an admin of all scopes (`*/*`) may switch it.")
-        elif enabled != shared.worker.dream_enabled:
-            shared.set_dreams_enabled(enabled, principal=who())
-    nxt = shared.worker.next_dream()
+        elif enabled != admin.dreams_enabled:
+            admin.set_dreams_enabled(enabled, principal=who())
+    nxt = admin.next_dream()
     st.caption(f"Next run: {nxt:%Y-%m-%d %H:%M %Z}" if nxt else "Scheduled dreams are off.")
     state = memory.dream_state()
     if state and state.last_status:

@@ -6,8 +6,8 @@ from datetime import datetime
 import pandas as pd
 import streamlit as st
 
-from memory_core.dashboard.helpers import (ensure_entrypoint, escape_markdown, get_memory, header, import_slot,
-                                   readable_scopes, save_uploads, upload_limit_mib, view, who)
+from memory_core.dashboard.helpers import (admin_handle, ensure_entrypoint, escape_markdown, header, import_slot,
+                                          readable_scopes, save_uploads, upload_limit_mib, view, who)
 from memory_core.errors import MemoryCoreError
 from memory_core.portability.bundle import bundle_bytes, import_bundle_as, is_bundle
 
@@ -17,7 +17,7 @@ FORMATS = {"bundle": "memory_core bundle", "deerflow": "DeerFlow memory.json", "
            "chatgpt": "ChatGPT data export", "claude": "Claude data export", "markdown": "Markdown workspace"}
 
 ensure_entrypoint()
-memory = get_memory()
+admin = admin_handle()  # bundles span scopes
 scoped = view()
 me = who()
 header("Import / Export", scoped)
@@ -42,7 +42,7 @@ def _run_alone(uploads: list, *, dry_run: bool, mode: str, progress) -> dict:
         path = save_uploads(uploads, folder)
         try:
             if is_bundle(path):
-                return {"kind": "bundle", "result": import_bundle_as(memory, me, path, mode=mode, dry_run=dry_run)}
+                return {"kind": "bundle", "result": import_bundle_as(admin, me, path, mode=mode, dry_run=dry_run)}
             report = scoped.import_file(path, dry_run=dry_run, progress=progress)
             return {"kind": report.format, "result": report}
         except (ValueError, PermissionError, MemoryCoreError) as exc:
@@ -116,7 +116,7 @@ with tab_in:
     if not scoped.can_write:
         st.info(f"Your role in {scoped.scope.key} is {scoped.role}: you can export this scope, not import into it.")
     else:
-        limit = upload_limit_mib(memory, me, MAX_IMPORT_MIB)  # a sandbox's anonymous visitor: a small one
+        limit = upload_limit_mib(admin, me, MAX_IMPORT_MIB)  # a sandbox's anonymous visitor: a small one
         cap = limit if limit < MAX_IMPORT_MIB else None  # the browser refuses a bigger file before sending it
         if done := st.session_state.pop("_import_done", None):  # the last import's result, the upload cleared
             _show_done(done)
@@ -179,14 +179,14 @@ with tab_out:
     st.caption("A bundle is one zip with everything of a scope: facts with their validity and history, summaries, "
                "every MEMORY.md version, daily logs, dream diaries and plans. It restores with `memory-core import` "
                "or on this page, into SQLite or PostgreSQL alike.")
-    scopes = readable_scopes(memory, me)
+    scopes = readable_scopes(admin, me)
     choices = {f"This scope ({scoped.scope.key})": [scoped.scope]}
     if len(scopes) > 1:
         choices[f"All {len(scopes)} scopes you may read"] = scopes
     chosen = st.radio("What to export", list(choices), key="export_what")
     if st.button("Prepare bundle", key="export_prepare"):
         with st.spinner("Writing the bundle…"):
-            data = bundle_bytes(memory, [s.key for s in choices[chosen]])
+            data = bundle_bytes(admin, [s.key for s in choices[chosen]])
         stem = scoped.scope.key.replace("/", "-") if len(choices[chosen]) == 1 else "all"
         st.session_state["_export"] = (chosen, scoped.scope.key, f"memory_core-{stem}-{datetime.now():%Y%m%d-%H%M}.zip",
                                        data)

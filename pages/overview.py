@@ -6,13 +6,14 @@ from datetime import datetime, timezone
 import pandas as pd
 import streamlit as st
 
-from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, get_memory, header, readable_scopes, view, who
+from memory_core.dashboard.helpers import (admin_handle, ensure_entrypoint, escape_markdown, header, readable_scopes,
+                                          scope_view, view, who)
 from memory_core.dashboard import cached
 from memory_core.dashboard.words import action_words, actor_words, dream_words
 
 ensure_entrypoint()
 memory = view()
-shared = get_memory()
+admin = admin_handle()
 header("Overview", memory)
 
 MAX_SCOPES = 30  # the table reads each scope's facts; a team has a handful, a big install uses the CLI
@@ -31,7 +32,7 @@ def queue_counts(scoped) -> dict[str, int]:
 
 
 counts, queue = fact_counts(memory), queue_counts(memory)
-status = shared.status()
+status = admin.status()
 state = memory.dream_state()
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("Valid facts", counts["valid"], help="What memory believes now: these are injected into prompts.")
@@ -85,11 +86,10 @@ with left:
         st.caption("No changes yet.")
 with right:
     st.subheader("Scopes you can see")
-    scopes = readable_scopes(shared, who())[:MAX_SCOPES]
+    scopes = readable_scopes(admin, who())[:MAX_SCOPES]
     rows = []
     for scope in scopes:
-        scoped = memory if scope == memory.scope else shared.access.view(
-            shared, who(), user_id=scope.user_id, agent_name=scope.agent_name)
+        scoped = memory if scope == memory.scope else scope_view(who(), scope)
         rows.append({"scope": scope.key, **fact_counts(scoped), "pending": queue_counts(scoped)["pending"],
                      "failed": queue_counts(scoped)["failed"]})
     st.dataframe(pd.DataFrame(rows, columns=["scope", "valid", "superseded", "forgotten", "pending", "failed"]),

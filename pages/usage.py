@@ -7,19 +7,20 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from memory_core.dashboard.helpers import ensure_entrypoint, escape_markdown, get_memory, header, readable_scopes, view, who
+from memory_core.dashboard.helpers import (admin_handle, ensure_entrypoint, escape_markdown, header, readable_scopes,
+                                          view, who)
 
 ensure_entrypoint()
 memory = view()
-shared = get_memory()
+admin = admin_handle()
 header("Usage", memory)
 st.caption("Every call to an LLM or an embedding API, with the tokens the provider reported (or counted here) and "
            "its cost from `llm_prices`. Work done offline costs nothing and records nothing.")
 
 days = st.segmented_control("Period", [1, 7, 30, 90], default=30, format_func=lambda d: "1 day" if d == 1 else f"{d} days", key="usage_days")
 since = datetime.now(timezone.utc) - timedelta(days=int(days or 30))
-scopes = {s.key for s in readable_scopes(shared, who())}
-records = [r for r in shared.usage(since=since) if r.user_id and f"{r.user_id}/{r.agent_name}" in scopes]
+scopes = {s.key for s in readable_scopes(admin, who())}
+records = [r for r in admin.usage(since=since) if r.user_id and f"{r.user_id}/{r.agent_name}" in scopes]
 budget = memory.settings.daily_token_budget
 if paused := memory.budget_paused():
     st.warning(escape_markdown(paused))

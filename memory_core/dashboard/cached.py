@@ -25,9 +25,9 @@ def _memory_data(scope_key: str, storage: str, version: tuple, _view: ScopedMemo
 
 def state(view: ScopedMemory) -> tuple[str, str, tuple]:
     """The cache key of the scope as it is now: its key, the storage, its `data_version()`."""
-    from memory_core.dashboard.helpers import get_memory
+    from memory_core.dashboard.helpers import admin_handle
 
-    return view.scope.key, get_memory().storage_description(), view.data_version()
+    return view.scope.key, admin_handle().storage_description(), view.data_version()
 
 
 def all_facts(view: ScopedMemory) -> list:

@@ -6,7 +6,6 @@ from datetime import datetime, time, timedelta
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from memory_core.memory import Memory
     from memory_core.views.scoped import ScopedMemory
 
 DEMO_CONVERSATIONS: list[tuple[str, list[dict[str, str]]]] = [
@@ -30,13 +29,9 @@ DEMO_CONVERSATIONS: list[tuple[str, list[dict[str, str]]]] = [
 ]
 
 
-def load_demo(memory: "Memory | ScopedMemory", *, user_id: str = "default",
-              agent_name: str = "default") -> dict[str, int]:
-    """Feed the demo conversations through the normal paths: extraction, context tier, daily log, dream. `memory`
-    is a Memory (then `user_id`/`agent_name` name the scope) or a scoped view (its own scope)."""
-    from memory_core.views.scoped import ScopedMemory
-
-    view = memory if isinstance(memory, ScopedMemory) else memory.scoped(user_id=user_id, agent_name=agent_name)
+def load_demo(view: "ScopedMemory") -> dict[str, int]:
+    """Feed the demo conversations into the view's scope through the normal paths: extraction, context tier, daily
+    log, dream."""
     added = 0
     for thread_id, messages in DEMO_CONVERSATIONS:
         result = view.update(messages, thread_id=thread_id)

@@ -6,7 +6,7 @@ from typing import Callable
 
 import streamlit as st
 
-from memory_core.dashboard.helpers import get_memory, who
+from memory_core.dashboard.helpers import admin_handle, scope_view, who
 from memory_core.scope import Scope
 from memory_core.views.scoped import ScopedMemory
 
@@ -14,12 +14,11 @@ from memory_core.views.scoped import ScopedMemory
 def open_demo_scope(what: str, fill: Callable[[ScopedMemory], object]) -> str | None:
     """Open the first free "demo/<what>-<n>" scope, `fill` it, and make it the one shown (the sidebar and the
     URL follow on the rerun). Returns a refusal in words, or None when done (then the page reruns)."""
-    memory = get_memory()
     person = who()
-    existing = set(memory.scopes())
+    existing = set(admin_handle().scopes())
     scope = next(s for n in range(1, 10_000) if (s := Scope("demo", f"{what}-{n}")) not in existing)
     try:
-        view = memory.view(person, user_id=scope.user_id, agent_name=scope.agent_name)
+        view = scope_view(person, scope)
     except PermissionError:
         return f"You may not create {scope.key}: that needs the editor role on demo/*."
     if not view.can_write:

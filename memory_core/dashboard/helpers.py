@@ -3,8 +3,10 @@
 Who is asking is decided here once per run (`principal()`): a signed-in person (Streamlit's own OIDC
 sign-in, `[auth]` in secrets, whose provider says the e-mail is verified), the single local operator, an
 anonymous visitor in a sandbox scope of their own (opened when they ask for one), or nobody. What they may
-do is decided by `memory.access`, and pages only ever hold the scoped view that `view()` gives them: they
-cannot name another scope, and a write the role lacks is refused by the view.
+do is decided by the access policy. Pages hold the scoped view that `view()` gives them (they cannot name another
+scope, and a write the role lacks is refused by the view) or, for what spans scopes (the worker, the nightly
+dream, access, usage, bundles), the admin handle that `admin_handle()` gives them; never the Memory, which only this
+module holds (`_memory()`, one per process).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import streamlit as st
 from memory_core.dashboard.focus import focus_title_after_page_change
 from memory_core.policy.access import NOBODY, OPERATOR, Principal
 from memory_core.memory import Memory
+from memory_core.views.admin import Admin
 from memory_core.text.redact import install_log_redaction
 from memory_core.text.tokens import get_encoding
 from memory_core.scope import Scope, make_scope
@@ -78,8 +81,8 @@ def auth_secrets() -> list[str]:
 
 
 @st.cache_resource(show_spinner=False)
-def get_memory() -> Memory:
-    """One Memory (and so one worker thread) per app process."""
+def _memory() -> Memory:
+    """One Memory (and so one worker thread) per app process; pages reach it only as a view or the admin handle."""
     memory = Memory(settings_from_secrets())
     redaction = install_log_redaction([*memory.settings.secrets(), *auth_secrets()])
     for handler in logging.getLogger("streamlit").handlers:  # Streamlit's own handler logs uncaught errors
@@ -90,6 +93,16 @@ def get_memory() -> Memory:
     # first Context Preview does not wait for it (once per process; a daemon thread that ends when done).
     threading.Thread(target=get_encoding, name="memory-core-encoding", daemon=True).start()
     return memory
+
+
+def admin_handle() -> Admin:
+    """The admin handle of the app's one Memory: what spans scopes, for the entrypoint and the pages."""
+    return _memory().admin
+
+
+def scope_view(who: Principal, scope: Scope) -> ScopedMemory:
+    """A view of `scope` with the principal's role there; PermissionError if they may not even read it."""
+    return _memory().view(who, user_id=scope.user_id, agent_name=scope.agent_name)
 
 
 @st.cache_resource(show_spinner=False)
@@ -121,8 +134,8 @@ def on_ephemeral_disk(settings: Settings) -> bool:
     return on_public_host() and settings.is_sqlite
 
 
-def anonymous_mode(memory: Memory) -> str:
-    return memory.access.anonymous_mode(public_host=on_public_host(), sign_in_configured=sign_in_configured())
+def anonymous_mode(admin: Admin) -> str:
+    return admin.access.anonymous_mode(public_host=on_public_host(), sign_in_configured=sign_in_configured())
 
 
 def email_verified(settings: Settings) -> bool:
@@ -135,32 +148,32 @@ def email_verified(settings: Settings) -> bool:
     return claim is True or (isinstance(claim, str) and claim.strip().lower() == "true")
 
 
-def principal(memory: Memory) -> Principal | None:
+def principal(admin: Admin) -> Principal | None:
     """Who is asking, once per run. None shows nothing of memory, only `gate_pages()`: sign-in is configured
     and nobody has signed in (or with an e-mail not verified), or an anonymous visitor has no sandbox yet."""
     if sign_in_configured():
-        if not st.user.is_logged_in or not email_verified(memory.settings):
+        if not st.user.is_logged_in or not email_verified(admin.settings):
             return None
         email = st.user.get("email")
         try:
             return Principal.person(str(email))
         except ValueError:
             return NOBODY  # an identity without an e-mail address can be granted nothing
-    mode = anonymous_mode(memory)
+    mode = anonymous_mode(admin)
     if mode == "full":
         return OPERATOR
     if mode == "none":
         return NOBODY
-    return _sandbox(memory)
+    return _sandbox(admin)
 
 
-def _sandbox(memory: Memory) -> Principal | None:
+def _sandbox(admin: Admin) -> Principal | None:
     """The anonymous visitor's sandbox, or None until they open one (`sandbox_start_page`): a bare visit
     costs nothing. Its key rides in the page's URL (`?sandbox=`), so that a reload finds the same sandbox.
     Looked up on every run: a tab left open past the sandbox's expiry must not write into a removed scope
     (nothing would ever clean those rows up)."""
     key = st.session_state.get("_sandbox_key") or st.query_params.get("sandbox")
-    sandbox = memory.access.sandbox_for(key)
+    sandbox = admin.access.sandbox_for(key)
     if sandbox is None:
         st.session_state.pop("_sandbox_key", None)
         return None
@@ -170,7 +183,7 @@ def _sandbox(memory: Memory) -> Principal | None:
     return sandbox
 
 
-def gate_pages(memory: Memory, deep_links: Iterable[str] = ()) -> list[st.Page]:
+def gate_pages(deep_links: Iterable[str] = ()) -> list[st.Page]:
     """The one page shown while `principal()` is None, at the root and at every page's path (`deep_links`):
     a link to /facts then shows it too, instead of Streamlit's "page not found" dialog over it."""
     if not sign_in_configured():
@@ -204,8 +217,8 @@ def unverified_email_page() -> None:
 def sandbox_start_page() -> None:
     """An anonymous visitor on a public host: a sandbox of their own is opened, and filled with the demo
     data, only when they ask (within the settings' caps)."""
-    memory = get_memory()
-    settings = memory.settings
+    admin = admin_handle()
+    settings = admin.settings
     st.title("memory_core")
     st.write("This public demo shows what agents remember. Open a private sandbox: a scope of your own that "
              f"nobody else sees, removed after {settings.sandbox_ttl_hours:g} hours.")
@@ -218,7 +231,7 @@ def sandbox_start_page() -> None:
         from memory_core.policy.access import SandboxLimitError
 
         try:
-            sandbox, key = memory.access.new_sandbox()
+            sandbox, key = admin.access.new_sandbox()
         except SandboxLimitError as exc:
             st.warning(str(exc))
             st.stop()
@@ -226,7 +239,7 @@ def sandbox_start_page() -> None:
             from memory_core.dashboard.demo import load_demo
 
             with st.spinner("Preparing a private demo scope for you…"):
-                load_demo(memory.scoped(user_id=sandbox.sandbox.user_id, agent_name=sandbox.sandbox.agent_name,
+                load_demo(_memory().scoped(user_id=sandbox.sandbox.user_id, agent_name=sandbox.sandbox.agent_name,
                                         actor=sandbox.actor))
         st.session_state["_sandbox_key"] = key
         st.query_params["sandbox"] = key
@@ -234,16 +247,17 @@ def sandbox_start_page() -> None:
     st.stop()
 
 
-def readable_scopes(memory: Memory, who: Principal) -> list[Scope]:
-    known = set(memory.scopes()) | set(st.session_state.get("_new_scopes", []))
+def readable_scopes(admin: Admin, who: Principal) -> list[Scope]:
+    """The scopes the principal may read: those with memory, and those this session opened (a new, empty one)."""
+    known = set(admin.scopes()) | set(st.session_state.get("_new_scopes", []))
     if who.kind == "sandbox" and who.sandbox:
         known = {who.sandbox}
     if who.kind == "operator":
         known.add(Scope("default", "default"))
-    return memory.access.readable(who, sorted(known))
+    return admin.access.readable(who, sorted(known))
 
 
-def scope_from_url(memory: Memory, who: Principal) -> None:
+def scope_from_url(admin: Admin, who: Principal) -> None:
     """A scope named in the URL (`?scope=user/agent`) that this session has not seen there yet (a reload, a
     link from a teammate) becomes the one shown, if the person may read it; a scope with no memory yet is
     listed too (a new, empty scope survives a reload). Afterwards the picker rules, and writes the URL."""
@@ -257,8 +271,8 @@ def scope_from_url(memory: Memory, who: Principal) -> None:
     except ValueError:
         st.warning("The address names a scope that is not well formed; showing another.")
         return
-    if memory.access.readable(who, [scope]):
-        if scope not in set(memory.scopes()):
+    if admin.access.readable(who, [scope]):
+        if scope not in set(admin.scopes()):
             st.session_state.setdefault("_new_scopes", []).append(scope)
         st.session_state["_scope"] = scope.key
         st.session_state["_scope_switch"] = True
@@ -266,10 +280,10 @@ def scope_from_url(memory: Memory, who: Principal) -> None:
         st.warning("The address names a scope you may not read; showing another.")
 
 
-def scope_picker(memory: Memory, who: Principal) -> Scope | None:
+def scope_picker(admin: Admin, who: Principal) -> Scope | None:
     """The sidebar's scope picker: only scopes the person may read, plus "new scope" where they may create one."""
-    scope_from_url(memory, who)
-    scopes = readable_scopes(memory, who)
+    scope_from_url(admin, who)
+    scopes = readable_scopes(admin, who)
     labels = [s.key for s in scopes]
     current = st.session_state.get("_scope")
     chosen = None
@@ -302,7 +316,7 @@ def scope_picker(memory: Memory, who: Principal) -> Scope | None:
                 except ValueError as exc:
                     st.error(str(exc))
                 else:
-                    if memory.access.role(who, scope) in ("editor", "admin"):
+                    if admin.access.role(who, scope) in ("editor", "admin"):
                         st.session_state.setdefault("_new_scopes", []).append(scope)
                         st.session_state["_scope"] = scope.key
                         st.session_state["_scope_switch"] = True
@@ -312,7 +326,7 @@ def scope_picker(memory: Memory, who: Principal) -> Scope | None:
     return chosen
 
 
-def identity(memory: Memory, who: Principal) -> None:
+def identity(who: Principal) -> None:
     if who.kind == "person":
         # Plain text, not Markdown: escape_markdown's zero-width spaces would make a copied address wrong.
         st.text(f"Signed in as {who.email or ''}")
@@ -326,34 +340,34 @@ def identity(memory: Memory, who: Principal) -> None:
         st.warning("Anonymous access is off here.")
 
 
-def sidebar(memory: Memory, who: Principal) -> ScopedMemory | None:
+def sidebar(admin: Admin, who: Principal) -> ScopedMemory | None:
     """Identity, the scope picker, the mode and the scope's queue; returns the view pages work through."""
     with st.sidebar:
-        identity(memory, who)
-        chosen = scope_picker(memory, who)
+        identity(who)
+        chosen = scope_picker(admin, who)
         view = None
         if chosen is not None:
-            view = memory.view(who, user_id=chosen.user_id, agent_name=chosen.agent_name)
+            view = scope_view(who, chosen)
             st.caption(f"Your role here: **{view.role}**")
-        if memory.offline:
+        if admin.offline:
             st.info("Offline mode: no API key. Heuristic extraction, extractive summaries, deterministic dreams.",
                     icon=":material/cloud_off:")
         else:
-            st.success(f"LLM: {escape_markdown(memory.settings.llm_model)}", icon=":material/cloud_done:")
-        if who.kind == "operator" or memory.access.is_global_admin(who):
-            st.caption(f"Storage: {escape_markdown(memory.storage_description())}")
-        if on_ephemeral_disk(memory.settings):
+            st.success(f"LLM: {escape_markdown(admin.settings.llm_model)}", icon=":material/cloud_done:")
+        if who.kind == "operator" or admin.access.is_global_admin(who):
+            st.caption(f"Storage: {escape_markdown(admin.storage_description())}")
+        if on_ephemeral_disk(admin.settings):
             st.warning("Data is kept on this host's disk, which a reboot wipes. Set a PostgreSQL database URL in "
                        "the app's secrets to keep memory.")
         if view is not None:
-            status_fragment(memory, view)
+            status_fragment(admin, view)
     st.session_state["_view"] = view
     return view
 
 
 @st.fragment(run_every=5)
-def status_fragment(memory: Memory, view: ScopedMemory) -> None:
-    status = memory.status()
+def status_fragment(admin: Admin, view: ScopedMemory) -> None:
+    status = admin.status()
     items = view.queue.items()
     counts = {s: sum(1 for i in items if i.status == s) for s in ("pending", "in_flight", "failed")}
     st.caption(f"Worker {'running' if status.running else 'stopped'} · this scope's queue: {counts['pending']} "
@@ -444,10 +458,10 @@ def import_slot() -> Iterator[bool]:
             _IMPORT_SLOT.release()
 
 
-def upload_limit_mib(memory: Memory, who: Principal, default_mib: int) -> int:
+def upload_limit_mib(admin: Admin, who: Principal, default_mib: int) -> int:
     """How big an upload this visitor may send: anonymous sandbox visitors get `sandbox_max_upload_mb`."""
     if who.kind == "sandbox":
-        return min(default_mib, memory.settings.sandbox_max_upload_mb)
+        return min(default_mib, admin.settings.sandbox_max_upload_mb)
     return default_mib
 
 

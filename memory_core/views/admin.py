@@ -1,7 +1,8 @@
-"""The admin handle: what spans scopes, for the worker's jobs, the command line, bundles and the facade.
+"""The admin handle: what spans scopes, for the worker's jobs, the command line, the dashboard, bundles and the facade.
 
 The list of scopes, retention, purging a scope and expiring sandboxes, the usage ledger, where scopes live, the
-access policy (tokens and grants are across scopes) and the clock. One scope's memory is a view (`scoped.py`);
+access policy (tokens and grants are across scopes), the clock, and the background worker's state with the
+nightly dream's switch (one worker serves every scope). One scope's memory is a view (`scoped.py`);
 this handle names scopes only as arguments and never hands out a scope's parts one by one. Bundles read it as
 their `BundleParts` (`portability/bundle.py`): database, documents, index, clock, access and facts.
 """
@@ -10,15 +11,19 @@ from __future__ import annotations
 
 import logging
 import shutil
+from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memory_core.policy.actors import acting_as
 from memory_core.policy.usage import usage_records
 from memory_core.scope import DEFAULT_SCOPE, Scope, make_scope
 from memory_core.tiers.documents import LocalDocumentStore
 
 if TYPE_CHECKING:
+    from memory_core.policy.access import Principal
+    from memory_core.runtime.worker import Worker, WorkerStatus
     from memory_core.store.usage_store import UsageRecord
     from memory_core.views.parts import Parts
 
@@ -28,8 +33,9 @@ log = logging.getLogger(__name__)
 class Admin:
     """`memory.admin`: what spans scopes. Built once by the composition root."""
 
-    def __init__(self, parts: "Parts") -> None:
+    def __init__(self, parts: "Parts", worker: "Worker") -> None:
         self._parts = parts
+        self._worker = worker
         # What bundles (and token commands) read: the same objects as the parts.
         self.settings = parts.settings
         self.clock = parts.clock
@@ -41,6 +47,54 @@ class Admin:
 
     def now(self) -> datetime:
         return self.clock.now()
+
+    @property
+    def offline(self) -> bool:
+        """True when no LLM is configured: heuristic extraction, extractive summaries, deterministic dreams."""
+        return self._parts.offline
+
+    def acting_as(self, actor: str | None) -> AbstractContextManager[None]:
+        """`with admin.acting_as("dashboard:ana@acme.com"):` records that actor with every change made inside the
+        block, in this thread (audit entries, MEMORY.md versions, queued updates, grants and tokens)."""
+        return acting_as(actor)
+
+    # -- the background worker and the nightly dream (one for every scope) -----------------------
+
+    def status(self) -> "WorkerStatus":
+        """The worker's state, with the documents an interrupted bundle import has still to write, the last LLM
+        problems and the scopes whose daily token budget is spent."""
+        from memory_core.store.restore_store import journal_size
+
+        parts = self._parts
+        status = self._worker.status()
+        status.restores_pending = journal_size(self.db)
+        status.llm_problems = parts.llm_problems.recent()
+        if not parts.offline and self.settings.daily_token_budget is not None:
+            status.budget_paused = {scope.key: why for scope in self.active_scopes()
+                                    if (why := parts.ledger.paused(scope))}
+        return status
+
+    @property
+    def dreams_enabled(self) -> bool:
+        """Whether the nightly dream runs (for every scope)."""
+        return self._worker.dream_enabled
+
+    def next_dream(self) -> datetime | None:
+        """When the nightly dream runs next; None when it is off."""
+        return self._worker.next_dream()
+
+    def set_dreams_enabled(self, enabled: bool, *, principal: "Principal") -> None:
+        """Switch the nightly dream on or off for every scope. It acts on everyone, so it is the right of an admin
+        of all scopes (`access.is_global_admin`: an admin on `*/*`, or the single local operator); anyone else
+        gets PermissionError. The switch is recorded in the access log with the principal as actor."""
+        if not isinstance(enabled, bool):
+            raise ValueError(f"enabled must be True or False; got {enabled!r:.40}")
+        if not self.access.is_global_admin(principal):
+            raise PermissionError("switching the nightly dream (all scopes) needs the admin role on */*")
+        if enabled != self._worker.dream_enabled:
+            self._worker.dream_enabled = enabled
+            with acting_as(principal.actor):
+                self.access.record("worker_switch", job="nightly dream", enabled=enabled)
 
     # -- scopes and where they live --------------------------------------------------------------
 

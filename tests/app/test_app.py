@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from memory_core.dashboard import helpers as dashboard
-from memory_core.dashboard.helpers import get_memory
+from memory_core.dashboard.helpers import _memory
 
 APP = str(Path(__file__).resolve().parents[2] / "streamlit_app.py")
 
@@ -23,10 +23,10 @@ def app_env(tmp_path, monkeypatch):
     # (and swallow the simulated click) each time; a real server takes that path once. The browser tests
     # cover the guard against a real `streamlit run`.
     monkeypatch.setattr(dashboard, "ensure_entrypoint", lambda: None)
-    get_memory.clear()
+    _memory.clear()
     yield tmp_path
-    get_memory().close()
-    get_memory.clear()
+    _memory().close()
+    _memory.clear()
 
 
 def plain(markdown: str) -> str:
@@ -59,9 +59,9 @@ def test_ingest_transcript_then_facts_page_shows_them(app_env):
     at.text_area(key="ingest_text").input(TRANSCRIPT)
     at.button(key="ingest_go").click().run()
     assert not at.exception and any("Added 2 facts" in s.value for s in at.success)
-    assert {f.content for f in get_memory().facts.list()} == {"User loves hiking in the Alps",
+    assert {f.content for f in _memory().facts.list()} == {"User loves hiking in the Alps",
                                                              "User works at Acme as a nurse"}
-    assert get_memory().daily.days()  # the context tier reached the daily log
+    assert _memory().daily.days()  # the context tier reached the daily log
     at = page("facts")
     assert "User loves hiking in the Alps" in at.data_editor(key=GRID).value["content"].tolist()
 
@@ -71,7 +71,7 @@ def test_ingest_garbage_changes_nothing(app_env):
     at.text_area(key="ingest_text").input("just some words without speakers")
     at.button(key="ingest_go").click().run()
     assert any("Cannot read this conversation" in e.value for e in at.error)
-    assert get_memory().facts.list() == []
+    assert _memory().facts.list() == []
 
 
 def test_ingest_queue_mode(app_env):
@@ -79,20 +79,20 @@ def test_ingest_queue_mode(app_env):
     at.text_area(key="ingest_text").input(TRANSCRIPT)
     at.radio(key="ingest_how").set_value("Queue (debounced)")
     at.button(key="ingest_go").click().run()
-    assert any("Queued" in s.value for s in at.success) and get_memory().queue.pending() == 1
+    assert any("Queued" in s.value for s in at.success) and _memory().queue.pending() == 1
 
 
 def test_demo_data_then_every_page(app_env):
     at = page("ingest")
     at.button(key="load_demo").click().run()
-    assert not at.exception and len(get_memory().facts.list()) >= 5
-    assert get_memory().read_core()
+    assert not at.exception and len(_memory().facts.list()) >= 5
+    assert _memory().read_core()
     for name in ("facts", "daily", "dream", "context_preview", "search"):
         page(name)
 
 
 def test_facts_add_filter_and_delete(app_env):
-    memory = get_memory()
+    memory = _memory()
     keep = memory.facts.add("User likes tea", "preference", 0.9)
     gone = memory.facts.add("User likes coffee", "preference", 0.6)
     at = page("facts")
@@ -105,7 +105,7 @@ def test_facts_add_filter_and_delete(app_env):
 
 
 def test_context_preview_budget_changes_counter(app_env):
-    memory = get_memory()
+    memory = _memory()
     for i in range(40):
         memory.facts.add(f"User fact number {i} with some extra words to count", "knowledge", 0.5 + i / 100)
     at = page("context_preview")
@@ -119,15 +119,15 @@ def test_context_preview_budget_changes_counter(app_env):
 
 
 def test_dream_page_runs_dream(app_env):
-    get_memory().daily.append("- User likes surfing at Carcavelos")
+    _memory().daily.append("- User likes surfing at Carcavelos")
     at = page("dream")
     at.button(key="dream_run").click().run()
     assert not at.exception
-    assert "surfing" in (get_memory().read_core() or "")
+    assert "surfing" in (_memory().read_core() or "")
 
 
 def test_search_page_finds(app_env):
-    get_memory().facts.add("User loves surfing at Carcavelos", "preference", 0.9)
+    _memory().facts.add("User loves surfing at Carcavelos", "preference", 0.9)
     at = page("search")
     at.text_input(key="search_q").input("surfing").run()
     assert not at.exception and "surfing" in at.dataframe[0].value["text"].iloc[0]
@@ -135,7 +135,7 @@ def test_search_page_finds(app_env):
 
 
 def test_search_hits_link_to_their_source_pages(app_env):
-    memory = get_memory()
+    memory = _memory()
     memory.daily.append("- User asked about surfing lessons")
     at = page("search")
     at.text_input(key="search_q").input("surfing lessons").run()

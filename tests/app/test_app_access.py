@@ -17,7 +17,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from memory_core.dashboard import helpers as dashboard
-from memory_core.dashboard.helpers import get_memory
+from memory_core.dashboard.helpers import _memory
 
 APP = str(Path(__file__).resolve().parents[2] / "streamlit_app.py")
 ADMIN = "ana@acme.com"
@@ -34,10 +34,10 @@ def app_env(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMORY_CORE_ADMINS", ADMIN)
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "MEMORY_CORE_DATABASE_URL", "MEMORY_CORE_ANONYMOUS_ACCESS"):
         monkeypatch.delenv(name, raising=False)
-    get_memory.clear()
+    _memory.clear()
     yield tmp_path
-    get_memory().close()
-    get_memory.clear()
+    _memory().close()
+    _memory.clear()
 
 
 @pytest.fixture
@@ -112,7 +112,7 @@ def test_admin_grants_and_revokes(no_cold_start):
     at = access_page()
     assert "You administer: `*/*`" in [c.value for c in at.caption]
     grant_form(at, "Vic@Acme.com", "editor", "ana/*")
-    access = get_memory().access
+    access = _memory().access
     [grant] = access.grants()
     assert (grant.subject, grant.role, grant.scope, grant.created_by) == ("vic@acme.com", "editor", "ana/*",
                                                                             f"dashboard:{ADMIN}")
@@ -150,7 +150,7 @@ def test_an_email_in_a_success_message_reads_and_copies_as_typed(no_cold_start):
         [flash] = at.success
         assert flash.value == f"Granted viewer on `{pattern}` to `{subject}`.", flash.value
         assert "\u200b" not in flash.value and "\\" not in flash.value  # no zero-width space, no escapes
-    assert {g.subject for g in get_memory().access.grants()} == {"boss@acme.com", "first_last+ops@acme.co.uk",
+    assert {g.subject for g in _memory().access.grants()} == {"boss@acme.com", "first_last+ops@acme.co.uk",
                                                                  "x*y@acme.com"}
 
 
@@ -164,7 +164,7 @@ def test_a_token_secret_is_shown_once_with_a_ready_snippet_then_revoked(no_cold_
 
     assert any("Copy its secret now" in s.value for s in at.success)
     secret = at.code[0].value
-    access = get_memory().access
+    access = _memory().access
     token = access.verify_token(secret)
     assert token is not None and (token.name, token.scope.key, token.role) == ("ci-bot", "ana/bot", "editor")
     snippet = json.loads(at.code[1].value)
@@ -194,12 +194,12 @@ def test_a_token_that_expired_is_listed_as_expired(no_cold_start):
     at.date_input[0].set_value(date.today() - timedelta(days=2))
     submit(at, "Create token")
     secret = at.code[0].value
-    assert get_memory().access.verify_token(secret) is None
+    assert _memory().access.verify_token(secret) is None
     assert table(at, "state")[["name", "scope", "state"]].values.tolist() == [["old-bot", "bob/default", "expired"]]
 
 
 def test_a_person_who_is_not_admin_gets_no_access_page(no_cold_start):
-    get_memory().access.grant("vic@acme.com", "editor", "ana/*")
+    _memory().access.grant("vic@acme.com", "editor", "ana/*")
     at = signed_in("vic@acme.com")
     assert "Signed in as" in " ".join(t.value for t in at.sidebar.text)
     with pytest.raises(ValueError, match="Could not find a navigation page"):  # not in the navigation
@@ -209,7 +209,7 @@ def test_a_person_who_is_not_admin_gets_no_access_page(no_cold_start):
 
 
 def test_an_admin_who_loses_the_role_gets_nothing_from_the_page(no_cold_start):
-    access = get_memory().access
+    access = _memory().access
     scoped = access.grant("carol@acme.com", "admin", "ana/*")
     at = access_page("carol@acme.com")
     assert "You administer: `ana/*`" in [c.value for c in at.caption]
@@ -228,8 +228,8 @@ def test_an_admin_who_loses_the_role_gets_nothing_from_the_page(no_cold_start):
 def test_a_crafted_deep_link_to_the_access_page_goes_through_the_entrypoint(app_env):
     """With the real cold-start guard: a non-admin asking for pages/access.py by name before any run (as a fresh
     server's legacy pages/ mode would serve it) is routed through streamlit_app.py, which does not list it."""
-    get_memory().access.grant("vic@acme.com", "viewer", "ana/*")
-    get_memory().facts.add("Ana keeps bees", "context", 0.9, user_id="ana", agent_name="bot")
+    _memory().access.grant("vic@acme.com", "viewer", "ana/*")
+    _memory().facts.add("Ana keeps bees", "context", 0.9, user_id="ana", agent_name="bot")
     at = AppTest.from_file(APP, default_timeout=60)
     at.secrets = AUTH
     at.user = {"is_logged_in": True, "email": "vic@acme.com", "email_verified": True}
@@ -250,7 +250,7 @@ def dream_page(email: str) -> AppTest:
 
 
 def test_the_nightly_dream_switch_is_a_global_admins_and_disabled_for_others(no_cold_start):
-    memory = get_memory()
+    memory = _memory()
     memory.facts.add("Ana keeps bees", "context", 0.9, user_id="ana", agent_name="bot")
     memory.access.grant("ed@acme.com", "admin", "ana/*")  # admin of some scopes: not of all
     memory.access.grant("vera@acme.com", "viewer", "ana/*")

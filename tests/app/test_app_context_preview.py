@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from memory_core import count_tokens
-from memory_core.dashboard.helpers import get_memory
+from memory_core.dashboard.helpers import _memory
 from tests.app.test_app import app_env, page  # noqa: F401  (app_env is a fixture)
 
 RELEVANT = "User's sister Marta is allergic to peanuts"
@@ -16,7 +16,7 @@ def injected(at) -> str:
 
 
 def test_query_box_keeps_the_relevant_fact_within_the_budget(app_env):  # noqa: F811
-    memory = get_memory()
+    memory = _memory()
     for i in range(120):
         memory.facts.add(f"User once mentioned hobby number {i} with a few more words", "knowledge", round(0.9 - i / 1000, 3))
     memory.facts.add(RELEVANT, "context", 0.55)
@@ -40,7 +40,7 @@ def test_query_box_keeps_the_relevant_fact_within_the_budget(app_env):  # noqa: 
 def test_a_large_scope_lists_the_first_facts_and_counts_the_rest(app_env):  # noqa: F811
     """The struck-through list holds the first SHOWN_LINES facts in the order the budget considered them and says
     how many more there are, kept and dropped; the tables hold every fact, each with its token cost."""
-    memory = get_memory()
+    memory = _memory()
     for i in range(350):
         memory.facts.add(f"User keeps a note about topic number {i} and why", "knowledge", round(0.9 - i / 1000, 4))
     at = page("context_preview")
@@ -63,7 +63,7 @@ def used_bar(at) -> int:
 
 
 def test_the_chart_agrees_with_the_numbers_and_a_typed_budget_unlights_the_preset(app_env):  # noqa: F811
-    memory = get_memory()
+    memory = _memory()
     memory.set_summaries({"workContext": "User is a data scientist at Initech. User is a data scientist at Initech. "
                                          "User lives in Hamburg.", "personalContext": "User lives in Hamburg."})
     memory.facts.add("User lives in Hamburg", "context", 0.9)
@@ -90,8 +90,8 @@ def test_one_click_demo_scope_for_the_preview(app_env):  # noqa: F811
     at = page("context_preview")
     at.button(key="cp_demo").click().run()
     assert not at.exception
-    facts = get_memory().facts.list(user_id="demo", agent_name="preview-1")
-    assert 45 <= len(facts) <= 55 and get_memory().facts.list() == []  # the scope shown is left as it was
+    facts = _memory().facts.list(user_id="demo", agent_name="preview-1")
+    assert 45 <= len(facts) <= 55 and _memory().facts.list() == []  # the scope shown is left as it was
     # (AppTest replays the sidebar's first scope, so the switch to the new scope is seen in chromium)
 
 
@@ -101,7 +101,7 @@ def test_a_query_shows_the_librarys_text_its_passages_with_dates_and_costs_and_n
     chart's passages part; the text without the query stands beside it."""
     from datetime import datetime, timezone
 
-    memory = get_memory()
+    memory = _memory()
     memory.update([{"role": "user", "content": "I went to a LGBTQ support group yesterday.", "name": "Caroline"},
                    {"role": "assistant", "content": "That's great! How did it go?", "name": "Melanie"}],
                   thread_id="s1", when=datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from memory_core.dashboard.helpers import get_memory
+from memory_core.dashboard.helpers import _memory
 from tests.app.test_app import GRID, app_env, page, plain  # noqa: F401  (app_env is a fixture)
 
 APP = str(Path(__file__).resolve().parents[2] / "streamlit_app.py")
@@ -22,7 +22,7 @@ def many_facts(memory, n: int = 40) -> None:
 
 
 def test_context_preview_presets_set_the_budget_and_dropped_facts_are_struck_through(app_env):  # noqa: F811
-    memory = get_memory()
+    memory = _memory()
     many_facts(memory)
     at = page("context_preview")
     at.get("button_group")[0].set_value(100).run()
@@ -40,7 +40,7 @@ def test_context_preview_presets_set_the_budget_and_dropped_facts_are_struck_thr
 
 
 def test_context_preview_escapes_memory_text_in_the_struck_through_list(app_env):  # noqa: F811
-    memory = get_memory()
+    memory = _memory()
     memory.facts.add("User's site is [click](https://evil.example) ~~gone~~", "context", 0.9)
     at = page("context_preview")
     listing = next(m.value for m in at.markdown if "tok`" in m.value)
@@ -51,7 +51,7 @@ def test_facts_page_content_first_superseded_marked_and_empty_state(app_env):  #
     at = page("facts")
     assert any("Memory arrives three ways" in i.value for i in at.info)
     assert {"ingest", "import_export"} <= {el.proto.page for el in at.get("page_link")}
-    memory = get_memory()
+    memory = _memory()
     old = memory.facts.add("User lives in Porto", "context", 0.9)
     new = memory.facts.supersede(old.id, "User lives in Lisbon")
     at = page("facts")
@@ -69,7 +69,7 @@ def test_overview_is_the_landing_page_with_counts_changes_and_next_steps(app_env
     at = AppTest.from_file(APP, default_timeout=60).run()
     assert not at.exception and at.title[0].value == "Overview"
     assert any("no memory yet" in i.value for i in at.info)
-    memory = get_memory()
+    memory = _memory()
     old = memory.facts.add("User lives in Porto", "context", 0.9)
     memory.facts.supersede(old.id, "User lives in Lisbon")
     memory.facts.add("User likes tea", "preference", 0.8)
@@ -96,7 +96,7 @@ def test_import_notes_are_in_view_not_folded_away(app_env):  # noqa: F811
 
 
 def test_search_shows_no_zero_score_filler(app_env):  # noqa: F811
-    memory = get_memory()
+    memory = _memory()
     memory.facts.add("User loves surfing at Carcavelos", "preference", 0.9)
     for i in range(6):
         memory.facts.add(f"User owns {i} unrelated things", "context", 0.5)
@@ -115,7 +115,7 @@ def test_access_page_explains_single_operator_mode(app_env):  # noqa: F811
 def test_daily_chart_has_days_not_hours(app_env):  # noqa: F811
     import json
 
-    get_memory().daily.append("- User asked about surfing lessons")
+    _memory().daily.append("- User asked about surfing lessons")
     at = page("daily")
     figure = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert figure["layout"]["xaxis"]["type"] == "category"
@@ -123,7 +123,7 @@ def test_daily_chart_has_days_not_hours(app_env):  # noqa: F811
 
 
 def test_facts_one_fact_history_and_forget(app_env):  # noqa: F811
-    memory = get_memory()
+    memory = _memory()
     fact = memory.facts.add("User collects stamps", "preference", 0.8)
     at = page("facts")
     assert at.selectbox(key="fact_pick").value == fact.id
@@ -142,7 +142,7 @@ def test_facts_one_fact_history_and_forget(app_env):  # noqa: F811
 
 
 def test_consistency_tab_lists_what_disagrees(app_env):  # noqa: F811
-    memory = get_memory()
+    memory = _memory()
     memory.facts.add("User lives in Lisbon", "context", 0.9)
     memory.facts.add("User lives in Porto", "context", 0.8)
     at = page("facts")

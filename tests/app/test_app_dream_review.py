@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from memory_core.dashboard.helpers import get_memory
+from memory_core.dashboard.helpers import _memory
 from tests.app.test_app import app_env, page  # noqa: F401  (the fixture)
 
 
 @pytest.fixture
 def review_env(app_env, monkeypatch):
     monkeypatch.setenv("MEMORY_CORE_DREAM_REVIEW", "true")
-    get_memory.clear()
+    _memory.clear()
     yield app_env
 
 
 def test_run_then_approve_on_the_page(review_env):
-    memory = get_memory()
+    memory = _memory()
     assert memory.settings.dream_review
     memory.daily.append("- User likes surfing at Carcavelos")
     at = page("dream")
@@ -31,7 +31,7 @@ def test_run_then_approve_on_the_page(review_env):
 
 
 def test_reject_on_the_page(review_env):
-    memory = get_memory()
+    memory = _memory()
     memory.daily.append("- User likes surfing at Carcavelos")
     proposal = memory.deep_dream(1).proposal_id
     at = page("dream")
@@ -40,7 +40,7 @@ def test_reject_on_the_page(review_env):
 
 
 def test_a_dream_that_changes_nothing_is_not_offered_for_approval(review_env):
-    memory = get_memory()
+    memory = _memory()
     memory.daily.append("- User likes surfing at Carcavelos")
     memory.approve_dream(memory.deep_dream(1).proposal_id)
     result = memory.deep_dream(1, force=True)  # the same logs, the same MEMORY.md
@@ -52,7 +52,7 @@ def test_a_dream_that_changes_nothing_is_not_offered_for_approval(review_env):
 
 
 def test_a_proposal_is_shown_against_memory_md_as_it_is_now(review_env):
-    memory = get_memory()
+    memory = _memory()
     memory.daily.append("- User likes surfing at Carcavelos")
     proposal = memory.deep_dream(1).proposal_id
     memory.write_core("- User likes tea\n")  # MEMORY.md changed after the dream read it

@@ -6,14 +6,14 @@ from datetime import datetime, timezone
 
 from streamlit.testing.v1 import AppTest
 
-from memory_core.dashboard.helpers import get_memory
+from memory_core.dashboard.helpers import _memory
 from tests.app.test_app import APP, app_env, page  # noqa: F401 (the fixture)
 
 
 def test_conversations_page_reads_a_day(app_env):  # noqa: F811
     at = page("episodes")
     assert any("No conversations yet" in i.value for i in at.info)
-    get_memory().update([{"role": "user", "content": "I went to a support group yesterday.", "name": "Caroline"},
+    _memory().update([{"role": "user", "content": "I went to a support group yesterday.", "name": "Caroline"},
                          {"role": "assistant", "content": "How was it?", "name": "Melanie"}], thread_id="s1",
                         when=datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc))
     at = page("episodes")

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from memory_core.dashboard.helpers import get_memory
+from memory_core.dashboard.helpers import _memory
 from tests.app.test_app import app_env, page, plain  # noqa: F401  (the fixture)
 
 
 def test_erase_asks_quoting_the_fact_then_erases_that_fact_everywhere(app_env):  # noqa: F811
-    memory = get_memory()
+    memory = _memory()
     first = memory.facts.add("User's name is Priya", "context", 0.95)
     fact = memory.facts.add("User works at Globex as a data engineer", "context", 0.9)
     memory.write_core("- User works at Globex as a data engineer\n- User likes tea\n")
@@ -28,7 +28,7 @@ def test_erase_asks_quoting_the_fact_then_erases_that_fact_everywhere(app_env): 
 
 
 def test_the_plan_is_shown_and_a_ticked_related_fact_is_erased_too(app_env):  # noqa: F811
-    memory = get_memory()
+    memory = _memory()
     fact = memory.facts.add("User has a parrot named Zorbulon", "context", 0.9)
     twin = memory.facts.add("User's parrot is named Zorbulon", "context", 0.9)
     memory.daily.append("I have a parrot named Zorbulon. Zorbulon is also a word I made up.")
@@ -46,7 +46,7 @@ def test_the_plan_is_shown_and_a_ticked_related_fact_is_erased_too(app_env):  # 
 
 
 def test_cancel_leaves_the_fact_and_the_selection(app_env):  # noqa: F811
-    memory = get_memory()
+    memory = _memory()
     memory.facts.add("User's name is Priya", "context", 0.95)
     fact = memory.facts.add("User always runs mypy in CI", "preference", 0.9)
     at = page("facts")

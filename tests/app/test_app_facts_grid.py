@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_core.dashboard.helpers import get_memory
+from memory_core.dashboard.helpers import _memory
 from tests.app.test_app import GRID, app_env, page, plain  # noqa: F401  (app_env is a fixture)
 
 
@@ -16,7 +16,7 @@ def edit(at, position: int, values: dict, generation: int = 0) -> None:
 
 
 def test_save_applies_the_edit_to_its_fact_once_and_clears_the_editor(app_env):  # noqa: F811
-    memory = get_memory()
+    memory = _memory()
     berlin = memory.facts.add("User lives in Berlin", "context", 0.95)
     tomas = memory.facts.add("User's manager is Tomas", "context", 0.9)
     at = page("facts")
@@ -32,7 +32,7 @@ def test_save_applies_the_edit_to_its_fact_once_and_clears_the_editor(app_env): 
 
 
 def test_an_edit_pending_while_another_tab_adds_a_fact_is_saved_on_its_fact(app_env):  # noqa: F811
-    memory = get_memory()
+    memory = _memory()
     tea = memory.facts.add("User drinks tea", "preference", 0.8)
     at = page("facts")
     edit(at, 0, {"content": "User drinks green tea"})
@@ -46,7 +46,7 @@ def test_an_edit_pending_while_another_tab_adds_a_fact_is_saved_on_its_fact(app_
 
 
 def test_an_edit_of_a_fact_changed_meanwhile_is_refused_with_a_message(app_env):  # noqa: F811
-    memory = get_memory()
+    memory = _memory()
     tea = memory.facts.add("User drinks tea", "preference", 0.8)
     at = page("facts")
     edit(at, 0, {"content": "User drinks green tea"})
@@ -57,7 +57,7 @@ def test_an_edit_of_a_fact_changed_meanwhile_is_refused_with_a_message(app_env):
 
 
 def test_correct_in_the_panel_follows_the_fact_to_its_new_statement(app_env):  # noqa: F811
-    memory = get_memory()
+    memory = _memory()
     memory.facts.add("User's name is Priya", "context", 0.95)
     city = memory.facts.add("User lives in Madrid", "context", 0.9)
     at = page("facts")
@@ -81,11 +81,11 @@ def test_a_fact_over_the_limit_is_refused_with_its_length_and_kept_in_the_field(
     at.text_area(key="add_content").input("User plays the cello").run()
     at.button(key="add_go").click().run()
     assert any("Added “User plays the cello”" in plain(s.value) for s in at.success)
-    assert [f.content for f in get_memory().facts.list()] == ["User plays the cello"]
+    assert [f.content for f in _memory().facts.list()] == ["User plays the cello"]
 
 
 def test_the_consistency_check_runs_with_the_page_on_a_small_scope_and_stops_when_turned_off(app_env):  # noqa: F811
-    memory = get_memory()
+    memory = _memory()
     memory.facts.add("User lives in Berlin", "context", 0.9)
     memory.facts.add("User lives in Hamburg", "context", 0.8)
     at = page("facts")
@@ -102,7 +102,7 @@ def test_a_big_scope_sends_the_browser_the_first_rows_and_says_how_to_reach_the_
     big scope the grid holds the first 1,000 facts shown, the pickers 500, Context Preview's dropped table 1,000,
     each saying so; the filter reaches the others."""
     monkeypatch.setenv("MEMORY_CORE_MAX_FACTS", "5000")  # the default keeps 500 a scope
-    memory = get_memory()
+    memory = _memory()
     for i in range(1_050):
         memory.facts.add(f"User keeps a note about topic number {i} and why", "knowledge", round(0.9 - i / 10_000, 4))
     at = page("facts")

@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from memory_core.policy.access import Principal
-from memory_core.dashboard.helpers import get_memory
+from memory_core.dashboard.helpers import _memory
 from memory_core.portability.bundle import import_bundle_as, is_bundle, read_bundle
 from tests.conftest import make_memory
 from tests.app.test_app import APP, app_env  # noqa: F401  (the fixture)
@@ -43,12 +43,12 @@ def test_import_deerflow_preview_then_import_then_nothing_new(app_env):
     assert any("Detected format: **DeerFlow memory.json**" in m.value for m in at.markdown)
     preview = metrics(at)
     assert int(preview["Facts would be added"]) > 0
-    assert get_memory().facts.list() == []  # a preview writes nothing
+    assert _memory().facts.list() == []  # a preview writes nothing
     at.button(key="import_go").click().run()
     assert not at.exception and any("Imported into default/default" in s.value for s in at.success)
-    facts = get_memory().facts.list()
+    facts = _memory().facts.list()
     assert len(facts) == int(preview["Facts would be added"])
-    assert get_memory().facts.history(facts[0].id)[0].actor == "dashboard:operator"
+    assert _memory().facts.history(facts[0].id)[0].actor == "dashboard:operator"
     assert "Facts would be added" not in metrics(at)  # no stale preview above the result
     at.file_uploader(key="import_file_1").set_value(("memory.json", (DATA / "deerflow" / "memory.json").read_bytes(),
                                                      "application/octet-stream"))
@@ -61,20 +61,20 @@ def test_import_chatgpt_conversations_are_queued(app_env):
     at = upload(page(), "conversations.json", (DATA / "chatgpt" / "conversations.json").read_bytes())
     would = int(metrics(at)["Conversations would be queued"])
     at.button(key="import_go").click().run()
-    assert not at.exception and get_memory().queue.pending() == would > 0
+    assert not at.exception and _memory().queue.pending() == would > 0
     assert any("wait in this scope's update queue" in i.value for i in at.info)
 
 
 def test_garbage_upload_is_refused_and_changes_nothing(app_env):
-    get_memory().facts.add("User likes tea", "preference", 0.9)
+    _memory().facts.add("User likes tea", "preference", 0.9)
     at = upload(page(), "conversations.json", b'[{"title": "cut off", "mapping": {')
     assert any("Cannot import this file" in e.value for e in at.error)
     assert all(b.key != "import_go" for b in at.button)
-    assert [f.content for f in get_memory().facts.list()] == ["User likes tea"]
+    assert [f.content for f in _memory().facts.list()] == ["User likes tea"]
 
 
 def test_export_then_restore_a_bundle(app_env):
-    memory = get_memory()
+    memory = _memory()
     tea = memory.facts.add("User likes tea", "preference", 0.9)
     memory.write_core("## Preferences\n- User likes tea\n")
     at = page()
@@ -98,9 +98,9 @@ def test_export_then_restore_a_bundle(app_env):
 def test_a_viewer_gets_no_uploader_but_may_export(app_env, monkeypatch):
     from memory_core.dashboard import helpers as dashboard
 
-    get_memory().facts.add("User likes tea", "preference", 0.9)
+    _memory().facts.add("User likes tea", "preference", 0.9)
     monkeypatch.setattr(dashboard, "principal", lambda memory: Principal.person("vera@acme.com"))
-    get_memory().access.grant("vera@acme.com", "viewer", "default/*")
+    _memory().access.grant("vera@acme.com", "viewer", "default/*")
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()
     at.switch_page("pages/import_export.py").run()
@@ -154,7 +154,7 @@ def test_a_workspace_folder_uploaded_as_it_is(app_env):
     assert any("Markdown workspace" in m.value for m in at.markdown)
     assert int(metrics(at)["Documents"]) >= 3
     at.button(key="import_go").click().run()
-    assert not at.exception and "Priya" in (get_memory().read_core() or "")
+    assert not at.exception and "Priya" in (_memory().read_core() or "")
 
 
 @pytest.mark.parametrize("name, parts", [

@@ -3,7 +3,7 @@ empty scope (or a new one), and Search says when nothing matches well and why ea
 
 from __future__ import annotations
 
-from memory_core.dashboard.helpers import get_memory
+from memory_core.dashboard.helpers import _memory
 from tests.app.test_app import app_env, page  # noqa: F401  (app_env is a fixture)
 
 
@@ -15,7 +15,7 @@ def test_two_pastes_queued_in_the_same_minute_are_two_conversations(app_env):  #
     at.text_area(key="ingest_text").input("User: I moved to Porto.\nAssistant: Noted.")
     at.button(key="ingest_go").click().run()
     assert not at.exception
-    items = get_memory().queue.items()
+    items = _memory().queue.items()
     assert len(items) == 2 and len({i.thread_id for i in items}) == 2 and [i.messages for i in items] == [2, 2]
 
 
@@ -25,11 +25,11 @@ def test_a_thread_id_typed_is_kept(app_env):  # noqa: F811
     at.text_input(key="ingest_thread").input("support-42")
     at.text_area(key="ingest_text").input("User: I like tea.\nAssistant: Noted.")
     at.button(key="ingest_go").click().run()
-    assert [i.thread_id for i in get_memory().queue.items()] == ["support-42"]
+    assert [i.thread_id for i in _memory().queue.items()] == ["support-42"]
 
 
 def test_demo_data_only_into_an_empty_scope_else_a_new_one(app_env):  # noqa: F811
-    memory = get_memory()
+    memory = _memory()
     memory.facts.add("User lives in Madrid", "context", 0.9)
     at = page("ingest")
     assert not any(b.key == "load_demo" for b in at.button)
@@ -41,7 +41,7 @@ def test_demo_data_only_into_an_empty_scope_else_a_new_one(app_env):  # noqa: F8
 
 
 def test_search_says_no_good_match_and_why_each_hit_matched(app_env):  # noqa: F811
-    memory = get_memory()
+    memory = _memory()
     memory.facts.add("User trains at 6am", "behavior", 0.9)
     memory.facts.add("User's sister Marta is allergic to peanuts", "context", 0.8)
     at = page("search")

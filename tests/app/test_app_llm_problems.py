@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from memory_core.dashboard import helpers as dashboard
-from memory_core.dashboard.helpers import get_memory
+from memory_core.dashboard.helpers import _memory
 from tests.llm_servers import completion
 
 APP = str(Path(__file__).resolve().parents[2] / "streamlit_app.py")
@@ -27,10 +27,10 @@ def app_env(tmp_path, monkeypatch, httpserver):
     monkeypatch.setenv("MEMORY_CORE_LLM_BASE_URL", httpserver.url_for("/v1"))
     monkeypatch.setenv("MEMORY_CORE_LLM_MODEL", "smollm2")
     monkeypatch.setattr(dashboard, "ensure_entrypoint", lambda: None)
-    get_memory.clear()
+    _memory.clear()
     yield tmp_path
-    get_memory().close()
-    get_memory.clear()
+    _memory().close()
+    _memory.clear()
 
 
 def test_sidebar_shows_the_scopes_last_llm_problem(app_env):
@@ -41,7 +41,7 @@ def test_sidebar_shows_the_scopes_last_llm_problem(app_env):
     at.text_area(key="ingest_text").input(TRANSCRIPT)
     at.button(key="ingest_go").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert [(f.content, f.category, f.confidence) for f in get_memory().facts.list()] == [
+    assert [(f.content, f.category, f.confidence) for f in _memory().facts.list()] == [
         ("User loves hiking in the Alps", "preference", 0.9)]
     at = AppTest.from_file(APP, default_timeout=60).run()  # the same process's memory, drawn anew
     captions = [e.value for e in at.sidebar if type(e).__name__ == "Caption"]

@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from memory_core.dashboard import helpers as dashboard
-from memory_core.dashboard.helpers import get_memory
+from memory_core.dashboard.helpers import _memory
 from tests.app.test_app_access import AUTH, everything_shown
 
 APP = str(Path(__file__).resolve().parents[2] / "streamlit_app.py")
@@ -30,10 +30,10 @@ def app_env(tmp_path, monkeypatch):
                  "MEMORY_CORE_TRUST_UNVERIFIED_EMAIL", "STREAMLIT_SHARING_MODE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(dashboard, "ensure_entrypoint", lambda: None)  # as in tests/app/test_app.py
-    get_memory.clear()
+    _memory.clear()
     yield monkeypatch
-    get_memory().close()
-    get_memory.clear()
+    _memory().close()
+    _memory.clear()
 
 
 def run(at: AppTest) -> AppTest:
@@ -60,7 +60,7 @@ def assert_nothing_of_memory(at: AppTest) -> None:
 
 @pytest.mark.parametrize("claim", [False, "false", None, "yes"])
 def test_an_unverified_email_gets_a_clear_page_and_nothing_of_memory(app_env, claim):
-    get_memory().facts.add(SECRET_FACT, "context", 0.9, user_id="ana", agent_name="bot")
+    _memory().facts.add(SECRET_FACT, "context", 0.9, user_id="ana", agent_name="bot")
     claims = {"email": BOSS} if claim is None else {"email": BOSS, "email_verified": claim}
     at = as_user(claims)
     assert [t.value for t in at.title] == ["Your e-mail address is not verified"]
@@ -73,7 +73,7 @@ def test_an_unverified_email_gets_a_clear_page_and_nothing_of_memory(app_env, cl
 
 @pytest.mark.parametrize("claim", [True, "true", "True"])
 def test_a_verified_email_is_signed_in(app_env, claim):
-    get_memory().facts.add(SECRET_FACT, "context", 0.9, user_id="ana", agent_name="bot")
+    _memory().facts.add(SECRET_FACT, "context", 0.9, user_id="ana", agent_name="bot")
     at = as_user({"email": BOSS, "email_verified": claim})
     assert f"Signed in as {BOSS}" in [t.value for t in at.sidebar.text]  # plain text: copyable as it is
     assert "ana/bot" in at.sidebar.selectbox[0].options
@@ -83,7 +83,7 @@ def test_trust_unverified_email_takes_a_missing_claim_never_a_false_one(app_env)
     app_env.setenv("MEMORY_CORE_TRUST_UNVERIFIED_EMAIL", "true")
     at = as_user({"email": BOSS})  # a provider that never sends email_verified
     assert any("Signed in as" in t.value for t in at.sidebar.text)
-    get_memory.clear()
+    _memory.clear()
     at = as_user({"email": BOSS, "email_verified": False})  # it said no: no setting makes that a yes
     assert [t.value for t in at.title] == ["Your e-mail address is not verified"]
     assert_nothing_of_memory(at)
@@ -100,13 +100,13 @@ def visitor(query: dict | None = None) -> AppTest:
 
 
 def sandboxes_created() -> int:
-    return sum(1 for e in get_memory().access.log() if e.action == "sandbox_created")
+    return sum(1 for e in _memory().access.log() if e.action == "sandbox_created")
 
 
 @pytest.fixture
 def public(app_env):
     app_env.setenv("MEMORY_CORE_ANONYMOUS_ACCESS", "sandbox")
-    get_memory().facts.add(SECRET_FACT, "context", 0.9, user_id="ana", agent_name="bot")
+    _memory().facts.add(SECRET_FACT, "context", 0.9, user_id="ana", agent_name="bot")
     return app_env
 
 
@@ -117,7 +117,7 @@ def test_a_bare_visit_opens_no_sandbox_and_loads_nothing(public):
         assert_nothing_of_memory(at)
     at = visitor({"sandbox": "x" * 43})  # a stale link: said so, and nothing opened either
     assert any("has expired" in i.value for i in at.info)
-    assert sandboxes_created() == 0 and [s.key for s in get_memory().scopes()] == ["ana/bot"]
+    assert sandboxes_created() == 0 and [s.key for s in _memory().scopes()] == ["ana/bot"]
 
 
 def test_a_sandbox_opens_when_asked_with_or_without_the_demo(public):
@@ -125,9 +125,9 @@ def test_a_sandbox_opens_when_asked_with_or_without_the_demo(public):
     at.button(key="sandbox_demo").click()
     run(at)
     key = at.query_params["sandbox"]
-    [scope] = [s for s in get_memory().scopes() if s.user_id.startswith("sandbox-")]
+    [scope] = [s for s in _memory().scopes() if s.user_id.startswith("sandbox-")]
     assert at.sidebar.selectbox[0].options == [scope.key]
-    assert any("Priya" in f.content for f in get_memory().facts.list(user_id=scope.user_id, agent_name="demo"))
+    assert any("Priya" in f.content for f in _memory().facts.list(user_id=scope.user_id, agent_name="demo"))
     again = visitor({"sandbox": key[0] if isinstance(key, list) else key})  # the link finds the same sandbox
     assert again.sidebar.selectbox[0].options == [scope.key] and sandboxes_created() == 1
 
@@ -135,12 +135,12 @@ def test_a_sandbox_opens_when_asked_with_or_without_the_demo(public):
     at.button(key="sandbox_empty").click()
     run(at)
     [empty] = [s for s in at.sidebar.selectbox[0].options]
-    assert empty != scope.key and get_memory().facts.list(user_id=empty.split("/")[0], agent_name="demo") == []
+    assert empty != scope.key and _memory().facts.list(user_id=empty.split("/")[0], agent_name="demo") == []
 
 
 def test_a_visitor_over_the_cap_gets_a_message_not_a_crash(public):
     public.setenv("MEMORY_CORE_SANDBOX_MAX_LIVE", "1")
-    get_memory.clear()
+    _memory.clear()
     first = visitor()
     first.button(key="sandbox_empty").click()
     run(first)
@@ -167,7 +167,7 @@ def upload(at: AppTest, name: str, content: bytes) -> AppTest:
 
 def test_a_sandbox_visitor_may_upload_only_a_small_file(public):
     public.setenv("MEMORY_CORE_SANDBOX_MAX_UPLOAD_MB", "2")
-    get_memory.clear()
+    _memory.clear()
     at = visitor()
     at.button(key="sandbox_empty").click()
     at = import_page(run(at))
@@ -208,10 +208,10 @@ def test_imports_run_one_at_a_time_per_process(app_env):
         at.button(key="import_go").click()
         run(at)
         assert [w.value for w in at.warning][-1].startswith("Another import is running")
-        assert get_memory().facts.list() == []
+        assert _memory().facts.list() == []
     at.button(key="import_go").click()
     run(at)
-    assert any("Imported into default/default" in s.value for s in at.success) and get_memory().facts.list()
+    assert any("Imported into default/default" in s.value for s in at.success) and _memory().facts.list()
 
 
 # -- the sidebar never shows a database password ------------------------------------------------------
@@ -225,7 +225,7 @@ def test_the_sidebar_masks_a_password_given_in_the_urls_query(pg_url, app_env): 
                  if c.value.startswith("Storage")]  # as it reads: without escape_markdown's marks
     assert "password=***" in storage and "@127.0.0.1:5432" in storage
     assert password not in everything_shown(at)
-    assert password in get_memory().settings.secrets()  # and the logs are scrubbed of it
+    assert password in _memory().settings.secrets()  # and the logs are scrubbed of it
 
 
 def test_a_tab_left_open_past_expiry_stops_writing_into_the_removed_sandbox(public):
@@ -233,7 +233,7 @@ def test_a_tab_left_open_past_expiry_stops_writing_into_the_removed_sandbox(publ
     at.button(key="sandbox_empty").click()
     run(at)
     [scope] = at.sidebar.selectbox[0].options
-    memory = get_memory()
+    memory = _memory()
     with memory.db.write() as s:  # its day is over (the SQL stands in for a clock 24 hours on)
         from sqlalchemy import text
 

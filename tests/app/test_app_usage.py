@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from memory_core import ScriptedChatModel
-from memory_core.dashboard.helpers import get_memory
+from memory_core.dashboard.helpers import _memory
 from memory_core.scope import make_scope
 from memory_core.policy.usage import MeteredChatModel, metering
 from tests.app.test_app import app_env, page  # noqa: F401  (the fixture)
@@ -18,7 +18,7 @@ def test_an_offline_memory_says_nothing_is_spent(app_env):  # noqa: F811
 
 
 def test_the_ledger_and_the_injections_are_shown(app_env):  # noqa: F811
-    memory = get_memory()
+    memory = _memory()
     llm = ScriptedChatModel(default=json.dumps({"facts": [{"content": "User prefers tea", "category": "preference",
                                                            "confidence": 0.9}]}))
     metered = MeteredChatModel(llm, memory.ledger)  # the dashboard's memory is offline: an LLM call made beside it
@@ -35,7 +35,7 @@ def test_the_ledger_and_the_injections_are_shown(app_env):  # noqa: F811
 
 
 def test_recorded_injections_are_listed_replayed_and_counted_per_fact(app_env):  # noqa: F811
-    memory = get_memory()
+    memory = _memory()
     tea = memory.facts.add("User prefers green tea", "preference", 0.9)
     for n in range(30):
         memory.facts.add(f"User owns book number {n} about the history of Lisbon", "knowledge", 0.95)

@@ -9,7 +9,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from memory_core.dashboard.helpers import get_memory
+from memory_core.dashboard.helpers import _memory
 from memory_core.mcp.server import build_server
 from tests.app.test_app import GRID, app_env, page, plain  # noqa: F401  (app_env is a fixture)
 
@@ -91,7 +91,7 @@ def outcome(view, fact_id: str) -> dict:
 
 @pytest.mark.parametrize("edit", EDITS, ids=["content", "content+category", "confidence", "same-statement"])
 def test_mcp_and_the_dashboard_give_the_same_result_for_the_same_edit(app_env, edit):  # noqa: F811
-    memory = get_memory()
+    memory = _memory()
     agent = memory.scoped(user_id="default", agent_name="agent")
     by_agent = agent.facts.add("User lives in Porto", "context", 0.9)
     by_person = memory.facts.add("User lives in Porto", "context", 0.9)

@@ -100,10 +100,10 @@ def test_a_database_from_before_m012_gets_source_error_and_the_restore_journal(t
 
 
 def test_the_facts_page_shows_what_a_correction_corrects(app_env):
-    from memory_core.dashboard.helpers import get_memory
+    from memory_core.dashboard.helpers import _memory
     from tests.app.test_app import page
 
-    memory = get_memory()
+    memory = _memory()
     fix = memory.facts.add("Use make dev to start the stack", "correction", 0.95, source_error="npm start")
     memory.facts.add("User likes tea", "preference", 0.9)
     table = page("facts").data_editor(key=GRID).value

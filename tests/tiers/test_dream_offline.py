@@ -70,10 +70,10 @@ def check_demo_memory(text):
 def test_the_demo_memory_reads_well(tmp_path, database_url):
     with make_memory(tmp_path, database_url) as m:
         assert m.offline
-        outcome = load_demo(m)
+        outcome = load_demo(m.scoped())
         assert outcome["dream"] == 1
         check_demo_memory(m.read_core())
-        # the same over a scoped view (the dashboard's sandbox), and with the facts wired in
+        # the same in another scope (the dashboard's sandbox), and with the facts wired in
         wire_facts(m)
         assert load_demo(m.scoped(user_id="priya"))["dream"] == 1
         check_demo_memory(m.read_core(user_id="priya"))

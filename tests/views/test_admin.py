@@ -71,3 +71,19 @@ def test_a_views_queue_flush_processes_its_scope_only_and_needs_a_writer(tmp_pat
         assert ana.queue.flush() == 1
         assert ana.queue.pending() == 0 and bob.queue.pending() == 1
         assert any("Porto" in f.content for f in ana.facts.list()) and bob.facts.list() == []
+
+
+def test_the_admin_handle_reports_and_switches_the_worker_that_memory_holds(sqlite_memory):
+    from memory_core.policy.access import NOBODY, OPERATOR
+
+    m, admin = sqlite_memory, sqlite_memory.admin
+    assert admin.dreams_enabled and admin.next_dream() == m.worker.next_dream() is not None
+    assert admin.status().running is False and admin.status().dream_enabled and m.status().pending == 0
+    with pytest.raises(PermissionError):
+        admin.set_dreams_enabled(False, principal=NOBODY)
+    admin.set_dreams_enabled(False, principal=OPERATOR)
+    assert not m.worker.dream_enabled and admin.next_dream() is None and not m.status().dream_enabled
+    with admin.acting_as("dashboard:lead@acme.com"):
+        admin.access.grant("ana@acme.com", "viewer", "ana/*")
+    assert admin.access.grants()[0].created_by == "dashboard:lead@acme.com"
+    assert admin.offline == m.offline is True

@@ -38,7 +38,7 @@ _WHERE = {
     "Grant": "memory_core.policy.access",
     "Principal": "memory_core.policy.access",
     "ROLES": "memory_core.policy.access",
-    "acting_as": "memory_core.policy.actors",
+    "acting_as": "memory_core.store.actors",
     "ImportReport": "memory_core.portability.importer",
     "SearchHit": "memory_core.search.index",
     "Settings": "memory_core.settings",

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 from memory_core.extraction.offline.statements import describe, single_valued
-from memory_core.consistency.truth import Provenance, Retired, contradictions
+from memory_core.text.truth import Provenance, Retired, contradictions
 
 if TYPE_CHECKING:
     from memory_core.facts.api import Fact

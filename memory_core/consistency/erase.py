@@ -27,8 +27,8 @@ import numpy as np
 
 from memory_core.consistency.erase_match import (ERASED, Marks, by_keys, keyed, marks_of, passage_key, passages,
                                                  related, rewrite, states)
-from memory_core.consistency.truth import sentence_key
-from memory_core.policy.actors import current_actor
+from memory_core.text.truth import sentence_key
+from memory_core.store.actors import current_actor
 from memory_core.tiers.documents import DatabaseDocumentStore
 
 if TYPE_CHECKING:

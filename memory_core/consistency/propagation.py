@@ -6,7 +6,7 @@ fails or still states the old fact). MEMORY.md follows right after the commit, a
 same actor; the old statement stays only in history (the fact's audit, earlier versions, the daily logs).
 
 Which sentences state a retired fact is read first from their stored provenance (exact, where memory_core wrote them
-from facts), then from their words (see `memory_core.consistency.truth.judge`); a replacement written in its place gets the
+from facts), then from their words (see `memory_core.text.truth.judge`); a replacement written in its place gets the
 replacing fact as its provenance."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 from memory_core.llm.base import complete_within
 from memory_core.store.provenance_store import CORE, summary_place
-from memory_core.consistency.truth import (Retired, Rewrite, Sources, distinctive, scrub_markdown, scrub_prose,
+from memory_core.text.truth import (Retired, Rewrite, Sources, distinctive, scrub_markdown, scrub_prose,
                                            sentences_of, states, ties)
 from memory_core.policy.usage import metering
 

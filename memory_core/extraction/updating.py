@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from memory_core.extraction.candidates import ExtractionReply
 from memory_core.facts.api import Fact, content_key, validate_category, validate_confidence, validate_content
-from memory_core.consistency.truth import sentences_of, ties
+from memory_core.text.truth import sentences_of, ties
 from memory_core.text.instructions import instruction_reason, without_instructions
 from memory_core.text.validation import check_memory_text
 

@@ -1,4 +1,4 @@
 """Facts: the value type and the `memory.facts` API (`api`), and near-duplicate detection (`duplicates`).
 
-May import `store`, `text`, `policy.actors` and the shared `scope`, `clock`, `errors`, `settings`.
+May import `store`, `text`, `store.actors` and the shared `scope`, `clock`, `errors`, `settings`.
 """

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
-from memory_core.policy.actors import current_actor
+from memory_core.store.actors import current_actor
 from memory_core.clock import utc
 from memory_core.errors import MemoryCoreError
 from memory_core.policy.roles import ACTIONS, ROLES, enough, rank, strongest, validate_role  # noqa: F401  (re-exported)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
-from memory_core.policy.actors import current_actor
+from memory_core.store.actors import current_actor
 from memory_core.clock import utc
 from memory_core.errors import BudgetExceeded
 from memory_core.scope import make_scope

@@ -286,7 +286,7 @@ def import_bundle_as(admin: BundleParts, principal: Acting, path: str | Path, *,
                      dry_run: bool = False) -> dict[str, Any]:
     """Import a bundle for a person or token: every scope in it must be one the principal may write
     (PermissionError before anything changes otherwise); changes are recorded as the principal's."""
-    from memory_core.policy.actors import acting_as
+    from memory_core.store.actors import acting_as
 
     with acting_as(principal.actor):
         return import_bundle(admin, path, mode=mode, dry_run=dry_run,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Callable
 
-from memory_core.policy.actors import acting_as, current_actor
+from memory_core.store.actors import acting_as, current_actor
 from memory_core.clock import utc
 from memory_core.errors import BudgetExceeded, QueueFullError
 from memory_core.text.messages import validate_messages

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import schedule
 
-from memory_core.policy.actors import acting_as
+from memory_core.store.actors import acting_as
 from memory_core.runtime.lanes import QueueLanes
 from memory_core.text.redact import scrub
 

@@ -8,7 +8,7 @@ import re
 from dataclasses import replace
 from typing import Sequence
 
-from memory_core.consistency.truth import full_stems, split_sentences, stems
+from memory_core.text.truth import full_stems, split_sentences, stems
 from memory_core.search.index import SearchHit
 
 _MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+|^\s*(?:\*\*)?(?:user|assistant)(?:\*\*)?\s*:\s*", re.I)

@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from memory_core.clock import Clock, utc
 from memory_core.scope import Scope
-from memory_core.consistency.truth import Sources
+from memory_core.text.truth import Sources
 from memory_core.store.db import Database
 from memory_core.store.models import CoreVersionRow
 from memory_core.store.provenance_store import CORE, record_in

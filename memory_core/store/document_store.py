@@ -6,7 +6,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import make_url
 
 from memory_core.clock import Clock
-from memory_core.tiers.document_paths import check_folder, check_path, is_document_path
+from memory_core.store.document_paths import check_folder, check_path, is_document_path
 from memory_core.scope import Scope
 from memory_core.text.validation import check_memory_text
 from memory_core.store.db import Database

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from sqlalchemy import text
 
-from memory_core.policy.actors import current_actor
+from memory_core.store.actors import current_actor
 from memory_core.clock import Clock
 from memory_core.scope import Scope
 from memory_core.store.db import Database

@@ -16,11 +16,11 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from sqlalchemy import func, or_, select, text
 from sqlalchemy.exc import IntegrityError
 
-from memory_core.policy.actors import current_actor
+from memory_core.store.actors import current_actor
 from memory_core.clock import Clock, iso_utc, utc
 from memory_core.facts.api import SUMMARY_SECTIONS, AuditEntry, Fact, content_key  # noqa: F401 (named here before)
 from memory_core.scope import Scope
-from memory_core.consistency.truth import Provenance, Retired, Sources, sentences_of, sentence_key
+from memory_core.text.truth import Provenance, Retired, Sources, sentences_of, sentence_key
 from memory_core.store.db import Database
 from memory_core.store.import_store import record_imported
 from memory_core.store.models import FactAuditRow, FactRow, SummaryRow

@@ -1,5 +1,5 @@
 """The SQL of provenance: which fact (or daily log) each summary sentence and MEMORY.md bullet memory_core wrote came
-from, so that retiring a fact finds exactly the sentences written from it (memory_core.consistency.truth.judge).
+from, so that retiring a fact finds exactly the sentences written from it (memory_core.text.truth.judge).
 
 A place is "summary:<section>" or "core" (MEMORY.md); a sentence is known by `truth.sentence_key`. Whenever a place's
 text is written, the rows of sentences no longer in it go and the new ones' rows come, in the writer's transaction.
@@ -13,7 +13,7 @@ from sqlalchemy import delete, select
 
 from memory_core.clock import Clock
 from memory_core.scope import Scope
-from memory_core.consistency.truth import Provenance, Sources
+from memory_core.text.truth import Provenance, Sources
 from memory_core.store.db import Database
 from memory_core.store.models import ProvenanceRow
 

@@ -14,11 +14,11 @@ import logging
 import re
 from typing import TYPE_CHECKING, Callable
 
-from memory_core.policy.actors import current_actor
+from memory_core.store.actors import current_actor
 from memory_core.tiers.documents import DatabaseDocumentStore
 from memory_core.scope import Scope
 from memory_core.store.core_store import CoreStore, CoreVersion, CoreWrite
-from memory_core.consistency.truth import Sources, sentence_key, sentences_of
+from memory_core.text.truth import Sources, sentence_key, sentences_of
 from memory_core.text.validation import check_memory_text
 
 if TYPE_CHECKING:

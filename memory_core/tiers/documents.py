@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Protocol
 
-from memory_core.tiers.document_paths import FOLDERS, check_folder, check_path, is_document_path
+from memory_core.store.document_paths import FOLDERS, check_folder, check_path, is_document_path
 from memory_core.scope import Scope
 from memory_core.store.document_store import DatabaseDocumentStore
 from memory_core.text.validation import check_memory_text

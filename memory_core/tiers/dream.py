@@ -36,7 +36,7 @@ from memory_core.store.dream_store import DreamStore
 from memory_core.store.proposal_store import ProposalStore
 from memory_core.store.provenance_store import CORE, ProvenanceStore
 from memory_core.text.words import STOPWORDS, sha256_text, stem, words
-from memory_core.consistency.truth import Provenance, Retired, merge_sources, scrub_markdown, sentence_key, ties
+from memory_core.text.truth import Provenance, Retired, merge_sources, scrub_markdown, sentence_key, ties
 from memory_core.text.credentials import without_secrets
 from memory_core.text.tokens import count_tokens, truncate_to_tokens
 from memory_core.tiers.core import BULLET, bullets

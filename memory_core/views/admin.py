@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memory_core.policy.actors import acting_as
+from memory_core.store.actors import acting_as
 from memory_core.policy.usage import usage_records
 from memory_core.scope import DEFAULT_SCOPE, Scope, make_scope
 from memory_core.tiers.documents import LocalDocumentStore

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator
 
 from memory_core.clock import utc
-from memory_core.policy.actors import acting_as, current_actor
+from memory_core.store.actors import acting_as, current_actor
 from memory_core.consistency.doctor import Finding, check
 from memory_core.tiers.documents import LocalDocumentStore, export_documents
 from memory_core.errors import LLMError, LLMReplyError
@@ -30,7 +30,7 @@ from memory_core.text.messages import strip_scheduled_pairs, validate_messages
 from memory_core.runtime.queue import validate_thread_id
 from memory_core.policy.roles import rank, validate_role
 from memory_core.search.one_hit import one_hit_per_statement
-from memory_core.consistency.truth import Retired, distinctive, says_same, stale, stems
+from memory_core.text.truth import Retired, distinctive, says_same, stale, stems
 from memory_core.store.episode_store import retired_facts
 from memory_core.store.import_store import ImportLedger
 from memory_core.facts.api import SUMMARY_SECTIONS
@@ -383,7 +383,7 @@ class ScopedMemory:
         return [h if h.kind == "fact" or (now := current(h.text)) is None else replace(h, current=now) for h in hits]
 
     def _current_of(self, valid: list[str]) -> Callable[[str], str | None]:
-        """A passage's `SearchHit.current`: for one that states a retired fact (consistency.truth), what replaced
+        """A passage's `SearchHit.current`: for one that states a retired fact (text.truth), what replaced
         it ("" when nothing did); None for an ordinary passage. `valid`: texts known to be current (a passage
         that one of them says is not stale)."""
         retired = [Retired(i, c, r) for i, c, r in retired_facts(self._parts.db, self.scope)]

@@ -9,7 +9,7 @@ import json
 import pytest
 from sqlalchemy import create_engine, inspect, text
 
-from memory_core.consistency.truth import erase_marks, erase_passages, proper_names
+from memory_core.text.truth import erase_marks, erase_passages, proper_names
 from tests.conftest import make_memory
 from tests.consistency.test_propagation import GLOBEX, visible
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from memory_core import ScriptedChatModel
-from memory_core.consistency.truth import Retired, distinctive, scrub_markdown, scrub_prose, states
+from memory_core.text.truth import Retired, distinctive, scrub_markdown, scrub_prose, states
 
 from tests.conftest import make_memory
 

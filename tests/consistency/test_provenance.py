@@ -19,7 +19,7 @@ from memory_core.scope import Scope
 from memory_core.store.db import Database
 from memory_core.store.migrations import migrate
 from memory_core.store.provenance_store import ProvenanceStore
-from memory_core.consistency.truth import Provenance, Retired, judge, scrub_markdown, scrub_prose, sentence_key, ties
+from memory_core.text.truth import Provenance, Retired, judge, scrub_markdown, scrub_prose, sentence_key, ties
 
 from tests.conftest import PG_URL, make_memory
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from memory_core.consistency.doctor import check
-from memory_core.consistency.truth import Retired, distinctive, says_same, scrub_markdown, scrub_prose, stale, states
+from memory_core.text.truth import Retired, distinctive, says_same, scrub_markdown, scrub_prose, stale, states
 from memory_core.facts.api import Fact
 
 from tests.conftest import make_memory

@@ -264,11 +264,16 @@ class Memory:
     def approve_dream(self, proposal_id: str) -> DreamResult:
         """Write a proposal as MEMORY.md's new version. KeyError if unknown; ValueError if MEMORY.md changed since
         the proposal (or it is no longer open)."""
-        return self.dreamer.approve(proposal_id)
+        return self._of_proposal(proposal_id).approve_dream(proposal_id)
 
     def reject_dream(self, proposal_id: str) -> None:
         """Drop a proposal (KeyError if unknown or no longer open)."""
-        self.dreamer.reject(proposal_id)
+        self._of_proposal(proposal_id).reject_dream(proposal_id)
+
+    def _of_proposal(self, proposal_id: str) -> ScopedMemory:
+        """The admin view of the scope a proposal belongs to (KeyError if the proposal is unknown)."""
+        proposal = self.dreamer.proposals.get(proposal_id)
+        return self._at(proposal.user_id, proposal.agent_name)
 
     def dream_diaries(self, *, user_id: str = "default", agent_name: str = "default") -> list[str]:
         return self._at(user_id, agent_name).dream_diaries()

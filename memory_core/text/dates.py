@@ -7,7 +7,8 @@ the patterns below; what a count of days, weeks, months or years back or ahead m
 `dateparser` (a maintained library); what it is weak at (a weekday named "last", weeks and weekends, a month
 named without a year, "the week before", seasons) is computed here.
 
-A value is written at the precision the expression has: a day ("7 May 2023"), a week ("the week of 1 May
+A value is written at the precision the expression has: a day ("7 May 2023"; "Tuesday 18 July 2023" for a weekday
+written short, "last Tues", so that the day is named in full), a week ("the week of 1 May
 2023", weeks start on Monday), a weekend ("the weekend of 6 May 2023"), a month ("June 2023"), a season
 ("summer 2022") or a year ("2022").
 """
@@ -30,7 +31,8 @@ _SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 _NUM = r"(?P<n>\d{1,3}|a couple of|a couple|couple of|a few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 _UNIT = r"(?P<unit>day|week|month|year)s?"
 _MONTH = r"(?P<month>" + "|".join(_MONTHS) + r"|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
-_WEEKDAY = r"(?P<weekday>" + "|".join(_WEEKDAYS) + r")"
+# A weekday in full or written short ("last Fri", "last Tues"); "sun" is left out: "the last sun" is weather.
+_WEEKDAY = r"(?P<weekday>" + "|".join(_WEEKDAYS) + r"|mon|tues?|wed|thu(?:rs?)?|fri|sat)\b"
 _FUTURE = re.compile(r"\b(?:will|'ll|going to|gonna|plan(?:ning)? to|planned|hope to|can't wait|excited to|"
                      r"looking forward|upcoming|next|soon|scheduled)\b", re.I)
 
@@ -41,7 +43,7 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     ("ahead", r"\b(?:in|within)\s+" + _NUM + r"\s+" + _UNIT + r"(?:'?s)?\s*(?:time\b)?"),
     ("ahead", _NUM + r"\s+" + _UNIT + r"\s+from\s+(?:now|today)\b"),
     ("before_after", r"\bthe\s+(?P<unit>day|week|month|year|weekend)\s+(?P<dir>before|after)\b(?!\s+(?:the|a|an|my|our|his|her|their|\d))"),
-    ("weekday", r"\b(?P<rel>last|this past|past|next|this coming|coming|this)\s+" + _WEEKDAY + r"\b"),
+    ("weekday", r"\b(?P<rel>last|this past|past|next|this coming|coming|this)\s+" + _WEEKDAY),
     ("period", r"\b(?P<rel>last|this past|past|next|this coming|coming|this|earlier this|later this)\s+"
                r"(?P<unit>week|weekend|month|year)\b"),
     ("season", r"\b(?P<rel>last|this past|past|next|this coming|this)\s+(?P<season>spring|summer|autumn|fall|winter)\b"),
@@ -141,15 +143,18 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
             return _at_precision(said_on + timedelta(days=7 * sign), "weekend")
         return _at_precision(_shift(said_on, 1, unit, sign), unit)
     if kind == "weekday":
-        target = _WEEKDAYS.index(g["weekday"].lower())
+        written = g["weekday"].lower()
+        target = next(i for i, name in enumerate(_WEEKDAYS) if name.startswith(written[:3]))
         direction = _relative(g["rel"])
         if direction < 0:  # the most recent such day before the day it was said
-            back = (said_on.weekday() - target) % 7 or 7
-            return _at_precision(said_on - timedelta(days=back), "day")
-        if direction > 0:
-            ahead = (target - said_on.weekday()) % 7 or 7
-            return _at_precision(said_on + timedelta(days=ahead), "day")
-        return _at_precision(_monday(said_on) + timedelta(days=target), "day")  # "this Friday": this week's
+            day = said_on - timedelta(days=(said_on.weekday() - target) % 7 or 7)
+        elif direction > 0:
+            day = said_on + timedelta(days=(target - said_on.weekday()) % 7 or 7)
+        else:
+            day = _monday(said_on) + timedelta(days=target)  # "this Friday": this week's
+        value, first = _at_precision(day, "day")
+        # a weekday written short is named in full: "last Tues (Tuesday 18 July 2023)"
+        return (value if written in _WEEKDAYS else f"{_WEEKDAYS[target].capitalize()} {value}"), first
     if kind == "period":
         unit = g["unit"].lower()
         rel = " ".join(g["rel"].lower().split())

@@ -110,6 +110,41 @@ def test_half_a(said_on, text, expected):
     assert _right(said_on, text, expected), [r.value for r in resolve_dates(text, date.fromisoformat(said_on))]
 
 
+# Weekdays written short, in two halves written before either was run (half B measured first: 6/6, then half A:
+# 6/6): the day is named in full in the value, and words that only begin like a weekday are left alone.
+SHORT_A = [
+    ("2023-07-15", "Last Fri I finally took my kids to a pottery workshop.", "Friday 14 July 2023"),
+    ("2023-07-20", "I just joined a new activist group last Tues.", "Tuesday 18 July 2023"),
+    ("2023-05-08", "See you next Thurs at the library.", "Thursday 11 May 2023"),
+    ("2023-05-08", "This Sat we're going to the lake.", "Saturday 13 May 2023"),
+    ("2023-05-08", "The last sun of the day was lovely.", None),
+    ("2023-05-08", "Last fries I ate were cold.", None),
+]
+SHORT_B = [
+    ("2023-10-20", "Last Wed. my son started school.", "Wednesday 18 October 2023"),
+    ("2023-10-20", "I have an interview next Mon.", "Monday 23 October 2023"),
+    ("2023-10-20", "We met up last Thu for coffee.", "Thursday 19 October 2023"),
+    ("2023-03-20", "Next Tue I start the new job.", "Tuesday 21 March 2023"),
+    ("2023-03-20", "Last Satellite launch was delayed.", None),
+    ("2023-03-20", "The last Monet exhibition was great.", None),
+]
+
+
+def test_short_weekdays_half_b_held_out():
+    assert _score(SHORT_B) == 1.0, [resolve_dates(t, date.fromisoformat(d)) for d, t, _ in SHORT_B]
+
+
+@pytest.mark.parametrize("said_on,text,expected", SHORT_A)
+def test_short_weekdays_half_a(said_on, text, expected):
+    assert _right(said_on, text, expected), [r.value for r in resolve_dates(text, date.fromisoformat(said_on))]
+
+
+def test_a_short_weekday_is_annotated_without_its_full_stop():
+    said = date(2023, 7, 20)
+    assert annotate("I joined a group last Tues. It was fun.", said) == \
+        "I joined a group last Tues (Tuesday 18 July 2023). It was fun."
+
+
 def test_annotate_writes_the_date_after_the_expression():
     said = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
     assert annotate("I went to a support group yesterday.", said) == "I went to a support group yesterday (7 May 2023)."

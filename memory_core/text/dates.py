@@ -5,7 +5,8 @@ said; `annotate(text, said_on)` writes that meaning after each one ("yesterday (
 episodes store and show, so that a passage read months later still says when. The expressions are found by
 the patterns below; what a count of days, weeks, months or years back or ahead means is computed by
 `dateparser` (a maintained library); what it is weak at (a weekday named "last", weeks and weekends, a month
-named without a year, "the week before", seasons) is computed here.
+named without a year, "the week before", seasons) is computed here. A length of time up to the day said ("seven
+years now", "for the past two months") is written as when it began: "since 2016".
 
 A value is written at the precision the expression has: a day ("7 May 2023"; "Tuesday 18 July 2023" for a weekday
 written short, "last Tues", so that the day is named in full), a week ("the week of 1 May
@@ -40,6 +41,8 @@ _FUTURE = re.compile(r"\b(?:will|'ll|going to|gonna|plan(?:ning)? to|planned|hop
 _PATTERNS: tuple[tuple[str, str], ...] = (
     ("day_offset", r"\bthe day before yesterday\b|\bthe day after tomorrow\b"),
     ("ago", _NUM + r"\s+" + _UNIT + r"\s+(?:ago|back|earlier)\b"),
+    ("since", _NUM + r"\s+(?P<unit>month|year)s?\s+now\b"),
+    ("since", r"\bfor\s+the\s+(?:past|last)\s+" + _NUM + r"\s+(?P<unit>month|year)s?\b"),
     ("ahead", r"\b(?:in|within)\s+" + _NUM + r"\s+" + _UNIT + r"(?:'?s)?\s*(?:time\b)?"),
     ("ahead", _NUM + r"\s+" + _UNIT + r"\s+from\s+(?:now|today)\b"),
     ("before_after", r"\bthe\s+(?P<unit>day|week|month|year|weekend)\s+(?P<dir>before|after)\b(?!\s+(?:the|a|an|my|our|his|her|their|\d))"),
@@ -129,6 +132,12 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
     if kind == "day_offset":
         offset = -2 if "before" in m.group(0).lower() else 2
         return _at_precision(said_on + timedelta(days=offset), "day")
+    if kind == "since":  # "seven years now": since the year it began
+        n = _count(g["n"])
+        if n > 400:
+            return None
+        value, first = _at_precision(_shift(said_on, n, g["unit"].lower(), -1), g["unit"].lower())
+        return f"since {value}", first
     if kind in ("ago", "ahead"):
         unit = g["unit"].lower()
         n = _count(g["n"])

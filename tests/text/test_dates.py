@@ -130,6 +130,31 @@ SHORT_B = [
 ]
 
 
+# A length of time up to the day said, written as when it began; in two halves written before either was run
+# (half B measured first: 4/4, then half A: 4/4).
+SINCE_A = [
+    ("2023-09-13", "Seven years now, and I've found my real muses.", "since 2016"),
+    ("2023-09-13", "I've volunteered there for the past two years.", "since 2021"),
+    ("2023-09-13", "For the last 3 months I've been running daily.", "since June 2023"),
+    ("2023-09-13", "We spent seven years in Spain.", None),
+]
+SINCE_B = [
+    ("2024-02-29", "Five years now we've been married.", "since 2019"),
+    ("2024-02-29", "I've kept a journal for the past six months.", "since August 2023"),
+    ("2024-02-29", "a year now since I quit smoking", "since 2023"),
+    ("2024-02-29", "I worked there for two years.", None),
+]
+
+
+def test_since_half_b_held_out():
+    assert _score(SINCE_B) == 1.0, [resolve_dates(t, date.fromisoformat(d)) for d, t, _ in SINCE_B]
+
+
+@pytest.mark.parametrize("said_on,text,expected", SINCE_A)
+def test_since_half_a(said_on, text, expected):
+    assert _right(said_on, text, expected), [r.value for r in resolve_dates(text, date.fromisoformat(said_on))]
+
+
 def test_short_weekdays_half_b_held_out():
     assert _score(SHORT_B) == 1.0, [resolve_dates(t, date.fromisoformat(d)) for d, t, _ in SHORT_B]
 

@@ -127,8 +127,9 @@ def test_the_report_lists_each_passage_with_its_date_and_a_cost_that_adds_up_to_
 def test_rerank_prefers_the_turns_of_the_person_asked_about():
     hits = [Hit("episode", f"{EP1}#1", "Melanie: I love pottery.", 1.0),
             Hit("episode", f"{EP1}#2", "Caroline: I love painting.", 0.9),
-            Hit("episode", f"{EP1}#3", "Melanie: Caroline paints well.", 0.8)]
-    assert [h.source[-1] for h in rerank(hits, "What does Caroline love?")] == ["2", "3", "1"]
+            Hit("episode", f"{EP1}#3", "Melanie: Thanks, Caroline! I love it.", 0.8)]
+    # Melanie's turns rank down, the one that speaks to Caroline too: it is not about her
+    assert [h.source[-1] for h in rerank(hits, "What does Caroline love?")] == ["2", "1", "3"]
     assert rerank(hits, "What do they love?") == hits  # nobody named: the order stays
 
 

@@ -6,7 +6,7 @@ episodes store and show, so that a passage read months later still says when. Th
 the patterns below; what a count of days, weeks, months or years back or ahead means is computed by
 `dateparser` (a maintained library); what it is weak at (a weekday named "last", weeks and weekends, a month
 named without a year, "the week before", seasons) is computed here. A length of time up to the day said ("seven
-years now", "for the past two months") is written as when it began: "since 2016".
+years now", "five years already", "for the past two months") is written as when it began: "since 2016".
 
 A value is written at the precision the expression has: a day ("7 May 2023"; "Tuesday 18 July 2023" for a weekday
 written short, "last Tues", so that the day is named in full), a week ("the week of 1 May
@@ -41,7 +41,8 @@ _FUTURE = re.compile(r"\b(?:will|'ll|going to|gonna|plan(?:ning)? to|planned|hop
 _PATTERNS: tuple[tuple[str, str], ...] = (
     ("day_offset", r"\bthe day before yesterday\b|\bthe day after tomorrow\b"),
     ("ago", _NUM + r"\s+" + _UNIT + r"\s+(?:ago|back|earlier)\b"),
-    ("since", _NUM + r"\s+(?P<unit>month|year)s?\s+now\b"),
+    ("weekends_ago", _NUM + r"\s+weekends?\s+(?:ago|back|earlier)\b"),
+    ("since", _NUM + r"\s+(?P<unit>month|year)s?\s+(?:now|already)\b"),
     ("since", r"\bfor\s+the\s+(?:past|last)\s+" + _NUM + r"\s+(?P<unit>month|year)s?\b"),
     ("ahead", r"\b(?:in|within)\s+" + _NUM + r"\s+" + _UNIT + r"(?:'?s)?\s*(?:time\b)?"),
     ("ahead", _NUM + r"\s+" + _UNIT + r"\s+from\s+(?:now|today)\b"),
@@ -138,6 +139,8 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
             return None
         value, first = _at_precision(_shift(said_on, n, g["unit"].lower(), -1), g["unit"].lower())
         return f"since {value}", first
+    if kind == "weekends_ago":  # "two weekends ago": the weekend that many before this week's
+        return _at_precision(said_on - timedelta(days=7 * _count(g["n"])), "weekend")
     if kind in ("ago", "ahead"):
         unit = g["unit"].lower()
         n = _count(g["n"])

@@ -130,19 +130,23 @@ SHORT_B = [
 ]
 
 
-# A length of time up to the day said, written as when it began; in two halves written before either was run
-# (half B measured first: 4/4, then half A: 4/4).
+# A length of time up to the day said, written as when it began, and weekends counted back; in two halves written
+# before either was run (half B measured first: 6/6, then half A: 6/6).
 SINCE_A = [
     ("2023-09-13", "Seven years now, and I've found my real muses.", "since 2016"),
     ("2023-09-13", "I've volunteered there for the past two years.", "since 2021"),
     ("2023-09-13", "For the last 3 months I've been running daily.", "since June 2023"),
     ("2023-09-13", "We spent seven years in Spain.", None),
+    ("2023-06-09", "5 years already! Time flies.", "since 2018"),
+    ("2023-07-17", "We went camping two weekends ago.", "the weekend of 8 July 2023"),
 ]
 SINCE_B = [
     ("2024-02-29", "Five years now we've been married.", "since 2019"),
     ("2024-02-29", "I've kept a journal for the past six months.", "since August 2023"),
     ("2024-02-29", "a year now since I quit smoking", "since 2023"),
     ("2024-02-29", "I worked there for two years.", None),
+    ("2023-10-20", "Three months already since the move!", "since July 2023"),
+    ("2023-10-20", "A few weekends ago we hiked Mt. Tam.", "the weekend of 30 September 2023"),
 ]
 
 

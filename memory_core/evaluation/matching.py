@@ -1,16 +1,18 @@
-"""Whether an answer is in a text: its content words, stemmed, with dates recognised however they are written.
+"""Whether an answer is in a text: its content words, stemmed, with dates and numbers recognised however they are
+written.
 
 A date is read in the usual spellings ("2023-05-07", "7 May 2023", "May 7, 2023", "7th of May 2023", "May 7th,
 2023", "07/05/2023" is not read: day and month order is ambiguous) and written once more in one spelling ("7 may
 2023") beside the original, on both sides, so that "2023-05-07" in the context carries the answer "7 May 2023"
-and the other way round.
+and the other way round. A number said in words is read as its digits ("ten years ago" holds the answer "10
+years ago"), on both sides.
 """
 
 from __future__ import annotations
 
 import re
 
-from memory_core.text.words import STOPWORDS, stem, words
+from memory_core.text.words import NUMBER_WORDS, STOPWORDS, stem, words
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
@@ -49,7 +51,7 @@ def normalise_dates(text: str) -> str:
 
 
 def _stems(text: str, keep_stopwords: bool = False) -> set[str]:
-    return {stem(w) for w in words(text) if keep_stopwords or w not in STOPWORDS}
+    return {stem(NUMBER_WORDS.get(w, w)) for w in words(text) if keep_stopwords or w not in STOPWORDS}
 
 
 def with_dates(text: str) -> str:
@@ -59,8 +61,8 @@ def with_dates(text: str) -> str:
 
 
 def answer_in_context(answer: str, context: str) -> bool | None:
-    """Whether all content words of `answer` (stemmed, its dates in any spelling) are in `context`; None for an
-    answer with no words."""
+    """Whether all content words of `answer` (stemmed, its dates in any spelling, numbers in words or digits) are in
+    `context`; None for an answer with no words."""
     answer = normalise_dates(answer)
     wanted = _stems(answer) or _stems(answer, keep_stopwords=True)
     if not wanted:

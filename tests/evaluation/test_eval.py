@@ -115,6 +115,9 @@ def test_answer_in_context_and_judge_label():
     assert answer_in_context("The sunday before 25 May 2023", "[25 May 2023]\n- Mel: last Sunday (21 May 2023)") is True
     assert answer_in_context("8 May 2023", "2023-05-07") is False
     assert answer_in_context("2023-05-07", "May 2023") is False
+    assert answer_in_context("10 years ago", "a bowl for my 18th birthday ten years ago (2013)") is True
+    assert answer_in_context("7 years", "Seven years now (since 2016)") is True
+    assert answer_in_context("3 kids", "our two kids") is False
     assert label('{"label": "CORRECT"}') == "CORRECT" and label("```json\n{\"label\": \"WRONG\"}\n```") == "WRONG"
     assert label("Correct.") == "CORRECT" and label("no idea") == "WRONG"
 

@@ -36,8 +36,9 @@ if TYPE_CHECKING:
 TITLE = "Relevant passages:"
 NEIGHBOURS = 1  # turns each side of a turn that search found
 # A neighbour goes in after the turns search ranked up to this many places below the turn it is beside: search
-# lends a turn's score to its neighbours already, so the turns it ranked come first (10 -> 40: LoCoMo conv-26,
-# tuned on, 0.711 -> 0.724 at 2,000 tokens; conv-30, checked on, 0.778 and 0.753 at 1,000 unchanged).
+# lends a turn's score to its neighbours already, so the turns it ranked come first (10 -> 40, with the speaker
+# rule of `rerank`: LoCoMo conv-26, tuned on, 0.711 -> 0.724 at 2,000 tokens and 0.671 -> 0.684 at 1,000; conv-30,
+# checked on, 0.778 unchanged and 0.741 -> 0.753 at 1,000).
 NEIGHBOUR_LAG = 40
 HITS = 80  # the search hits passages are made of, at most
 _EPISODE = re.compile(r"episodes/(\d{4}-\d{2}-\d{2})-[0-9a-f]+#(\d+)")

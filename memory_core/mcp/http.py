@@ -70,9 +70,13 @@ class BearerAuth:
     """ASGI middleware: a live API token on every HTTP request, or 401 and nothing else."""
 
     def __init__(self, app: "ASGIApp", verify: Callable[[str], ApiToken | None], *,
+                 cached: Callable[[str], ApiToken | None] = lambda _secret: None,
                  challenge: bytes = challenge()) -> None:
+        """`verify(secret)` may read the database; `cached(secret)` answers from memory alone, or None to ask
+        `verify`."""
         self.app = app
         self.verify = verify
+        self.cached = cached
         self.challenge = challenge
 
     async def __call__(self, scope: "Scope", receive: "Receive", send: "Send") -> None:
@@ -84,8 +88,9 @@ class BearerAuth:
             return
         secret = bearer_secret(scope.get("headers", []))
         try:
-            # A database read (and, once a minute, the token's last use written): off the event loop.
-            token = await anyio.to_thread.run_sync(self.verify, secret) if secret else None
+            # A token verified in the last few seconds is answered here; a database read (and, once a minute, the
+            # token's last use written) runs off the event loop.
+            token = (self.cached(secret) or await anyio.to_thread.run_sync(self.verify, secret)) if secret else None
         except Exception:
             log.exception("checking a token failed")
             await _bare(send, 503)
@@ -135,7 +140,7 @@ def http_app(memory: "Memory", *, host: str = "127.0.0.1") -> "ASGIApp":
     app = server.streamable_http_app(streamable_http_path=PATH, host=host, max_request_body_size=max_body_bytes(memory),
                                      session_idle_timeout=settings.mcp_session_idle_seconds)
     capped = SessionCap(app, settings.mcp_sessions_per_token, settings.mcp_session_idle_seconds, owner=token_owner)
-    return WellKnown(BearerAuth(capped, memory.access.verify_token))
+    return WellKnown(BearerAuth(capped, memory.access.verify_token, cached=memory.access.cached_token))
 
 
 def serve_http(memory: "Memory", *, host: str = "127.0.0.1", port: int = 8000,

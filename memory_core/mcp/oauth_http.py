@@ -201,7 +201,8 @@ def oauth_http_app(memory: "Memory", config: OidcConfig, *, issuer: str, host: s
     # One cap for both ways in: at most mcp_sessions_per_token sessions per API token and per signed-in person.
     capped = SessionCap(mcp_app, memory.settings.mcp_sessions_per_token, memory.settings.mcp_session_idle_seconds,
                         owner=session_owner)
-    api = BearerAuth(capped, memory.access.verify_token, challenge=challenge(issuer + RESOURCE_METADATA + PATH))
+    api = BearerAuth(capped, memory.access.verify_token, cached=memory.access.cached_token,
+                     challenge=challenge(issuer + RESOURCE_METADATA + PATH))
     auth = RegistrationGuard(Starlette(routes=routes), memory.settings.mcp_registrations_per_minute, memory.clock)
     return OAuthRouter(api, PersonGate(capped, provider, memory), auth)
 

@@ -89,6 +89,10 @@ class SandboxLimitError(MemoryCoreError):
     """No new sandbox now: as many are open, or were opened in the last minute, as the settings allow."""
 
 
+def _well_formed(secret: object) -> bool:
+    return isinstance(secret, str) and secret.startswith(TOKEN_PREFIX) and len(secret) <= 128
+
+
 def hash_secret(secret: str) -> str:
     # Token secrets are 256 random bits: a plain hash is as strong as a slow one here, and verifies fast.
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
@@ -317,12 +321,11 @@ class Access:
 
     def verify_token(self, secret: str) -> ApiToken | None:
         """The token whose secret this is, if it is known, not revoked and not expired; else None."""
-        if not isinstance(secret, str) or not secret.startswith(TOKEN_PREFIX) or len(secret) > 128:
+        if not _well_formed(secret):
             return None
         digest = hash_secret(secret)
-        with self._tokens_lock:
-            cached = self._tokens.get(digest)
-        if cached is not None and time.monotonic() - cached[1] < float(self._settings.token_cache_seconds):
+        cached = self._cached(digest)
+        if cached is not None:
             token, read_at = cached
         else:
             row = self._store.token_by_hash(digest)
@@ -342,6 +345,28 @@ class Access:
                 self._tokens.pop(next(iter(self._tokens)))
             self._tokens[digest] = (token, read_at)
         return token
+
+    def cached_token(self, secret: str) -> ApiToken | None:
+        """`verify_token` where it needs no I/O: the token verified within token_cache_seconds, still active and
+        used within the minute; None when `verify_token` must decide (unknown, stale, revoked or expired, or its
+        last use to be written). An HTTP request's check runs this on the event loop, the rest in a thread."""
+        if not _well_formed(secret):
+            return None
+        cached = self._cached(hash_secret(secret))
+        if cached is None:
+            return None
+        token, now = cached[0], self._clock.now()
+        if not token.active(now) or token.last_used_at is None or now - token.last_used_at >= _TOUCH_EVERY:
+            return None
+        return token
+
+    def _cached(self, digest: str) -> tuple[ApiToken, float] | None:
+        """(token, when read) from the cache while younger than token_cache_seconds."""
+        with self._tokens_lock:
+            cached = self._tokens.get(digest)
+        if cached is not None and time.monotonic() - cached[1] < float(self._settings.token_cache_seconds):
+            return cached
+        return None
 
     def revoke_token(self, token_id: str) -> None:
         if not isinstance(token_id, str):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable, Iterable, Sequence
 
-from sqlalchemy import delete, func, select, tuple_
+from sqlalchemy import bindparam, delete, func, select, tuple_
 
 from memory_core.clock import utc
 from memory_core.scope import Scope
@@ -194,15 +194,26 @@ def turn_chunks(db: Database, scope: Scope, sources: Iterable[str]) -> list[tupl
     return [(pk, f"{path}#{line}", text) for pk, path, line, text in rows]
 
 
+# What every search reads, built once (building a statement costs more than running these): a scope's (:u, :a)
+# latest :n retired facts but the erased, valid facts by id, and the latest :n deleted facts' audit entries.
+_RETIRED = select(FactRow.id, FactRow.content, FactRow.superseded_by).where(
+    FactRow.user_id == bindparam("u"), FactRow.agent_name == bindparam("a"), FactRow.invalid_at.is_not(None),
+    FactRow.content != "[erased]").order_by(FactRow.invalid_at.desc()).limit(bindparam("n"))
+_VALID = select(FactRow.id, FactRow.content).where(FactRow.id.in_(bindparam("ids", expanding=True)),
+                                                   FactRow.invalid_at.is_(None))
+_DELETED = select(FactAuditRow.fact_id, FactAuditRow.old).where(
+    FactAuditRow.user_id == bindparam("u"), FactAuditRow.agent_name == bindparam("a"),
+    FactAuditRow.action == "deleted").order_by(FactAuditRow.at.desc()).limit(bindparam("n"))
+
+
 def retired_facts(db: Database, scope: Scope, limit: int = 500) -> list[tuple[str, str, str | None]]:
     """(id, content, content of the valid fact that replaced it, or None) of the scope's latest retired facts, at
     most `limit`, erased ones left out (their text is gone), deleted ones read from the audit log: what a passage
     must not give as current. A chain of
     replacements (Lisbon -> "moved to Porto" -> "lives in Porto") is followed to the fact that is valid now."""
+    params = {"u": scope.user_id, "a": scope.agent_name, "n": limit}
     with db.read() as s:
-        rows = s.execute(select(FactRow.id, FactRow.content, FactRow.superseded_by).where(
-            FactRow.user_id == scope.user_id, FactRow.agent_name == scope.agent_name, FactRow.invalid_at.is_not(None),
-            FactRow.content != "[erased]").order_by(FactRow.invalid_at.desc()).limit(limit)).all()
+        rows = s.execute(_RETIRED, params).all()
         by_id = {i: (c, nxt) for i, c, nxt in rows}
         ends: dict[str, str | None] = {}
         for fact_id, (_content, nxt) in by_id.items():
@@ -212,11 +223,8 @@ def retired_facts(db: Database, scope: Scope, limit: int = 500) -> list[tuple[st
                 nxt = by_id[nxt][1]
             ends[fact_id] = nxt
         wanted = sorted({e for e in ends.values() if e})
-        valid = dict(s.execute(select(FactRow.id, FactRow.content).where(
-            FactRow.id.in_(wanted), FactRow.invalid_at.is_(None))).all()) if wanted else {}
-        deleted = s.execute(select(FactAuditRow.fact_id, FactAuditRow.old).where(
-            FactAuditRow.user_id == scope.user_id, FactAuditRow.agent_name == scope.agent_name,
-            FactAuditRow.action == "deleted").order_by(FactAuditRow.at.desc()).limit(limit)).all()
+        valid = dict(s.execute(_VALID, {"ids": wanted}).all()) if wanted else {}
+        deleted = s.execute(_DELETED, params).all()
     out = [(i, by_id[i][0], valid.get(ends[i]) if ends[i] else None) for i in by_id]
     for fact_id, old in deleted:  # deleted facts leave their row; the audit log keeps what they said
         content = (json.loads(old) or {}).get("content") if old else None

@@ -11,16 +11,37 @@ from __future__ import annotations
 from contextlib import nullcontext
 from typing import Iterable, Sequence
 
-from sqlalchemy import delete, func, select, text
+from sqlalchemy import bindparam, delete, func, select, text
 
 from memory_core.scope import Scope
 from memory_core.store.db import Database
+from memory_core.store.fact_store import FACT_COUNT
 from memory_core.store.models import ChunkRow, EmbeddingRow, FactRow, IndexedDocRow, TokenStatsRow
 
 # Keyword search's tables: (table, owner expression, text column, extra condition: only valid facts are searched).
 _TABLES = (("facts", "'f:' || t.id", "content", " AND t.invalid_at IS NULL"), ("chunks", "'c:' || t.pk", "text", ""))
 # (owner, dim, text hash, vector bytes) of one `embeddings` row; dim <= 0 marks failed attempts, no vector
 EmbeddingWrite = tuple[str, int, str, bytes]
+
+
+# What every search reads, built once: building a statement costs more than SQLite takes to run these. Their
+# parameters: the scope (:u, :a) and the names given.
+_CHUNK_COUNT = select(func.count()).select_from(ChunkRow).where(ChunkRow.user_id == bindparam("u"),
+                                                                ChunkRow.agent_name == bindparam("a"))
+_INDEXED_DOCS = select(IndexedDocRow.path, IndexedDocRow.content_hash).where(
+    IndexedDocRow.user_id == bindparam("u"), IndexedDocRow.agent_name == bindparam("a"))
+_TOKEN_STATS = select(TokenStatsRow.version, TokenStatsRow.items).where(
+    TokenStatsRow.user_id == bindparam("u"), TokenStatsRow.agent_name == bindparam("a"),
+    TokenStatsRow.model == bindparam("m"))
+_HIT_FACTS = select(FactRow.id, FactRow.content, FactRow.source, FactRow.user_id, FactRow.agent_name,
+                    FactRow.invalid_at).where(FactRow.id.in_(bindparam("ids", expanding=True)))
+_HIT_CHUNKS = select(ChunkRow.pk, ChunkRow.kind, ChunkRow.path, ChunkRow.start_line, ChunkRow.end_line, ChunkRow.text,
+                     ).where(ChunkRow.pk.in_(bindparam("pks", expanding=True)), ChunkRow.user_id == bindparam("u"),
+                             ChunkRow.agent_name == bindparam("a"))
+
+
+def _scope(scope: Scope) -> dict[str, str]:
+    return {"u": scope.user_id, "a": scope.agent_name}
 
 
 def scope_word(user_id: str, agent_name: str) -> str:
@@ -44,10 +65,8 @@ class IndexStore:
     def item_count(self, scope: Scope) -> int:
         """The scope's valid facts plus its chunks."""
         with self.db.read() as s:
-            facts = s.execute(text("SELECT n FROM fact_counts WHERE user_id = :u AND agent_name = :a"),
-                              {"u": scope.user_id, "a": scope.agent_name}).scalar() or 0
-            chunks = s.execute(select(func.count()).select_from(ChunkRow).where(
-                ChunkRow.user_id == scope.user_id, ChunkRow.agent_name == scope.agent_name)).scalar()
+            facts = s.execute(FACT_COUNT, _scope(scope)).scalar() or 0
+            chunks = s.execute(_CHUNK_COUNT, _scope(scope)).scalar()
         return facts + chunks
 
     def items(self, scope: Scope) -> list[tuple[str, str]]:
@@ -86,8 +105,7 @@ class IndexStore:
     def indexed_docs(self, scope: Scope) -> dict[str, str]:
         """The content hash of each document of the scope as last chunked, by path."""
         with self.db.read() as s:
-            return {r.path: r.content_hash for r in s.execute(select(IndexedDocRow).where(
-                IndexedDocRow.user_id == scope.user_id, IndexedDocRow.agent_name == scope.agent_name)).scalars()}
+            return dict(s.execute(_INDEXED_DOCS, _scope(scope)).all())
 
     def replace_chunks(self, scope: Scope, path: str, kind: str, day: str | None,
                        chunks: Iterable[tuple[int, int, str]], digest: str | None) -> None:
@@ -173,7 +191,7 @@ class IndexStore:
     def token_stats(self, scope: Scope, model: str) -> tuple[str, int] | None:
         """(version, items) of the scope's IDF snapshot for `model`, or None."""
         with self.db.read() as s:
-            row = s.execute(select(TokenStatsRow.version, TokenStatsRow.items).where(*self._stats_of(scope, model))).first()
+            row = s.execute(_TOKEN_STATS, {**_scope(scope), "m": model}).first()
         return None if row is None else (row.version, row.items)
 
     def token_df(self, scope: Scope, model: str, version: str) -> bytes | None:
@@ -265,13 +283,9 @@ class IndexStore:
         chunks: list[tuple] = []
         with self.db.read() as s:
             if fact_ids:  # by id alone, so that the planner takes the id index; scope and validity checked here
-                facts = [(i, content, source) for i, content, source, u, a, invalid in s.execute(select(
-                    FactRow.id, FactRow.content, FactRow.source, FactRow.user_id, FactRow.agent_name,
-                    FactRow.invalid_at).where(FactRow.id.in_(fact_ids)))
-                    if (u, a) == (scope.user_id, scope.agent_name) and invalid is None]
+                facts = [(i, content, source) for i, content, source, u, a, invalid
+                         in s.execute(_HIT_FACTS, {"ids": list(fact_ids)})
+                         if (u, a) == (scope.user_id, scope.agent_name) and invalid is None]
             if chunk_pks:
-                chunks = [tuple(r) for r in s.execute(select(
-                    ChunkRow.pk, ChunkRow.kind, ChunkRow.path, ChunkRow.start_line, ChunkRow.end_line, ChunkRow.text,
-                ).where(ChunkRow.pk.in_(chunk_pks), ChunkRow.user_id == scope.user_id,
-                        ChunkRow.agent_name == scope.agent_name))]
+                chunks = [tuple(r) for r in s.execute(_HIT_CHUNKS, {**_scope(scope), "pks": list(chunk_pks)})]
         return facts, chunks

@@ -6,12 +6,14 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, insert, select
 
 from memory_core.clock import utc
 from memory_core.scope import Scope
 from memory_core.store.db import Database
 from memory_core.store.models import BudgetReservationRow, InjectionRow, UsageRow
+
+_ADD_INJECTION = insert(InjectionRow.__table__)  # built once
 
 
 @dataclass(frozen=True)
@@ -94,9 +96,10 @@ class UsageStore:
 
     def add_injection(self, scope: Scope, at: datetime, actor: str | None, query: str | None, tokens: int,
                       max_tokens: int, fact_ids: list[str]) -> None:
-        with self.db.write() as s:
-            s.add(InjectionRow(at=at, user_id=scope.user_id, agent_name=scope.agent_name, actor=actor, query=query,
-                               tokens=tokens, max_tokens=max_tokens, fact_ids=json.dumps(fact_ids)))
+        with self.db.write() as s:  # one INSERT, without the ORM's unit of work: every context call writes one
+            s.execute(_ADD_INJECTION, {"at": at, "user_id": scope.user_id, "agent_name": scope.agent_name, "actor": actor,
+                                       "query": query, "tokens": tokens, "max_tokens": max_tokens,
+                                       "fact_ids": json.dumps(fact_ids)})
 
     def injections(self, scope: Scope, limit: int = 50) -> list[Injection]:
         with self.db.read() as s:

@@ -292,20 +292,21 @@ class ScopedMemory:
         search ranks most relevant to it (at most RELEVANT_FACTS) are kept first, then the rest by confidence.
         With `record=True` the injection is kept (who asked, when, the query, the tokens, the facts that went
         in): see `injections()`."""
-        parts = self._parts
-        budget = parts.settings.max_injection_tokens if max_tokens is None else max_tokens
-        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
-            raise ValueError(f"max_tokens must be a non-negative integer; got {budget!r}")
-        if query is None:
-            report = build_injection(self._injection_data(budget, None), budget, model=model)
-        else:
-            report = self._with_evidence(query, budget, model)
-        report.dropped_count = max(0, parts.store.count(self.scope) - len(report.kept_fact_ids))
-        if record:
-            parts.ledger.store.add_injection(self.scope, parts.clock.now(), self.actor or current_actor(),
-                                             query if isinstance(query, str) and query.strip() else None,
-                                             report.tokens, report.max_tokens, report.kept_fact_ids)
-        return report
+        with self._parts.db.reads():  # one connection for all its reads
+            parts = self._parts
+            budget = parts.settings.max_injection_tokens if max_tokens is None else max_tokens
+            if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+                raise ValueError(f"max_tokens must be a non-negative integer; got {budget!r}")
+            if query is None:
+                report = build_injection(self._injection_data(budget, None), budget, model=model)
+            else:
+                report = self._with_evidence(query, budget, model)
+            report.dropped_count = max(0, parts.store.count(self.scope) - len(report.kept_fact_ids))
+            if record:
+                parts.ledger.store.add_injection(self.scope, parts.clock.now(), self.actor or current_actor(),
+                                                 query if isinstance(query, str) and query.strip() else None,
+                                                 report.tokens, report.max_tokens, report.kept_fact_ids)
+            return report
 
     def format_for_injection(self, *, max_tokens: int | None = None, model: str | None = None,
                              query: str | None = None, record: bool = False) -> str:
@@ -375,12 +376,13 @@ class ScopedMemory:
             raise ValueError("k must be a positive integer")
         # Twice as many hits as shown, since some may be dropped as saying what a fact says, ranked as the k shown
         # would be (the depth of k): asking for more must not reorder the best.
-        options.setdefault("depth", max(50, k * 5))
-        with metering(self.scope, "embed"):  # an API embedder's calls are this scope's
-            hits = self._parts.index.search(self.scope, query, k * 2, **options)
-        hits = one_hit_per_statement(hits, k)
-        current = self._current_of([h.text for h in hits if h.kind == "fact"])
-        return [h if h.kind == "fact" or (now := current(h.text)) is None else replace(h, current=now) for h in hits]
+        with self._parts.db.reads():  # one connection for all its reads
+            options.setdefault("depth", max(50, k * 5))
+            with metering(self.scope, "embed"):  # an API embedder's calls are this scope's
+                hits = self._parts.index.search(self.scope, query, k * 2, **options)
+            hits = one_hit_per_statement(hits, k)
+            current = self._current_of([h.text for h in hits if h.kind == "fact"])
+            return [h if h.kind == "fact" or (now := current(h.text)) is None else replace(h, current=now) for h in hits]
 
     def _current_of(self, valid: list[str]) -> Callable[[str], str | None]:
         """A passage's `SearchHit.current`: for one that states a retired fact (text.truth), what replaced

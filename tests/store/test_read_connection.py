@@ -1,0 +1,101 @@
+"""`Database.reads()`: the reads of one request share a connection and a read transaction (issue 35), and still
+see every write made before them, on SQLite (whose read transaction is a snapshot) and PostgreSQL."""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+
+import pytest
+from sqlalchemy import event, inspect, select, text
+
+from memory_core.scope import Scope
+from memory_core.store.models import FactRow
+from tests.conftest import make_memory
+
+SCOPE = Scope("ana", "bot")
+
+
+@pytest.fixture
+def m(tmp_path, database_url):
+    memory = make_memory(tmp_path, database_url)
+    memory.facts.add("User likes tea", "preference", 0.9, user_id="ana", agent_name="bot")
+    yield memory
+    memory.close()
+
+
+def checkouts(memory) -> list:
+    """Every connection taken from the pool from now on."""
+    taken: list = []
+    event.listen(memory.parts.db.engine, "checkout", lambda *_args: taken.append(1))
+    return taken
+
+
+def test_the_reads_of_a_block_take_one_connection(m):
+    db, store = m.parts.db, m.parts.store
+    taken = checkouts(m)
+    for _ in range(3):
+        store.count(SCOPE)
+    assert len(taken) == 3
+    taken.clear()
+    with db.reads():
+        for _ in range(3):
+            assert store.count(SCOPE) == 1
+            assert [f.content for f in store.list(SCOPE)] == ["User likes tea"]
+    assert len(taken) == 1
+
+
+def test_a_write_in_the_block_is_seen_by_the_reads_after_it(m):
+    db, store = m.parts.db, m.parts.store
+    with db.reads():
+        assert store.count(SCOPE) == 1
+        m.facts.add("User plays chess", "preference", 0.8, user_id="ana", agent_name="bot")
+        assert store.count(SCOPE) == 2
+        with db.read() as s:  # a write while a read is open: seen once that read has ended
+            s.execute(select(FactRow.id)).all()
+            m.facts.add("User sails", "preference", 0.7, user_id="ana", agent_name="bot")
+        assert store.count(SCOPE) == 3
+
+
+def test_what_a_read_returns_is_detached_as_before(m):
+    with m.parts.db.reads():
+        with m.parts.db.read() as s:
+            row = s.execute(select(FactRow)).scalars().first()
+        assert inspect(row).detached
+        assert row.content == "User likes tea"
+
+
+def test_a_failed_read_does_not_spoil_the_reads_after_it(m):
+    db, store = m.parts.db, m.parts.store
+    with db.reads():
+        with pytest.raises(Exception), db.read() as s:
+            s.execute(text("SELECT no_such_column FROM facts"))
+        assert store.count(SCOPE) == 1  # PostgreSQL would refuse it in the failed transaction
+
+
+def test_another_thread_in_a_copied_context_takes_its_own_connection(m):
+    db, store = m.parts.db, m.parts.store
+    taken = checkouts(m)
+    counted: list[int] = []
+    with db.reads():
+        store.count(SCOPE)
+        context = contextvars.copy_context()  # as anyio.to_thread hands it on
+        worker = threading.Thread(target=context.run, args=(lambda: counted.append(store.count(SCOPE)),))
+        worker.start()
+        worker.join()
+        store.count(SCOPE)
+    assert counted == [1]
+    assert len(taken) == 2
+
+
+def test_a_context_call_reads_on_one_connection_and_writes_its_record(m):
+    view = m.scoped(user_id="ana", agent_name="bot", role="editor", actor="test")
+    view.injection_report(max_tokens=500, query="what about tea?", record=True)  # indexes and embeds once
+    taken = checkouts(m)
+    report = view.injection_report(max_tokens=500, query="what about tea?", record=True)
+    assert "User likes tea" in report.text
+    assert len(taken) == 2  # the reads' connection, then the injection record's
+    assert len(view.injections()) == 2
+    taken.clear()
+    assert [h.text for h in view.search("tea", k=3)] == ["User likes tea"]
+    assert len(taken) == 1

@@ -33,12 +33,15 @@ listed by confidence, so relevance decides what goes in, never how it reads.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
+import threading
+from collections import OrderedDict
 from itertools import accumulate
 from operator import itemgetter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -51,6 +54,9 @@ MAX_PASSED_OVER = 2000  # facts too long for what is left, looked past before th
 USER_FIELDS = (("workContext", "Work"), ("personalContext", "Personal"), ("topOfMind", "Top of mind"))
 HISTORY_FIELDS = (("recentMonths", "Recent"), ("earlierContext", "Earlier"), ("longTermBackground", "Background"))
 _WS = re.compile(r"\s+")
+LINE_COSTS = 8192  # fact lines whose token counts are kept (by a digest of the line: no text is held)
+_line_costs: OrderedDict[bytes, tuple[int, int]] = OrderedDict()
+_line_costs_lock = threading.Lock()
 
 
 @dataclass
@@ -300,7 +306,8 @@ def _fit_priority(head: str, prefix: str, facts: list[Any], priority: list[str],
     listed line's with its newline, less the newline of the last line; the text is encoded once at the end
     to make sure, and a fact dropped should that ever disagree.
     """
-    encode = get_encoding(model).encode_ordinary
+    encoding = encoding_name_for(model)
+    encode = get_encoding(encoding).encode_ordinary
     position = {}
     for index, fact in enumerate(facts):
         if _usable(fact):
@@ -331,8 +338,7 @@ def _fit_priority(head: str, prefix: str, facts: list[Any], priority: list[str],
             break  # no line fits in what is left, or enough were looked at
         line = fact_line(facts[index])
         lines[index] = line
-        costs[index] = len(encode(line + "\n"))
-        tails[index] = len(encode(line))
+        costs[index], tails[index] = _line_cost(line, encoding, encode)
         then_last = index if last is None or lists_after(index, last) else last
         if summed + costs[index] - costs[then_last] + tails[then_last] <= max_tokens:
             kept.append(index)
@@ -353,6 +359,23 @@ def _fit_priority(head: str, prefix: str, facts: list[Any], priority: list[str],
     if truncated:
         text, tokens = _truncate(text, max_tokens, model)
     return text, tokens, user_part, history_part, facts, order, truncated
+
+
+def _line_cost(line: str, encoding: str, encode: Callable[[str], list[int]]) -> tuple[int, int]:
+    """The tokens of a fact line with its newline and without: the same line costs the same on every call, so each
+    is counted once (of the last LINE_COSTS lines)."""
+    key = hashlib.blake2b(f"{encoding}\0{line}".encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    with _line_costs_lock:
+        cost = _line_costs.get(key)
+        if cost is not None:
+            _line_costs.move_to_end(key)
+            return cost
+    cost = len(encode(line + "\n")), len(encode(line))
+    with _line_costs_lock:
+        _line_costs[key] = cost
+        if len(_line_costs) > LINE_COSTS:
+            _line_costs.popitem(last=False)
+    return cost
 
 
 def build_injection(memory_data: Mapping[str, Any] | None, max_tokens: int = 2000, *, model: str | None = None,

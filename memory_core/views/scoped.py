@@ -253,7 +253,9 @@ class ScopedMemory:
         `dropped_fact_ids` lists the dropped facts read (the next most confident), `dropped_count` all."""
         data: dict[str, Any] = self._parts.store.summaries(self.scope)
         facts = self._parts.store.leading(self.scope, budget // 9 + 2, priority or ())
-        data["facts"] = [f.to_dict() for f in facts]
+        # the keys the text is made of (context.injection reads no others): no dates formatted for every fact
+        data["facts"] = [{"id": f.id, "content": f.content, "category": f.category, "confidence": f.confidence,
+                          **({"sourceError": f.source_error} if f.source_error else {})} for f in facts]
         return data
 
     def _extraction_data(self, messages: list[dict[str, str]]) -> dict[str, Any]:

@@ -89,6 +89,15 @@ class SessionCap:
             return
         self._opening[owner] = self._opening.get(owner, 0) + 1
         opened: list[str] = []
+        reserved = True
+
+        def unreserve() -> None:
+            nonlocal reserved
+            if reserved:
+                reserved = False
+                self._opening[owner] -= 1
+                if not self._opening[owner]:
+                    del self._opening[owner]
 
         async def watch(message: "Message") -> None:
             if message["type"] == "http.response.start" and message["status"] < 400:
@@ -97,14 +106,15 @@ class SessionCap:
                 if sid:
                     self.sessions[sid] = _Session(owner, in_flight=1)
                     opened.append(sid)
+                    # counted among the sessions from now on: the app may still be finishing after its answer
+                    # went out, and a next request (answered at once) must not count this one twice
+                    unreserve()
             await send(message)
 
         try:
             await self.app(scope, receive, watch)
         finally:
-            self._opening[owner] -= 1
-            if not self._opening[owner]:
-                del self._opening[owner]
+            unreserve()
             for sid in opened:
                 if sid in self.sessions:
                     self.sessions[sid].in_flight -= 1

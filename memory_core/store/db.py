@@ -98,17 +98,23 @@ class Database:
         (constructors do no I/O)."""
         if self._ready:
             return
-        with self._ready_lock:
-            if self._ready:
-                return
-            if self.is_sqlite:
-                database = make_url(self.url).database
-                if database and database != ":memory:":
-                    Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-            self.migrate(self)
-            self._ready = True
-        for callback in self.on_ready:  # outside the lock, by the one thread that migrated: they use the database
-            callback()
+        # Not on a connection lent by `reads()`: the unfinished work may VACUUM, which would wait for ever on the
+        # lent transaction of its own thread.
+        lent = _lender.set(None)
+        try:
+            with self._ready_lock:
+                if self._ready:
+                    return
+                if self.is_sqlite:
+                    database = make_url(self.url).database
+                    if database and database != ":memory:":
+                        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+                self.migrate(self)
+                self._ready = True
+            for callback in self.on_ready:  # outside the lock, by the one thread that migrated: they use the database
+                callback()
+        finally:
+            _lender.reset(lent)
 
     @contextmanager
     def reads(self) -> Iterator[None]:

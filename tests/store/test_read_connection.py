@@ -99,3 +99,38 @@ def test_a_context_call_reads_on_one_connection_and_writes_its_record(m):
     taken.clear()
     assert [h.text for h in view.search("tea", k=3)] == ["User likes tea"]
     assert len(taken) == 1
+
+
+def test_work_left_for_the_opening_does_not_wait_on_the_blocks_own_transaction(tmp_path, database_url, m):
+    again = make_memory(tmp_path, database_url)  # the same database, not yet opened by this Memory
+    db = again.parts.db
+    vacuumed: list[bool] = []
+
+    def finish_an_erase() -> None:  # as an interrupted erase is finished on opening: it reads, then VACUUMs
+        again.parts.store.list(SCOPE)
+        vacuum(db)
+        vacuumed.append(True)
+
+    db.on_ready.append(finish_an_erase)
+    try:
+        with db.reads():
+            assert again.parts.store.count(SCOPE) == 1
+        assert vacuumed == [True]
+    finally:
+        again.close()
+
+
+def vacuum(db) -> None:
+    """VACUUM outside any transaction, as erase and purge do; an error after a few seconds of waiting for a lock."""
+    if db.is_sqlite:
+        raw = db.engine.raw_connection()  # the engine's connections begin a transaction, which VACUUM refuses
+        try:
+            cursor = raw.cursor()
+            cursor.execute("PRAGMA busy_timeout = 3000")
+            cursor.execute("VACUUM")
+        finally:
+            raw.close()
+        return
+    with db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.exec_driver_sql("SET lock_timeout = '5s'")
+        conn.exec_driver_sql("VACUUM FULL facts")

@@ -273,7 +273,7 @@ class SearchIndex:
         ts_rank. Words shorter than a trigram (two-character CJK words) are found by a substring scan.
         """
         long_terms, short_terms = query_terms(query)
-        queries: list[tuple[str, str | list[str]]] = []
+        queries: list[tuple[str, list[str]]] = []
         weights: list[float] = []
         backend = self.store.keyword_backend
         if long_terms and backend == "bm25":
@@ -281,14 +281,14 @@ class SearchIndex:
             grams = long_terms if trigrams else [t for t in long_terms if _CJK.search(t)]
             for index, terms, weight in (("words", words, 1.0), ("fts", grams, 0.5)):
                 if terms:
-                    queries.append((f"bm25:{index}", " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)))
+                    queries.append((f"bm25:{index}", terms))
                     weights.append(weight)
         elif long_terms and backend == "ts_rank":
             # The 'simple' parser keeps a CJK run as one word: CJK pieces are matched as substrings.
             short_terms = short_terms + [t for t in long_terms if _CJK.search(t)]
             words = [w for t in long_terms if not _CJK.search(t) and (w := re.sub(r"[^\w]", "", t))]
             if words:
-                queries.append(("ts_rank", " | ".join(w + ":*" for w in words)))
+                queries.append(("ts_rank", words))
                 weights.append(1.0)
         elif long_terms:
             short_terms = short_terms + long_terms

@@ -28,6 +28,7 @@ def _sqlite_engine(url: str) -> Engine:
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA busy_timeout=60000")
         cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA cache_size=-16384")  # 16 MB: a large scope's keyword matches are read by pk
         cur.close()
 
     @event.listens_for(engine, "begin")

@@ -2,8 +2,8 @@
 
 Ranking, chunking, embedding upkeep and fusion live in `memory_core.search` (index, chunking, embedding_upkeep,
 fusion); this module only reads and writes rows. An item is named by its owner: "f:<fact id>" or "c:<chunk pk>".
-Keyword search runs FTS5 BM25 on SQLite (when the build has FTS5), ts_rank on PostgreSQL, and a substring scan
-for what neither indexes.
+Keyword search runs FTS5 BM25 on SQLite (when the build has FTS5), ts_rank on PostgreSQL (their SQL is
+`store.keyword_ranking`'s), and a substring scan for what neither indexes.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from sqlalchemy import bindparam, delete, func, select, text
 from memory_core.scope import Scope
 from memory_core.store.db import Database
 from memory_core.store.fact_store import FACT_COUNT
+from memory_core.store.keyword_ranking import RankedQuery, ranked
 from memory_core.store.models import ChunkRow, EmbeddingRow, FactRow, IndexedDocRow, TokenStatsRow
 
 # Keyword search's tables: (table, owner expression, text column, extra condition: only valid facts are searched).
@@ -42,11 +43,6 @@ _HIT_CHUNKS = select(ChunkRow.pk, ChunkRow.kind, ChunkRow.path, ChunkRow.start_l
 
 def _scope(scope: Scope) -> dict[str, str]:
     return {"u": scope.user_id, "a": scope.agent_name}
-
-
-def scope_word(user_id: str, agent_name: str) -> str:
-    """The word that names a scope in the word index's `scope` column (m031 writes it the same way in SQL)."""
-    return f"k{user_id.encode('utf-8').hex()}x{agent_name.encode('utf-8').hex()}x"
 
 
 class IndexStore:
@@ -211,57 +207,28 @@ class IndexStore:
 
     # -- retrieval ------------------------------------------------------------------------------
 
-    def keyword_scores(self, scope: Scope, queries: Sequence[tuple[str, str | list[str]]],
+    def keyword_scores(self, scope: Scope, queries: Sequence[tuple[str, list[str]]],
                        limit: int, session=None, facts_only: bool = False) -> list[dict[str, float]]:
-        """Each query's scores by owner, in one read: ("bm25:<index>", FTS5 match) with index "words" or
-        "fts" (higher is better), ("ts_rank", tsquery), or ("substring", terms: one point per term found).
-        `session`: a write transaction's (a FactTransaction's `s`), to read what it sees, inside its lock;
-        `facts_only`: valid facts alone, no chunks."""
+        """Each query's scores by owner, in one read: ("bm25:<index>", terms: FTS5 BM25 over the index "words" or
+        "fts" of any of the terms; higher is better), ("ts_rank", words: PostgreSQL's rank of any word as a prefix),
+        or ("substring", terms: one point per term found). `session`: a write transaction's (a FactTransaction's
+        `s`), to read what it sees, inside its lock; `facts_only`: valid facts alone, no chunks. A ranked query of a
+        scope larger than KEYWORD_SCOPE_CAP leaves its common terms out (see `store.keyword_ranking`)."""
         params = {"u": scope.user_id, "a": scope.agent_name, "n": limit}
         tables = _TABLES[:1] if facts_only else _TABLES
         out: list[dict[str, float]] = []
         with nullcontext(session) if session is not None else self.db.read() as s:
-            for kind, q in queries:
-                if kind.startswith("bm25:"):
-                    out.append(self._bm25(s, kind[5:], q, params, tables))
-                elif kind == "ts_rank":
-                    out.append(self._ts_rank(s, q, params, tables))
+            for kind, terms in queries:
+                if kind in ("bm25:words", "bm25:fts", "ts_rank"):
+                    found: dict[str, float] = {}
+                    for table in tables:
+                        found.update(ranked(s, RankedQuery(kind, *table, scope.user_id, scope.agent_name), terms, params))
+                    out.append(found)
                 elif kind == "substring":
-                    out.append(self._substring(s, q, params, tables))
+                    out.append(self._substring(s, terms, params, tables))
                 else:
                     raise ValueError(f"unknown keyword query {kind!r}")
         return out
-
-    @staticmethod
-    def _bm25(s, index: str, match: str, params: dict, tables: tuple = _TABLES) -> dict[str, float]:
-        found: dict[str, float] = {}
-        for table, owner, col, valid in tables:
-            if index == "words":  # m031: the scope (and a fact's validity) is matched inside the index
-                name = f"{table}_words"
-                rows = s.execute(text(
-                    f"SELECT {owner}, m.score FROM (SELECT rowid AS pk, bm25({name}, 1.0, 0.0) AS score FROM {name} "
-                    f"WHERE {name} MATCH :q ORDER BY score LIMIT :n) m JOIN {table} t ON t.pk = m.pk ORDER BY m.score"),
-                    {"n": params["n"], "q": f'scope:"{scope_word(params["u"], params["a"])}" AND {col}:({match})'}).all()
-                found.update((o, -float(score)) for o, score in rows)
-                continue
-            rows = s.execute(text(
-                f"SELECT {owner}, bm25({table}_{index}) FROM {table}_{index} JOIN {table} t ON t.pk = {table}_{index}.rowid "
-                f"WHERE {table}_{index} MATCH :q AND t.user_id = :u AND t.agent_name = :a{valid} "
-                f"ORDER BY bm25({table}_{index}) LIMIT :n"), {**params, "q": match}).all()
-            found.update((o, -float(score)) for o, score in rows)
-        return found
-
-    @staticmethod
-    def _ts_rank(s, tsquery: str, params: dict, tables: tuple = _TABLES) -> dict[str, float]:
-        found: dict[str, float] = {}
-        for table, owner, col, valid in tables:
-            rows = s.execute(text(  # t.tsv: the stored to_tsvector('simple', text) of m030, GIN-indexed
-                f"SELECT {owner}, ts_rank(t.tsv, to_tsquery('simple', :q)) AS r "
-                f"FROM {table} t WHERE t.user_id = :u AND t.agent_name = :a{valid} AND "
-                f"t.tsv @@ to_tsquery('simple', :q) ORDER BY r DESC LIMIT :n"),
-                {**params, "q": tsquery}).all()
-            found.update((o, float(score)) for o, score in rows)
-        return found
 
     @staticmethod
     def _substring(s, terms: list[str], params: dict, tables: tuple = _TABLES) -> dict[str, float]:

@@ -1,0 +1,127 @@
+"""The SQL of a ranked keyword query (FTS5 BM25 on SQLite, ts_rank on PostgreSQL) that stays fast as a scope grows.
+
+The engine scores every row a query matches before it keeps the best, so a term that many of a large scope's rows
+hold makes each search slower as the scope grows, for little: a common term weighs little in either rank. A scope of
+up to KEYWORD_SCOPE_CAP rows is ranked by the whole query, as it always was. In a larger one, each term's matches
+in the whole table are counted first (up to KEYWORD_TERM_CAP, so that counting costs no more than that): the terms
+under the cap are ranked alone (the scope's rows kept by their table, not by the word index, whose scope word every
+row of the scope holds); when they find fewer rows than asked (or there are none), the best of the scope's newest
+KEYWORD_TERM_CAP matches of the whole query fill the rest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import text
+
+# A scope of up to this many rows (of one table) is ranked by the whole query.
+KEYWORD_SCOPE_CAP = 20_000
+# Matches of one term (in the whole table) above which a larger scope's query leaves it out.
+KEYWORD_TERM_CAP = 2000
+
+
+def scope_word(user_id: str, agent_name: str) -> str:
+    """The word that names a scope in the word index's `scope` column (m031 writes it the same way in SQL)."""
+    return f"k{user_id.encode('utf-8').hex()}x{agent_name.encode('utf-8').hex()}x"
+
+
+@dataclass(frozen=True)
+class RankedQuery:
+    """One table's ranked query of one kind: "bm25:words" (m031's scoped word index), "bm25:fts" (the trigram
+    index) or "ts_rank" (PostgreSQL's stored tsvector of m030, GIN-indexed)."""
+
+    kind: str
+    table: str
+    owner: str  # the SQL of an owner ("f:<id>" or "c:<pk>") from the table's row `t`
+    column: str
+    valid: str  # the extra condition on `t` (only valid facts are searched)
+    user_id: str
+    agent_name: str
+
+    @property
+    def index(self) -> str:
+        return f"{self.table}_{self.kind[5:]}"
+
+    def match(self, terms: list[str], in_scope: bool = False) -> str:
+        """The engine's query text for rows holding any of `terms` (`in_scope`: the word index's rows of the scope,
+        valid facts only)."""
+        if self.kind == "ts_rank":
+            return " | ".join(w + ":*" for w in terms)
+        anyof = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        if self.kind == "bm25:fts":
+            return anyof
+        return (f'scope:"{scope_word(self.user_id, self.agent_name)}" AND ' if in_scope else "") + f"{self.column}:({anyof})"
+
+    def matching(self, q: str) -> str:
+        """FROM and WHERE of the table's rows (every scope's) that match the query text named `:{q}`."""
+        if self.kind == "ts_rank":
+            return f"FROM {self.table} t WHERE t.tsv @@ to_tsquery('simple', :{q})"
+        return f"FROM {self.index} WHERE {self.index} MATCH :{q}"
+
+    def ranking(self, *, in_index: bool = False, newest: bool = False) -> str:
+        """The SQL of the best `:n` (owner, score) of the scope's rows matching `:q`, best first, higher scores
+        better. `in_index`: `:q` names the scope itself (the word index); `newest`: of the rows whose pk is at
+        least `:floor`."""
+        scoped = f"t.user_id = :u AND t.agent_name = :a{self.valid}"
+        if self.kind == "ts_rank":
+            return (f"SELECT {self.owner}, ts_rank(t.tsv, to_tsquery('simple', :q)) AS r {self.matching('q')} "
+                    f"AND {scoped}{' AND t.pk >= :floor' if newest else ''} ORDER BY r DESC LIMIT :n")
+        floor = f" AND {self.index}.rowid >= :floor" if newest else ""
+        if self.kind == "bm25:fts":
+            return (f"SELECT {self.owner}, -bm25({self.index}) {self._joined()}{floor} AND {scoped} "
+                    f"ORDER BY bm25({self.index}) LIMIT :n")
+        ranked = f"SELECT rowid AS pk, bm25({self.index}, 1.0, 0.0) AS score {self.matching('q')}{floor}"
+        if in_index:  # ranked inside the index, then joined to the few rows kept
+            return (f"SELECT {self.owner}, -m.score FROM ({ranked} ORDER BY score LIMIT :n) m "
+                    f"JOIN {self.table} t ON t.pk = m.pk ORDER BY m.score")
+        return f"SELECT {self.owner}, -m.score FROM ({ranked}) m CROSS JOIN {self.table} t ON t.pk = m.pk " \
+               f"WHERE {scoped} ORDER BY m.score LIMIT :n"
+
+    def size(self) -> str:
+        """The SQL of how many rows the scope has in the table, counted up to `:cap` (facts: the trigger-kept count)."""
+        if self.table == "facts":
+            return "SELECT coalesce(max(n), 0) FROM fact_counts WHERE user_id = :u AND agent_name = :a"
+        return f"SELECT count(*) FROM (SELECT 1 FROM {self.table} t WHERE t.user_id = :u AND t.agent_name = :a LIMIT :cap) c"
+
+    def newest_floor(self) -> str:
+        """The SQL of the pk of the scope's KEYWORD_TERM_CAP-th newest row that matches `:q` (none when fewer do)."""
+        if self.kind == "ts_rank":
+            return (f"SELECT t.pk {self.matching('q')} AND t.user_id = :u AND t.agent_name = :a{self.valid} "
+                    f"ORDER BY t.pk DESC LIMIT 1 OFFSET :cap")
+        if self.kind == "bm25:words":
+            return f"SELECT rowid {self.matching('q')} ORDER BY rowid DESC LIMIT 1 OFFSET :cap"
+        return (f"SELECT {self.index}.rowid {self._joined()} AND t.user_id = :u AND t.agent_name = :a{self.valid} "
+                f"ORDER BY {self.index}.rowid DESC LIMIT 1 OFFSET :cap")
+
+    def _joined(self) -> str:
+        """FROM and WHERE of the trigram index's matches of `:q` with their rows `t` (CROSS JOIN: the index leads,
+        else SQLite's planner may walk the scope's rows and match each)."""
+        return f"FROM {self.index} CROSS JOIN {self.table} t ON t.pk = {self.index}.rowid WHERE {self.index} MATCH :q"
+
+
+def ranked(s, query: RankedQuery, terms: list[str], params: dict) -> dict[str, float]:
+    """The best `params["n"]` owners of the scope's rows holding any of `terms`, with their scores: by the whole
+    query in a scope of up to KEYWORD_SCOPE_CAP rows, else by its rare terms, the newest matches of the whole query
+    filling what they leave (see the module)."""
+    whole = query.kind == "bm25:words"  # the word index matches the scope itself
+    if not terms or s.execute(text(query.size()), {**params, "cap": KEYWORD_SCOPE_CAP + 1}).scalar() <= KEYWORD_SCOPE_CAP:
+        return _scores(s, query.ranking(in_index=whole), {**params, "q": query.match(terms, whole)})
+    counts = s.execute(text("SELECT " + ", ".join(
+        f"(SELECT count(*) FROM (SELECT 1 {query.matching(f'q{i}')} LIMIT :cap) c{i})" for i in range(len(terms)))),
+        {"cap": KEYWORD_TERM_CAP + 1, **{f"q{i}": query.match([t]) for i, t in enumerate(terms)}}).one()
+    rare = [t for t, n in zip(terms, counts) if n <= KEYWORD_TERM_CAP]
+    found = _scores(s, query.ranking(), {**params, "q": query.match(rare)}) if rare else {}
+    if len(found) < params["n"] and len(rare) < len(terms):
+        q = query.match(terms, whole)
+        floor = s.execute(text(query.newest_floor()), {**params, "q": q, "cap": KEYWORD_TERM_CAP - 1}).scalar()
+        newest = _scores(s, query.ranking(in_index=whole, newest=floor is not None), {**params, "q": q, "floor": floor})
+        for owner, score in sorted(newest.items(), key=lambda kv: kv[1], reverse=True):
+            if len(found) >= params["n"]:
+                break
+            found.setdefault(owner, score)
+    return found
+
+
+def _scores(s, sql: str, params: dict) -> dict[str, float]:
+    return {owner: float(score) for owner, score in s.execute(text(sql), params).all()}

@@ -1,0 +1,60 @@
+"""Keyword search in a scope over KEYWORD_SCOPE_CAP rows (store.keyword_ranking): a term over KEYWORD_TERM_CAP
+matches is left out of a query that has rarer ones, the newest matches of the whole query fill what the rare terms
+leave, and the scope's own valid rows alone are found; a scope under the cap is ranked by the whole query. The caps
+are lowered here so that a few rows stand for a large scope."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_core.scope import Scope
+from memory_core.store import keyword_ranking
+from tests.conftest import make_memory
+
+ANA = Scope("ana", "default")
+
+
+@pytest.fixture
+def filled(tmp_path, database_url):
+    """Ana's 8 facts about coffee (added in order, so the last are the newest), 2 about espresso, one invalid about
+    espresso; Bo's 3 about espresso."""
+    m = make_memory(tmp_path, database_url)
+    ana, bo = m.scoped(user_id="ana"), m.scoped(user_id="bo")
+    coffee = [ana.facts.add(f"User drinks coffee at {hour} o'clock", "behavior", 0.8).id for hour in range(1, 9)]
+    espresso = [ana.facts.add(f"User likes espresso from shop {n}", "preference", 0.8).id for n in ("Alto", "Bravo")]
+    ana.facts.invalidate(ana.facts.add("User liked espresso from shop Charlie", "preference", 0.8).id)
+    for n in ("Delta", "Echo", "Foxtrot"):
+        bo.facts.add(f"User likes espresso from shop {n}", "preference", 0.8)
+    yield m, coffee, espresso
+    m.close()
+
+
+def facts_found(m, query: str, limit: int) -> list[str]:
+    return [owner[2:] for owner, _score in m.index.keyword(ANA, query, limit, facts_only=True)]
+
+
+def test_a_scope_under_the_cap_is_ranked_by_the_whole_query(filled, monkeypatch):
+    m, coffee, espresso = filled
+    whole = m.index.keyword(ANA, "espresso coffee", 50)
+    monkeypatch.setattr(keyword_ranking, "KEYWORD_TERM_CAP", 1)  # would leave both terms out, were the scope large
+    assert m.index.keyword(ANA, "espresso coffee", 50) == whole
+    assert {o[2:] for o, _ in whole} == set(coffee + espresso)
+
+
+def test_a_large_scope_ranks_its_rare_terms_and_fills_with_the_newest_matches(filled, monkeypatch):
+    m, coffee, espresso = filled
+    monkeypatch.setattr(keyword_ranking, "KEYWORD_SCOPE_CAP", 5)
+    monkeypatch.setattr(keyword_ranking, "KEYWORD_TERM_CAP", 6)  # espresso: 6 rows of every scope; coffee: 8
+    assert sorted(facts_found(m, "espresso coffee", 2)) == sorted(espresso)  # Bo's and the invalid one are not Ana's
+    found = set(facts_found(m, "espresso coffee", 5))
+    assert set(espresso) <= found and len(found) == 5
+    assert found - set(espresso) <= set(coffee[-4:])  # the newest 6 matches of the query fill what espresso leaves
+
+
+def test_a_large_scope_ranks_the_newest_matches_of_common_terms_alone(filled, monkeypatch):
+    m, coffee, espresso = filled
+    monkeypatch.setattr(keyword_ranking, "KEYWORD_SCOPE_CAP", 5)
+    monkeypatch.setattr(keyword_ranking, "KEYWORD_TERM_CAP", 3)
+    found = facts_found(m, "coffee", 10)
+    assert sorted(found) == sorted(coffee[-3:])
+    assert sorted(facts_found(m, "espresso", 10)) == sorted(espresso)  # common (6 rows), but Ana has 2 valid ones

@@ -115,7 +115,9 @@ def ranked(s, query: RankedQuery, terms: list[str], params: dict) -> dict[str, f
     if len(found) < params["n"] and len(rare) < len(terms):
         q = query.match(terms, whole)
         floor = s.execute(text(query.newest_floor()), {**params, "q": q, "cap": KEYWORD_TERM_CAP - 1}).scalar()
-        newest = _scores(s, query.ranking(in_index=whole, newest=floor is not None), {**params, "q": q, "floor": floor})
+        few = whole and floor is None  # the scope's few matches: kept by the word index, not among every scope's
+        newest = _scores(s, query.ranking(in_index=few, newest=floor is not None),
+                         {**params, "q": query.match(terms, few), "floor": floor})
         for owner, score in sorted(newest.items(), key=lambda kv: kv[1], reverse=True):
             if len(found) >= params["n"]:
                 break

@@ -107,10 +107,8 @@ def ranked(s, query: RankedQuery, terms: list[str], params: dict) -> dict[str, f
     whole = query.kind == "bm25:words"  # the word index matches the scope itself
     if not terms or s.execute(text(query.size()), {**params, "cap": KEYWORD_SCOPE_CAP + 1}).scalar() <= KEYWORD_SCOPE_CAP:
         return _scores(s, query.ranking(in_index=whole), {**params, "q": query.match(terms, whole)})
-    counts = s.execute(text("SELECT " + ", ".join(
-        f"(SELECT count(*) FROM (SELECT 1 {query.matching(f'q{i}')} LIMIT :cap) c{i})" for i in range(len(terms)))),
-        {"cap": KEYWORD_TERM_CAP + 1, **{f"q{i}": query.match([t]) for i, t in enumerate(terms)}}).one()
-    rare = [t for t, n in zip(terms, counts) if n <= KEYWORD_TERM_CAP]
+    counts = _counts(s, query, terms)
+    rare = [t for t in terms if counts[t] <= KEYWORD_TERM_CAP]
     found = _scores(s, query.ranking(), {**params, "q": query.match(rare)}) if rare else {}
     if len(found) < params["n"] and len(rare) < len(terms):
         q = query.match(terms, whole)
@@ -123,6 +121,14 @@ def ranked(s, query: RankedQuery, terms: list[str], params: dict) -> dict[str, f
                 break
             found.setdefault(owner, score)
     return found
+
+
+def _counts(s, query: RankedQuery, terms: list[str]) -> dict[str, int]:
+    """How many rows of the table (every scope's) hold each term, counted up to KEYWORD_TERM_CAP + 1: one read."""
+    row = s.execute(text("SELECT " + ", ".join(
+        f"(SELECT count(*) FROM (SELECT 1 {query.matching(f'q{i}')} LIMIT :cap) c{i})" for i in range(len(terms)))),
+        {"cap": KEYWORD_TERM_CAP + 1, **{f"q{i}": query.match([t]) for i, t in enumerate(terms)}}).one()
+    return dict(zip(terms, row))
 
 
 def _scores(s, sql: str, params: dict) -> dict[str, float]:

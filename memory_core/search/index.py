@@ -270,7 +270,8 @@ class SearchIndex:
         SQLite: BM25 over words (Porter-stemmed) and over trigrams, min-max normalised and summed with
         weights 1 and 0.5 (`trigrams=False`: the trigram index for CJK terms only, which the word index does not
         split; it is the slower of the two, and the words are what an update's candidates share); PostgreSQL:
-        ts_rank. Words shorter than a trigram (two-character CJK words) are found by a substring scan.
+        ts_rank. Words shorter than a trigram (two-character CJK words) are found by a substring scan. A scope of
+        more than 20,000 rows ranks its rare terms first (store.keyword_ranking).
         """
         long_terms, short_terms = query_terms(query)
         queries: list[tuple[str, list[str]]] = []

@@ -16,7 +16,7 @@ from sqlalchemy import bindparam, delete, func, select, text
 from memory_core.scope import Scope
 from memory_core.store.db import Database
 from memory_core.store.fact_store import FACT_COUNT
-from memory_core.store.keyword_ranking import RankedQuery, ranked
+from memory_core.store.keyword_ranking import RankedQuery, large_tables, ranked
 from memory_core.store.models import ChunkRow, EmbeddingRow, FactRow, IndexedDocRow, TokenStatsRow
 
 # Keyword search's tables: (table, owner expression, text column, extra condition: only valid facts are searched).
@@ -218,11 +218,14 @@ class IndexStore:
         tables = _TABLES[:1] if facts_only else _TABLES
         out: list[dict[str, float]] = []
         with nullcontext(session) if session is not None else self.db.read() as s:
+            large = large_tables(s, [table for table, *_ in tables], params) if any(
+                kind != "substring" for kind, _ in queries) else set()
             for kind, terms in queries:
                 if kind in ("bm25:words", "bm25:fts", "ts_rank"):
                     found: dict[str, float] = {}
                     for table in tables:
-                        found.update(ranked(s, RankedQuery(kind, *table, scope.user_id, scope.agent_name), terms, params))
+                        found.update(ranked(s, RankedQuery(kind, *table, scope.user_id, scope.agent_name), terms, params,
+                                            table[0] in large))
                     out.append(found)
                 elif kind == "substring":
                     out.append(self._substring(s, terms, params, tables))

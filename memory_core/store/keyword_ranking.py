@@ -78,12 +78,6 @@ class RankedQuery:
         return f"SELECT {self.owner}, -m.score FROM ({ranked}) m CROSS JOIN {self.table} t ON t.pk = m.pk " \
                f"WHERE {scoped} ORDER BY m.score LIMIT :n"
 
-    def size(self) -> str:
-        """The SQL of how many rows the scope has in the table, counted up to `:cap` (facts: the trigger-kept count)."""
-        if self.table == "facts":
-            return "SELECT coalesce(max(n), 0) FROM fact_counts WHERE user_id = :u AND agent_name = :a"
-        return f"SELECT count(*) FROM (SELECT 1 FROM {self.table} t WHERE t.user_id = :u AND t.agent_name = :a LIMIT :cap) c"
-
     def newest_floor(self) -> str:
         """The SQL of the pk of the scope's KEYWORD_TERM_CAP-th newest row that matches `:q` (none when fewer do)."""
         if self.kind == "ts_rank":
@@ -100,12 +94,22 @@ class RankedQuery:
         return f"FROM {self.index} CROSS JOIN {self.table} t ON t.pk = {self.index}.rowid WHERE {self.index} MATCH :q"
 
 
-def ranked(s, query: RankedQuery, terms: list[str], params: dict) -> dict[str, float]:
+def large_tables(s, tables: list[str], params: dict) -> set[str]:
+    """Those of `tables` ("facts", "chunks") where the scope has more than KEYWORD_SCOPE_CAP rows, in one read (facts:
+    the trigger-kept count of m004; chunks counted up to the cap)."""
+    sizes = {"facts": "SELECT coalesce(max(n), 0) FROM fact_counts WHERE user_id = :u AND agent_name = :a",
+             "chunks": "SELECT count(*) FROM (SELECT 1 FROM chunks WHERE user_id = :u AND agent_name = :a LIMIT :cap) c"}
+    row = s.execute(text("SELECT " + ", ".join(f"({sizes[t]})" for t in tables)),
+                    {**params, "cap": KEYWORD_SCOPE_CAP + 1}).one()
+    return {t for t, n in zip(tables, row) if n > KEYWORD_SCOPE_CAP}
+
+
+def ranked(s, query: RankedQuery, terms: list[str], params: dict, large: bool) -> dict[str, float]:
     """The best `params["n"]` owners of the scope's rows holding any of `terms`, with their scores: by the whole
-    query in a scope of up to KEYWORD_SCOPE_CAP rows, else by its rare terms, the newest matches of the whole query
-    filling what they leave (see the module)."""
+    query unless the scope is `large` (see `large_tables`), else by its rare terms, the newest matches of the whole
+    query filling what they leave (see the module)."""
     whole = query.kind == "bm25:words"  # the word index matches the scope itself
-    if not terms or s.execute(text(query.size()), {**params, "cap": KEYWORD_SCOPE_CAP + 1}).scalar() <= KEYWORD_SCOPE_CAP:
+    if not terms or not large:
         return _scores(s, query.ranking(in_index=whole), {**params, "q": query.match(terms, whole)})
     counts = _counts(s, query, terms)
     rare = [t for t in terms if counts[t] <= KEYWORD_TERM_CAP]

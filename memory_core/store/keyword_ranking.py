@@ -3,7 +3,8 @@
 The engine scores every row a query matches before it keeps the best, so a term that many of a large scope's rows
 hold makes each search slower as the scope grows, for little: a common term weighs little in either rank. A scope of
 up to KEYWORD_SCOPE_CAP rows is ranked by the whole query, as it always was. In a larger one, each term's matches
-in the whole table are counted first (up to KEYWORD_TERM_CAP, so that counting costs no more than that): the terms
+in the whole table are counted first (up to KEYWORD_TERM_CAP, so that counting costs no more than that; PostgreSQL
+estimates them from ANALYZE's statistics of the tsvector column, since a count reads the rows themselves): the terms
 under the cap are ranked alone (the scope's rows kept by their table, not by the word index, whose scope word every
 row of the scope holds); when they find fewer rows than asked (or there are none), the best of the scope's newest
 KEYWORD_TERM_CAP matches of the whole query fill the rest.
@@ -111,7 +112,7 @@ def ranked(s, query: RankedQuery, terms: list[str], params: dict, large: bool) -
     whole = query.kind == "bm25:words"  # the word index matches the scope itself
     if not terms or not large:
         return _scores(s, query.ranking(in_index=whole), {**params, "q": query.match(terms, whole)})
-    counts = _counts(s, query, terms)
+    counts = _estimates(s, query.table, terms) if query.kind == "ts_rank" else _counts(s, query, terms)
     rare = [t for t in terms if counts[t] <= KEYWORD_TERM_CAP]
     found = _scores(s, query.ranking(), {**params, "q": query.match(rare)}) if rare else {}
     if len(found) < params["n"] and len(rare) < len(terms):
@@ -133,6 +134,19 @@ def _counts(s, query: RankedQuery, terms: list[str]) -> dict[str, int]:
         f"(SELECT count(*) FROM (SELECT 1 {query.matching(f'q{i}')} LIMIT :cap) c{i})" for i in range(len(terms)))),
         {"cap": KEYWORD_TERM_CAP + 1, **{f"q{i}": query.match([t]) for i, t in enumerate(terms)}}).one()
     return dict(zip(terms, row))
+
+
+def _estimates(s, table: str, words: list[str]) -> dict[str, int]:
+    """PostgreSQL: about how many rows of the table hold each word (as a prefix), from ANALYZE's statistics of its
+    tsvector column (the most common lexemes and their shares): counting would read every matching row from the
+    heap. A word that starts none of them is rare (as is every word before the table was first analysed)."""
+    row = s.execute(text("SELECT s.most_common_elems::text::text[], s.most_common_elem_freqs, "
+                         "(SELECT reltuples FROM pg_class WHERE oid = to_regclass(:t)) FROM pg_stats s "
+                         "WHERE s.schemaname = current_schema() AND s.tablename = :t AND s.attname = 'tsv'"),
+                    {"t": table}).first()
+    shares = list(zip(row[0], row[1])) if row is not None and row[0] is not None else []
+    rows = float(row[2] or 0) if row is not None else 0.0
+    return {w: round(rows * sum(share for lexeme, share in shares if lexeme.startswith(w))) for w in words}
 
 
 def _scores(s, sql: str, params: dict) -> dict[str, float]:

@@ -60,20 +60,20 @@ class RankedQuery:
             return f"FROM {self.table} t WHERE t.tsv @@ to_tsquery('simple', :{q})"
         return f"FROM {self.index} WHERE {self.index} MATCH :{q}"
 
-    def ranking(self, *, in_index: bool = False, newest: bool = False) -> str:
+    def ranking(self, *, as_before: bool = False, newest: bool = False) -> str:
         """The SQL of the best `:n` (owner, score) of the scope's rows matching `:q`, best first, higher scores
-        better. `in_index`: `:q` names the scope itself (the word index); `newest`: of the rows whose pk is at
-        least `:floor`."""
+        better. `as_before`: the query of a scope under the cap (the word index's `:q` names the scope itself, and
+        SQLite's planner picks the trigram index's join); `newest`: of the rows whose pk is at least `:floor`."""
         scoped = f"t.user_id = :u AND t.agent_name = :a{self.valid}"
         if self.kind == "ts_rank":
             return (f"SELECT {self.owner}, ts_rank(t.tsv, to_tsquery('simple', :q)) AS r {self.matching('q')} "
                     f"AND {scoped}{' AND t.pk >= :floor' if newest else ''} ORDER BY r DESC LIMIT :n")
         floor = f" AND {self.index}.rowid >= :floor" if newest else ""
         if self.kind == "bm25:fts":
-            return (f"SELECT {self.owner}, -bm25({self.index}) {self._joined()}{floor} AND {scoped} "
+            return (f"SELECT {self.owner}, -bm25({self.index}) {self._joined(lead=not as_before)}{floor} AND {scoped} "
                     f"ORDER BY bm25({self.index}) LIMIT :n")
         ranked = f"SELECT rowid AS pk, bm25({self.index}, 1.0, 0.0) AS score {self.matching('q')}{floor}"
-        if in_index:  # ranked inside the index, then joined to the few rows kept
+        if as_before:  # ranked inside the index, then joined to the few rows kept
             return (f"SELECT {self.owner}, -m.score FROM ({ranked} ORDER BY score LIMIT :n) m "
                     f"JOIN {self.table} t ON t.pk = m.pk ORDER BY m.score")
         return f"SELECT {self.owner}, -m.score FROM ({ranked}) m CROSS JOIN {self.table} t ON t.pk = m.pk " \
@@ -89,10 +89,11 @@ class RankedQuery:
         return (f"SELECT {self.index}.rowid {self._joined()} AND t.user_id = :u AND t.agent_name = :a{self.valid} "
                 f"ORDER BY {self.index}.rowid DESC LIMIT 1 OFFSET :cap")
 
-    def _joined(self) -> str:
-        """FROM and WHERE of the trigram index's matches of `:q` with their rows `t` (CROSS JOIN: the index leads,
-        else SQLite's planner may walk the scope's rows and match each)."""
-        return f"FROM {self.index} CROSS JOIN {self.table} t ON t.pk = {self.index}.rowid WHERE {self.index} MATCH :q"
+    def _joined(self, lead: bool = True) -> str:
+        """FROM and WHERE of the trigram index's matches of `:q` with their rows `t`; `lead`: the index leads (CROSS
+        JOIN: else SQLite's planner may walk a large scope's rows and match each)."""
+        return (f"FROM {self.index} {'CROSS JOIN' if lead else 'JOIN'} {self.table} t ON t.pk = {self.index}.rowid "
+                f"WHERE {self.index} MATCH :q")
 
 
 def large_tables(s, tables: list[str], params: dict) -> set[str]:
@@ -111,7 +112,7 @@ def ranked(s, query: RankedQuery, terms: list[str], params: dict, large: bool) -
     query filling what they leave (see the module)."""
     whole = query.kind == "bm25:words"  # the word index matches the scope itself
     if not terms or not large:
-        return _scores(s, query.ranking(in_index=whole), {**params, "q": query.match(terms, whole)})
+        return _scores(s, query.ranking(as_before=True), {**params, "q": query.match(terms, whole)})
     counts = _estimates(s, query.table, terms) if query.kind == "ts_rank" else _counts(s, query, terms)
     rare = [t for t in terms if counts[t] <= KEYWORD_TERM_CAP]
     found = _scores(s, query.ranking(), {**params, "q": query.match(rare)}) if rare else {}
@@ -119,7 +120,7 @@ def ranked(s, query: RankedQuery, terms: list[str], params: dict, large: bool) -
         q = query.match(terms, whole)
         floor = s.execute(text(query.newest_floor()), {**params, "q": q, "cap": KEYWORD_TERM_CAP - 1}).scalar()
         few = whole and floor is None  # the scope's few matches: kept by the word index, not among every scope's
-        newest = _scores(s, query.ranking(in_index=few, newest=floor is not None),
+        newest = _scores(s, query.ranking(as_before=few, newest=floor is not None),
                          {**params, "q": query.match(terms, few), "floor": floor})
         for owner, score in sorted(newest.items(), key=lambda kv: kv[1], reverse=True):
             if len(found) >= params["n"]:

@@ -14,18 +14,24 @@ from tests.conftest import make_memory
 ANA = Scope("ana", "default")
 
 
-@pytest.fixture
-def filled(tmp_path, database_url):
+def fill(m) -> tuple[list[str], list[str]]:
     """Ana's 8 facts about coffee (added in order, so the last are the newest), 2 about espresso, one invalid about
-    espresso; Bo's 3 about espresso (PostgreSQL: the table analysed)."""
-    m = make_memory(tmp_path, database_url)
+    espresso; Bo's 3 about espresso: the ids of Ana's coffee and valid espresso facts."""
     ana, bo = m.scoped(user_id="ana"), m.scoped(user_id="bo")
     coffee = [ana.facts.add(f"User drinks coffee at {hour} o'clock", "behavior", 0.8).id for hour in range(1, 9)]
     espresso = [ana.facts.add(f"User likes espresso from shop {n}", "preference", 0.8).id for n in ("Alto", "Bravo")]
     ana.facts.invalidate(ana.facts.add("User liked espresso from shop Charlie", "preference", 0.8).id)
     for n in ("Delta", "Echo", "Foxtrot"):
         bo.facts.add(f"User likes espresso from shop {n}", "preference", 0.8)
-    if m.db.dialect == "postgresql":  # its counts are estimates from the table's statistics
+    return coffee, espresso
+
+
+@pytest.fixture
+def filled(tmp_path, database_url):
+    """A memory with `fill`'s facts (PostgreSQL: the table analysed, as its counts are estimates from statistics)."""
+    m = make_memory(tmp_path, database_url)
+    coffee, espresso = fill(m)
+    if m.db.dialect == "postgresql":
         with m.db.engine.begin() as conn:
             conn.exec_driver_sql("ANALYZE facts")
     yield m, coffee, espresso
@@ -61,3 +67,14 @@ def test_a_large_scope_ranks_the_newest_matches_of_common_terms_alone(filled, mo
     found = facts_found(m, "coffee", 10)
     assert sorted(found) == sorted(coffee[-3:])
     assert sorted(facts_found(m, "espresso", 10)) == sorted(espresso)  # common (6 rows), but Ana has 2 valid ones
+
+
+def test_postgresql_before_its_first_analyse_ranks_every_word(tmp_path, pg_url, monkeypatch):
+    m = make_memory(tmp_path, pg_url)
+    try:
+        coffee, _espresso = fill(m)  # 14 rows: autovacuum analyses a table from 50 changed rows
+        monkeypatch.setattr(keyword_ranking, "KEYWORD_SCOPE_CAP", 5)
+        monkeypatch.setattr(keyword_ranking, "KEYWORD_TERM_CAP", 3)
+        assert sorted(facts_found(m, "coffee", 10)) == sorted(coffee)  # no statistics: no word is known common
+    finally:
+        m.close()

@@ -193,7 +193,7 @@ def compose(settings: Settings, *, clock: Clock, llm: ChatModel | None = None, e
     worker = Worker(queue, settings, clock.now, dream=dream_schedule, jobs=[
         Job("dream", 60, dream_schedule.due), Job("retention", 3600, lambda: admin.apply_retention()),
         Job("embeddings", 10, index.backfill), Job("sandboxes", 600, lambda: admin.remove_expired_sandboxes())])
-    admin = Admin(parts, worker)
+    admin = Admin(parts, worker, view)
     db.on_ready.append(lambda: finish_restores_on_open(admin))  # a bundle import killed before its documents
     lifecycle = Lifecycle(settings, worker, queue, contexts=contexts, index=index, db=db)
     return Composition(parts=parts, admin=admin, view=view, dream_schedule=dream_schedule, worker=worker,

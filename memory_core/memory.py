@@ -133,11 +133,7 @@ class Memory:
     def view(self, principal: Principal, *, user_id: str, agent_name: str) -> ScopedMemory:
         """A view of one scope with the principal's role there (as `access.role` decides); PermissionError if
         it may not even read."""
-        scope = make_scope(user_id, agent_name)
-        role = self.parts.access.role(principal, scope)
-        if role is None:
-            raise PermissionError(f"no access to {scope.key}")
-        return self.scoped(user_id=scope.user_id, agent_name=scope.agent_name, role=role, actor=principal.actor)
+        return self.admin.view_as(principal, make_scope(user_id, agent_name))
 
     def _at(self, user_id: str, agent_name: str) -> ScopedMemory:
         """The admin view that Memory's per-scope methods call into (ValueError for a malformed scope)."""

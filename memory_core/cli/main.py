@@ -155,13 +155,13 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
                 from memory_core.mcp.oauth_http import oauth_http_app
 
                 issuer = (args.public_url or f"http://{host}:{args.port}").rstrip("/")
-                app = oauth_http_app(memory, oidc, issuer=issuer, host=args.host)
+                app = oauth_http_app(memory.admin, oidc, issuer=issuer, host=args.host)
                 print(f"memory-core MCP server: people sign in at {issuer}{PATH}/USER/AGENT; API tokens at "
                       f"{issuer}{PATH}", file=sys.stderr, flush=True)
             else:
                 print(f"memory-core MCP server at http://{host}:{args.port}{PATH} (a bearer token is required)",
                       file=sys.stderr, flush=True)
-            stopping["at"] = serve_http(memory, host=args.host, port=args.port, app=app)
+            stopping["at"] = serve_http(memory.admin, host=args.host, port=args.port, app=app)
         else:
             from memory_core.mcp.server import serve_stdio
 

@@ -24,6 +24,7 @@ from mcp.server.auth.provider import AccessToken
 from starlette.authentication import AuthCredentials
 
 from memory_core.policy.access import ApiToken, Principal
+from memory_core.scope import make_scope
 from memory_core.mcp.discovery import WellKnown, challenge
 from memory_core.mcp.server import build_server
 from memory_core.mcp.sessions import SessionCap
@@ -31,7 +32,8 @@ from memory_core.mcp.sessions import SessionCap
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
-    from memory_core.memory import Memory
+    from memory_core.settings import Settings
+    from memory_core.views.admin import Admin
     from memory_core.views.scoped import ScopedMemory
 
 log = logging.getLogger(__name__)
@@ -41,15 +43,14 @@ MAX_SECRET_CHARS = 256
 _request_token: ContextVar[ApiToken | None] = ContextVar("memory_core_mcp_token", default=None)
 
 
-def request_view(memory: "Memory") -> Callable[[], "ScopedMemory"]:
+def request_view(admin: "Admin") -> Callable[[], "ScopedMemory"]:
     """The view of the token that signed the current request (PermissionError where there is none)."""
 
     def view() -> "ScopedMemory":
         token = _request_token.get()
         if token is None:  # never reached behind BearerAuth; fail closed all the same
             raise PermissionError("this request carries no valid token")
-        return memory.view(Principal("token", token=token), user_id=token.user_id,
-                           agent_name=token.agent_name)
+        return admin.view_as(Principal("token", token=token), make_scope(token.user_id, token.agent_name))
 
     return view
 
@@ -119,10 +120,10 @@ async def _bare(send: "Send", status: int, headers: list[tuple[bytes, bytes]] | 
     await send({"type": "http.response.body", "body": b""})
 
 
-def max_body_bytes(memory: "Memory") -> int:
+def max_body_bytes(settings: "Settings") -> int:
     """Room for the largest conversation the memory accepts (4 UTF-8 bytes a character at worst), so that
     an oversized argument reaches the tool and comes back as a tool error rather than a bare 413."""
-    return max(16 * 1024 * 1024, 4 * memory.settings.max_conversation_chars + 1024 * 1024)
+    return max(16 * 1024 * 1024, 4 * settings.max_conversation_chars + 1024 * 1024)
 
 
 def token_owner() -> str | None:
@@ -131,23 +132,23 @@ def token_owner() -> str | None:
     return None if token is None else token.id
 
 
-def http_app(memory: "Memory", *, host: str = "127.0.0.1") -> "ASGIApp":
+def http_app(admin: "Admin", *, host: str = "127.0.0.1") -> "ASGIApp":
     """The ASGI app: the MCP server at /mcp behind `BearerAuth` (with the SDK's DNS-rebinding protection
     when `host` is a loopback address), at most mcp_sessions_per_token sessions per token, each ended after
     mcp_session_idle_seconds without a request; `/.well-known/` paths are 404, not 401."""
-    settings = memory.settings
-    server = build_server(request_view(memory), settings)
-    app = server.streamable_http_app(streamable_http_path=PATH, host=host, max_request_body_size=max_body_bytes(memory),
+    settings = admin.settings
+    server = build_server(request_view(admin), settings)
+    app = server.streamable_http_app(streamable_http_path=PATH, host=host, max_request_body_size=max_body_bytes(settings),
                                      session_idle_timeout=settings.mcp_session_idle_seconds)
     capped = SessionCap(app, settings.mcp_sessions_per_token, settings.mcp_session_idle_seconds, owner=token_owner)
-    return WellKnown(BearerAuth(capped, memory.access.verify_token, cached=memory.access.cached_token))
+    return WellKnown(BearerAuth(capped, admin.access.verify_token, cached=admin.access.cached_token))
 
 
-def serve_http(memory: "Memory", *, host: str = "127.0.0.1", port: int = 8000,
+def serve_http(admin: "Admin", *, host: str = "127.0.0.1", port: int = 8000,
                app: "ASGIApp | None" = None) -> float | None:
     """Serve over streamable HTTP until SIGTERM or SIGINT; return when the stop was asked (time.monotonic()).
-    The caller owns the memory: it starts the worker before and closes the memory (flushing pending updates,
-    within what is left of shutdown_timeout_seconds) after."""
+    The caller owns the Memory the admin handle is of: it starts the worker before and closes the Memory (flushing
+    pending updates, within what is left of shutdown_timeout_seconds) after."""
     import uvicorn
 
     from memory_core.mcp.limits import timed_protocol
@@ -161,8 +162,8 @@ def serve_http(memory: "Memory", *, host: str = "127.0.0.1", port: int = 8000,
 
     # Requests in flight get 2 s to end: the rest of the shutdown budget is the queue's. Clients that are slow
     # to send a request's head or body are cut off (limits.py); an idle keep-alive connection after 5 s.
-    settings = memory.settings
-    config = uvicorn.Config(app or http_app(memory, host=host), host=host, port=port, log_config=None, lifespan="on",
+    settings = admin.settings
+    config = uvicorn.Config(app or http_app(admin, host=host), host=host, port=port, log_config=None, lifespan="on",
                             server_header=False, timeout_graceful_shutdown=2, timeout_keep_alive=5,
                             http=timed_protocol(settings.mcp_header_timeout_seconds, settings.mcp_body_timeout_seconds))
     server = Server(config)

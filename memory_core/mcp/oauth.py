@@ -36,7 +36,7 @@ from memory_core.store.oauth_store import OAuthStore
 from memory_core.mcp.oidc import SignInError, Upstream, pkce_pair, verified_email
 
 if TYPE_CHECKING:
-    from memory_core.memory import Memory
+    from memory_core.views.admin import Admin
 
 log = logging.getLogger(__name__)
 
@@ -70,12 +70,12 @@ def scope_of_resource(resource: str | None) -> Scope | None:
 class MemoryOAuthProvider:
     """The SDK's `OAuthAuthorizationServerProvider`, over the memory's database and the OIDC provider."""
 
-    def __init__(self, memory: "Memory", upstream: Upstream, *, issuer: str, lifetimes: Lifetimes = Lifetimes()) -> None:
-        self.memory = memory
+    def __init__(self, admin: "Admin", upstream: Upstream, *, issuer: str, lifetimes: Lifetimes = Lifetimes()) -> None:
+        self.admin = admin
         self.upstream = upstream
         self.issuer = issuer.rstrip("/")
         self.lifetimes = lifetimes
-        self.store = OAuthStore(memory.db, memory.clock)
+        self.store = OAuthStore(admin.db, admin.clock)
 
     @property
     def callback_url(self) -> str:
@@ -84,7 +84,7 @@ class MemoryOAuthProvider:
     # -- clients ------------------------------------------------------------------------------------
 
     def _unused_before(self):
-        return self.memory.clock.now() - UNUSED_CLIENT_TTL
+        return self.admin.clock.now() - UNUSED_CLIENT_TTL
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         info = await anyio.to_thread.run_sync(self.store.client, client_id[:64], self._unused_before())
@@ -124,7 +124,7 @@ class MemoryOAuthProvider:
 
         def start() -> str:
             self.store.add(hash_secret(state), "sign_in", secrets.token_hex(16), client.client_id or "", None, data,
-                           self.memory.clock.now() + self.lifetimes.sign_in)
+                           self.admin.clock.now() + self.lifetimes.sign_in)
             return self.upstream.authorize_url(redirect_uri=self.callback_url, state=state, challenge=challenge,
                                                nonce=nonce)
         try:
@@ -158,7 +158,7 @@ class MemoryOAuthProvider:
             log.info("MCP sign-in refused: %s", exc)
             return refuse("access_denied", str(exc))
         wanted = scope_of_resource(params.resource)
-        if wanted is not None and self.memory.access.role(Principal.person(email), wanted) is None:
+        if wanted is not None and self.admin.access.role(Principal.person(email), wanted) is None:
             log.info("MCP sign-in of %s refused: no grant on %s", email, wanted.key)
             return refuse("access_denied", f"{email} has no access to {wanted.key}; ask an admin for a grant")
         ours = "mcc_" + secrets.token_urlsafe(32)
@@ -168,9 +168,9 @@ class MemoryOAuthProvider:
 
         def issue() -> None:
             self.store.add(hash_secret(ours), "code", secrets.token_hex(16), saved["client_id"], email,
-                           json.dumps(record), self.memory.clock.now() + self.lifetimes.code)
-            with self.memory.acting_as(f"mcp:{email}"):
-                self.memory.access.record("mcp_sign_in", client=saved["client_id"],
+                           json.dumps(record), self.admin.clock.now() + self.lifetimes.code)
+            with self.admin.acting_as(f"mcp:{email}"):
+                self.admin.access.record("mcp_sign_in", client=saved["client_id"],
                                           scope=wanted.key if wanted else "(none named)")
         await anyio.to_thread.run_sync(issue)
         log.info("MCP sign-in of %s for client %s", email, saved["client_id"])
@@ -229,8 +229,8 @@ class MemoryOAuthProvider:
         log.warning("OAuth %s replayed for client %s: its sign-in's tokens are revoked", kind, row.client_id)
 
         def record() -> None:
-            with self.memory.acting_as(f"mcp:{row.email}"):
-                self.memory.access.record("mcp_token_revoked", client=row.client_id, reason=f"{kind} replayed")
+            with self.admin.acting_as(f"mcp:{row.email}"):
+                self.admin.access.record("mcp_token_revoked", client=row.client_id, reason=f"{kind} replayed")
         await anyio.to_thread.run_sync(record)
 
     async def load_access_token(self, token: str) -> AccessToken | None:
@@ -251,8 +251,8 @@ class MemoryOAuthProvider:
 
         def revoke() -> None:
             self.store.revoke_family(row.family)
-            with self.memory.acting_as(f"mcp:{row.email}"):
-                self.memory.access.record("mcp_token_revoked", client=row.client_id)
+            with self.admin.acting_as(f"mcp:{row.email}"):
+                self.admin.access.record("mcp_token_revoked", client=row.client_id)
         await anyio.to_thread.run_sync(revoke)
 
     async def _issue(self, client_id: str, email: str, scopes: list[str], resource: str | None, family: str) -> OAuthToken:
@@ -260,7 +260,7 @@ class MemoryOAuthProvider:
         data = json.dumps({"scopes": scopes, "resource": resource})
 
         def save() -> None:
-            now = self.memory.clock.now()
+            now = self.admin.clock.now()
             self.store.add(hash_secret(access), "access", family, client_id, email, data, now + self.lifetimes.access)
             self.store.add(hash_secret(refresh), "refresh", family, client_id, email, data, now + self.lifetimes.refresh)
         await anyio.to_thread.run_sync(save)

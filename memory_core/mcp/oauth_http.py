@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Send
     from starlette.types import Scope as AsgiScope
 
-    from memory_core.memory import Memory
+    from memory_core.views.admin import Admin
     from memory_core.views.scoped import ScopedMemory
 
 log = logging.getLogger(__name__)
@@ -60,7 +60,7 @@ AUTH_PATHS = ("/authorize", "/token", "/register", "/revoke", CALLBACK_PATH)
 _person: ContextVar[tuple[str, Scope] | None] = ContextVar("memory_core_mcp_person", default=None)
 
 
-def person_view(memory: "Memory", otherwise: Callable[[], "ScopedMemory"]) -> Callable[[], "ScopedMemory"]:
+def person_view(admin: "Admin", otherwise: Callable[[], "ScopedMemory"]) -> Callable[[], "ScopedMemory"]:
     """The view of the person who signed the current request (their grants' role on the URL's scope, as
     `mcp:<e-mail>`), or `otherwise()` for a request signed by an API token."""
 
@@ -69,10 +69,7 @@ def person_view(memory: "Memory", otherwise: Callable[[], "ScopedMemory"]) -> Ca
         if signed is None:
             return otherwise()
         email, scope = signed
-        role = memory.access.role(Principal.person(email), scope)
-        if role is None:
-            raise PermissionError(f"no access to {scope.key}")
-        return memory.scoped(user_id=scope.user_id, agent_name=scope.agent_name, role=role, actor=f"mcp:{email}")
+        return admin.view_as(Principal.person(email), scope, actor=f"mcp:{email}")
 
     return view
 
@@ -89,10 +86,10 @@ class PersonGate:
     resource (or for none), a person with a role on the scope; the request then goes on to the MCP
     endpoint as if it had been made at /mcp."""
 
-    def __init__(self, app: "ASGIApp", provider: MemoryOAuthProvider, memory: "Memory") -> None:
+    def __init__(self, app: "ASGIApp", provider: MemoryOAuthProvider, admin: "Admin") -> None:
         self.app = app
         self.provider = provider
-        self.memory = memory
+        self.admin = admin
 
     async def __call__(self, scope: "AsgiScope", receive: "Receive", send: "Send") -> None:
         path = scope["path"].rstrip("/")
@@ -110,7 +107,7 @@ class PersonGate:
             return
         email = token.subject or ""
         try:
-            role = await anyio.to_thread.run_sync(self.memory.access.role, Principal.person(email), wanted)
+            role = await anyio.to_thread.run_sync(self.admin.access.role, Principal.person(email), wanted)
         except ValueError:  # not an e-mail: never issued so, fail closed all the same
             role = None
         if role is None:
@@ -181,16 +178,16 @@ def public_host_security(issuer: str, host: str) -> TransportSecuritySettings | 
         allowed_origins=[f"http://{h}:*" for h in loopback] + [f"{parts.scheme}://{parts.netloc}"])
 
 
-def oauth_http_app(memory: "Memory", config: OidcConfig, *, issuer: str, host: str = "127.0.0.1",
+def oauth_http_app(admin: "Admin", config: OidcConfig, *, issuer: str, host: str = "127.0.0.1",
                    lifetimes: Lifetimes = Lifetimes()) -> OAuthRouter:
     """The whole app; `issuer` is the server's public base URL (https, or http on a loopback host)."""
     issuer = issuer.rstrip("/")
     redact_in_logs(config.client_secret)
-    provider = MemoryOAuthProvider(memory, Upstream(config), issuer=issuer, lifetimes=lifetimes)
-    server = build_server(person_view(memory, request_view(memory)), memory.settings)
-    mcp_app = server.streamable_http_app(streamable_http_path=PATH, host=host, max_request_body_size=max_body_bytes(memory),
+    provider = MemoryOAuthProvider(admin, Upstream(config), issuer=issuer, lifetimes=lifetimes)
+    server = build_server(person_view(admin, request_view(admin)), admin.settings)
+    mcp_app = server.streamable_http_app(streamable_http_path=PATH, host=host, max_request_body_size=max_body_bytes(admin.settings),
                                          transport_security=public_host_security(issuer, host),
-                                         session_idle_timeout=memory.settings.mcp_session_idle_seconds)
+                                         session_idle_timeout=admin.settings.mcp_session_idle_seconds)
     routes = create_auth_routes(provider, AnyHttpUrl(issuer),  # type: ignore[arg-type]
                                 client_registration_options=ClientRegistrationOptions(
                                     enabled=True, valid_scopes=[SCOPE], default_scopes=[SCOPE]),
@@ -199,10 +196,10 @@ def oauth_http_app(memory: "Memory", config: OidcConfig, *, issuer: str, host: s
                Route(RESOURCE_METADATA + "{rest:path}", methods=["GET", "OPTIONS"],
                      endpoint=cors_middleware(_resource_metadata(issuer), ["GET", "OPTIONS"]))]
     # One cap for both ways in: at most mcp_sessions_per_token sessions per API token and per signed-in person.
-    capped = SessionCap(mcp_app, memory.settings.mcp_sessions_per_token, memory.settings.mcp_session_idle_seconds,
+    capped = SessionCap(mcp_app, admin.settings.mcp_sessions_per_token, admin.settings.mcp_session_idle_seconds,
                         owner=session_owner)
-    api = BearerAuth(capped, memory.access.verify_token, cached=memory.access.cached_token,
+    api = BearerAuth(capped, admin.access.verify_token, cached=admin.access.cached_token,
                      challenge=challenge(issuer + RESOURCE_METADATA + PATH))
-    auth = RegistrationGuard(Starlette(routes=routes), memory.settings.mcp_registrations_per_minute, memory.clock)
-    return OAuthRouter(api, PersonGate(capped, provider, memory), auth)
+    auth = RegistrationGuard(Starlette(routes=routes), admin.settings.mcp_registrations_per_minute, admin.clock)
+    return OAuthRouter(api, PersonGate(capped, provider, admin), auth)
 

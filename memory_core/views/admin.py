@@ -14,7 +14,7 @@ import shutil
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from memory_core.store.actors import acting_as
 from memory_core.policy.usage import usage_records
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from memory_core.runtime.worker import Worker, WorkerStatus
     from memory_core.store.usage_store import UsageRecord
     from memory_core.views.parts import Parts
+    from memory_core.views.scoped import ScopedMemory
 
 log = logging.getLogger(__name__)
 
@@ -33,9 +34,10 @@ log = logging.getLogger(__name__)
 class Admin:
     """`memory.admin`: what spans scopes. Built once by the composition root."""
 
-    def __init__(self, parts: "Parts", worker: "Worker") -> None:
+    def __init__(self, parts: "Parts", worker: "Worker", view: Callable[..., "ScopedMemory"]) -> None:
         self._parts = parts
         self._worker = worker
+        self._view = view
         # What bundles (and token commands) read: the same objects as the parts.
         self.settings = parts.settings
         self.clock = parts.clock
@@ -44,6 +46,14 @@ class Admin:
         self.index = parts.index
         self.access = parts.access
         self.facts = parts.facts  # its `eraser` refuses, in a bundle, what was erased after the bundle was made
+
+    def view_as(self, principal: "Principal", scope: Scope, *, actor: str | None = None) -> "ScopedMemory":
+        """A view of `scope` with the principal's role there (as `access.role` decides), recording `actor` (the
+        principal's own by default) with every change; PermissionError if it may not even read."""
+        role = self.access.role(principal, scope)
+        if role is None:
+            raise PermissionError(f"no access to {scope.key}")
+        return self._view(scope, role, actor or principal.actor)
 
     def now(self) -> datetime:
         return self.clock.now()

@@ -29,7 +29,7 @@ def served(tmp_path, database_url):
     with make_memory(tmp_path, database_url, clock=clock) as memory:
         config = OidcConfig(client_id="upstream", client_secret="upstream-secret",
                             server_metadata_url="http://127.0.0.1:9/.well-known/openid-configuration")
-        yield oauth_http_app(memory, config, issuer=ISSUER), memory, clock
+        yield oauth_http_app(memory.admin, config, issuer=ISSUER), memory, clock
 
 
 def client_at(app, address: str) -> httpx.AsyncClient:

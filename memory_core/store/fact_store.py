@@ -11,7 +11,7 @@ import logging
 import secrets
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from sqlalchemy import bindparam, func, or_, select, text
 from sqlalchemy.exc import IntegrityError
@@ -22,6 +22,8 @@ from memory_core.facts.api import SUMMARY_SECTIONS, AuditEntry, Fact, content_ke
 from memory_core.scope import Scope
 from memory_core.text.truth import Provenance, Retired, Sources, sentences_of, sentence_key
 from memory_core.store.db import Database
+from memory_core.store import fact_reads
+from memory_core.store.fact_reads import in_scope
 from memory_core.store.import_store import record_imported
 from memory_core.store.models import FactAuditRow, FactRow, SummaryRow
 from memory_core.store.provenance_store import ProvenanceStore, read_in, record_in, summary_place
@@ -76,10 +78,6 @@ def _snapshot(row: FactRow) -> dict[str, Any]:
     return snap
 
 
-def _in_scope(scope: Scope) -> tuple:
-    return FactRow.user_id == scope.user_id, FactRow.agent_name == scope.agent_name
-
-
 class FactTransaction:
     """The writes of one call, in one transaction of one scope. Obtained from `FactStore.transaction()`."""
 
@@ -95,13 +93,13 @@ class FactTransaction:
 
     def row(self, fact_id: str) -> FactRow:
         """A fact of this scope, or KeyError (another scope's id is as unknown as a made-up one)."""
-        row = self.s.execute(select(FactRow).where(FactRow.id == fact_id, *_in_scope(self.scope))).scalars().first()
+        row = self.s.execute(select(FactRow).where(FactRow.id == fact_id, *in_scope(self.scope))).scalars().first()
         if row is None:
             raise KeyError(fact_id)
         return row
 
     def valid_with_key(self, key: str) -> FactRow | None:
-        return self.s.execute(select(FactRow).where(*_in_scope(self.scope), FactRow.content_key == key,
+        return self.s.execute(select(FactRow).where(*in_scope(self.scope), FactRow.content_key == key,
                                                     FactRow.invalid_at.is_(None))).scalars().first()
 
     def count(self) -> int:
@@ -166,7 +164,7 @@ class FactTransaction:
 
     def held_rows(self) -> list[FactRow]:
         """The scope's held facts, oldest first."""
-        return list(self.s.execute(select(FactRow).where(*_in_scope(self.scope), FactRow.held_at.is_not(None))
+        return list(self.s.execute(select(FactRow).where(*in_scope(self.scope), FactRow.held_at.is_not(None))
                                    .order_by(FactRow.held_at.asc(), FactRow.pk.asc())).scalars().all())
 
     def _hold(self, content: str, key: str, category: str, confidence: float, why: str, source: str | None,
@@ -220,7 +218,7 @@ class FactTransaction:
         count = self.count()
         if count < max_facts:
             return
-        victims = self.s.execute(select(FactRow).where(*_in_scope(self.scope), FactRow.invalid_at.is_(None))
+        victims = self.s.execute(select(FactRow).where(*in_scope(self.scope), FactRow.invalid_at.is_(None))
                                  .order_by(FactRow.confidence.asc(), FactRow.created_at.asc(), FactRow.pk.asc())
                                  .limit(count - max_facts + 1)).scalars().all()
         for victim in victims:
@@ -303,7 +301,7 @@ class FactTransaction:
     def valid_texts(self, keys: Iterable[str] | None = None, ids: Iterable[str] | None = None) -> dict[str, str]:
         """{id: text} of every valid fact of the scope (or of those with one of the dedup `keys`, or one of the
         `ids`), as this transaction sees it."""
-        found = _valid_texts(self.s, self.scope, keys, ids)
+        found = fact_reads.valid_texts(self.s, self.scope, keys, ids)
         self.store.rows_read += len(found)
         return found
 
@@ -347,25 +345,6 @@ class FactTransaction:
         self.changed = self.changed or bool(updates)
 
 
-def _valid_texts(session, scope: Scope, keys: Iterable[str] | None, ids: Iterable[str] | None) -> dict[str, str]:
-    """{id: text} of the scope's valid facts, oldest first; of those with one of the `keys` or `ids` when given.
-    Named rows are read by key in the scope or by id alone and their validity (and scope) checked here: with
-    `invalid_at IS NULL` in the query, SQLite's planner takes the scope's validity index and reads every valid
-    fact of the scope (13 ms against 0.1 ms at 10,000)."""
-    columns = (FactRow.pk, FactRow.id, FactRow.content, FactRow.user_id, FactRow.agent_name, FactRow.invalid_at)
-    if keys is None and ids is None:
-        query = select(*columns[:3]).where(*_in_scope(scope), FactRow.invalid_at.is_(None)).order_by(FactRow.pk)
-        return {i: c for _pk, i, c in session.execute(query)}
-    if keys is not None and ids is not None:
-        raise ValueError("name the facts by dedup keys or by ids, not both")
-    column, named, where = (FactRow.content_key, keys, _in_scope(scope)) if keys is not None else (FactRow.id, ids, ())
-    wanted = sorted(set(named))
-    rows = [r for lo in range(0, len(wanted), 500)
-            for r in session.execute(select(*columns).where(*where, column.in_(wanted[lo:lo + 500])))]
-    ours = {r[0]: r for r in rows if (r[3], r[4]) == (scope.user_id, scope.agent_name) and r[5] is None}
-    return {ours[pk][1]: ours[pk][2] for pk in sorted(ours)}
-
-
 class FactStore:
     def __init__(self, db: Database, clock: Clock) -> None:
         self.db = db
@@ -378,8 +357,9 @@ class FactStore:
         self.before_retire: Callable[[FactTransaction, list[Retired]], None] | None = None
         self.retire_listeners: list[Callable[[Scope, list[Retired]], None]] = []
         self.provenance = ProvenanceStore(db, clock)  # what summary sentences and MEMORY.md bullets came from
-        self.rows_read = 0  # facts read by `leading` and `valid_texts` (what injection, extraction and propagation
+        # facts read by `leading`, `extraction_facts` and `valid_texts` (what injection, extraction and propagation
         # read; tests check it)
+        self.rows_read = 0
 
     def _changed(self, scope: Scope, added_only: bool = False) -> None:
         for listener in self.listeners:
@@ -408,7 +388,7 @@ class FactStore:
 
     def list(self, scope: Scope, category: str | None = None, *, include_invalid: bool = False,
              as_of: datetime | None = None, include_held: bool = False) -> list[Fact]:
-        query = select(FactRow).where(*_in_scope(scope))
+        query = select(FactRow).where(*in_scope(scope))
         if category:
             query = query.where(FactRow.category == category)
         if as_of is not None:
@@ -425,7 +405,7 @@ class FactStore:
     def held(self, scope: Scope) -> list[Fact]:
         """The scope's facts held for review, oldest first."""
         with self.db.read() as s:
-            rows = s.execute(select(FactRow).where(*_in_scope(scope), FactRow.held_at.is_not(None))
+            rows = s.execute(select(FactRow).where(*in_scope(scope), FactRow.held_at.is_not(None))
                              .order_by(FactRow.held_at.asc(), FactRow.pk.asc())).scalars().all()
             return [_to_fact(r) for r in rows]
 
@@ -433,7 +413,7 @@ class FactStore:
         """Hold the scope's valid facts that instruct the agent (stored before they were held at write); audited."""
         held = []
         with self.transaction(scope) as tx:
-            for row in tx.s.execute(select(FactRow).where(*_in_scope(scope), FactRow.invalid_at.is_(None))).scalars():
+            for row in tx.s.execute(select(FactRow).where(*in_scope(scope), FactRow.invalid_at.is_(None))).scalars():
                 if (why := instruction_reason(row.content)) is None:
                     continue
                 before = _snapshot(row)
@@ -465,6 +445,13 @@ class FactStore:
         ordered = sorted(rows.values(), key=lambda r: (-float(r.confidence), utc(r.created_at), r.pk))
         self.rows_read += len(ordered)
         return [_to_fact(r) for r in ordered]
+
+    def extraction_facts(self, scope: Scope, limit: int, ids: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """What extraction reads of the scope's facts (see `store.fact_reads.extraction_facts`)."""
+        with self.db.read() as s:
+            found = fact_reads.extraction_facts(s, scope, limit, ids)
+        self.rows_read += len(found)
+        return found
 
     @staticmethod
     def _count(session, scope: Scope) -> int:
@@ -538,7 +525,7 @@ class FactStore:
         purged = 0
         for scope in sorted(scopes):
             with self.transaction(scope) as tx:
-                for row in tx.s.execute(select(FactRow).where(*_in_scope(scope), FactRow.invalid_at.is_not(None),
+                for row in tx.s.execute(select(FactRow).where(*in_scope(scope), FactRow.invalid_at.is_not(None),
                                                               FactRow.invalid_at < before,
                                                               FactRow.held_at.is_(None))).scalars().all():
                     tx.audit(row, "purged", _snapshot(row), None, "older than the retention of invalid facts")
@@ -575,7 +562,7 @@ class FactStore:
     def valid_texts(self, scope: Scope, ids: Iterable[str] | None = None) -> dict[str, str]:
         """{id: text} of every valid fact of the scope, or of those of the `ids`, oldest first."""
         with self.db.read() as s:
-            found = _valid_texts(s, scope, None, ids)
+            found = fact_reads.valid_texts(s, scope, None, ids)
         self.rows_read += len(found)
         return found
 

@@ -259,21 +259,20 @@ class ScopedMemory:
         return data
 
     def _extraction_data(self, messages: list[dict[str, str]]) -> dict[str, Any]:
-        """What extraction reads: the summaries and the facts a new statement may repeat or replace. A scope of
-        up to EXTRACTION_FACTS facts gives them all (as `memory_data()`); a larger one gives the facts that
-        keyword search finds for what the user said (at most EXTRACTION_FOUND, best first). A repeat that
-        search misses is still caught by its dedup key when it is written."""
+        """What extraction reads: the summaries and the facts a new statement may repeat or replace, with the keys
+        extractors read (`store.fact_reads.EXTRACTION_KEYS`). A scope of up to EXTRACTION_FACTS facts gives them
+        all (in `memory_data()`'s order); a larger one gives the facts that keyword search finds for what the user
+        said (at most EXTRACTION_FOUND, best first). A repeat that search misses is still caught by its dedup key
+        when it is written. One connection for all its reads."""
         store = self._parts.store
-        data: dict[str, Any] = store.summaries(self.scope)
-        if store.count(self.scope) <= EXTRACTION_FACTS:
-            data["facts"] = [f.to_dict() for f in store.leading(self.scope, EXTRACTION_FACTS)]
-            return data
-        said = " ".join(m["content"] for m in messages if m.get("role") == "user")[-2000:]
-        found = self._parts.index.keyword_facts(self.scope, said, EXTRACTION_FOUND) if said.strip() else []
-        facts = store.leading(self.scope, 0, found) if found else []
-        rank_of = {fact_id: i for i, fact_id in enumerate(found)}
-        facts.sort(key=lambda f: rank_of[f.id])
-        data["facts"] = [f.to_dict() for f in facts]
+        with self._parts.db.reads():
+            data: dict[str, Any] = store.summaries(self.scope)
+            if store.count(self.scope) <= EXTRACTION_FACTS:
+                data["facts"] = store.extraction_facts(self.scope, EXTRACTION_FACTS)
+                return data
+            said = " ".join(m["content"] for m in messages if m.get("role") == "user")[-2000:]
+            found = self._parts.index.keyword_facts(self.scope, said, EXTRACTION_FOUND) if said.strip() else []
+            data["facts"] = store.extraction_facts(self.scope, 0, found) if found else []
         return data
 
     def set_summaries(self, summaries: dict[str, str]) -> None:

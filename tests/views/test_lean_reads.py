@@ -4,6 +4,7 @@ and the same text as from the whole scope."""
 from __future__ import annotations
 
 from memory_core.context.injection import build_injection
+from memory_core.store.fact_reads import EXTRACTION_KEYS
 from memory_core.views import scoped
 from tests.conftest import make_memory
 
@@ -63,6 +64,33 @@ def test_update_of_a_large_scope_gives_extraction_a_bounded_set_that_still_finds
         m.close()
 
 
+def test_update_of_a_large_scope_gives_extraction_what_keyword_search_finds_in_its_order(
+        tmp_path, database_url, monkeypatch):
+    monkeypatch.setattr(scoped, "EXTRACTION_FACTS", 10)
+    m = make_memory(tmp_path, database_url, max_facts=1000)
+    try:
+        fill(m, 40)
+        seen = []
+        extractor = m.parts.extractor
+        original = extractor.extract
+        monkeypatch.setattr(extractor, "extract", lambda messages, current, **options: seen.append(current["facts"])
+                            or original(messages, current, **options))
+        said = "I like topic 5 on day 3."
+        found = m.parts.index.keyword_facts(m.scoped().scope, said, scoped.EXTRACTION_FOUND)
+        m.update([{"role": "user", "content": said}], thread_id="t1")
+        assert len(found) > 1 and [f["id"] for f in seen[0]] == found
+        contents = {f.id: (f.content, f.category) for f in m.facts.list()}
+        assert all(tuple(f) == EXTRACTION_KEYS and (f["content"], f["category"]) == contents[f["id"]] for f in seen[0])
+        # named ids of another scope or of an invalid fact are left out
+        theirs = m.scoped(user_id="other").facts.add("User likes topic 5", "knowledge", 0.9)
+        gone = m.facts.add("User likes topic 6", "knowledge", 0.9)
+        m.facts.invalidate(gone.id)
+        named = [found[1], theirs.id, gone.id, "fact_missing", found[0]]
+        assert [f["id"] for f in m.parts.store.extraction_facts(m.scoped().scope, 0, named)] == [found[1], found[0]]
+    finally:
+        m.close()
+
+
 def test_update_of_a_small_scope_gives_extraction_every_fact(tmp_path, monkeypatch):
     m = make_memory(tmp_path)
     try:
@@ -74,6 +102,8 @@ def test_update_of_a_small_scope_gives_extraction_every_fact(tmp_path, monkeypat
                             or original(messages, current, **options))
         before = m.memory_data()
         m.update([{"role": "user", "content": "I love sailing."}], thread_id="t1")
-        assert seen[0] == before  # what memory_data() gives, facts in the same order
+        # what memory_data() gives, facts in the same order, with the keys extractors read (not their dates)
+        assert seen[0] == {**before, "facts": [{k: f[k] for k in EXTRACTION_KEYS} for f in before["facts"]]}
+        assert len(seen[0]["facts"]) == 12
     finally:
         m.close()

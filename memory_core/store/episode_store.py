@@ -212,7 +212,7 @@ def retired_facts(db: Database, scope: Scope, limit: int = 500) -> list[tuple[st
     must not give as current. A chain of
     replacements (Lisbon -> "moved to Porto" -> "lives in Porto") is followed to the fact that is valid now."""
     params = {"u": scope.user_id, "a": scope.agent_name, "n": limit}
-    with db.read() as s:
+    with db.rows() as s:
         rows = s.execute(_RETIRED, params).all()
         by_id = {i: (c, nxt) for i, c, nxt in rows}
         ends: dict[str, str | None] = {}

@@ -437,7 +437,7 @@ class FactStore:
         read, never the whole scope."""
         wanted = list(dict.fromkeys(str(i) for i in ids))
         params = {"u": scope.user_id, "a": scope.agent_name, "n": limit, "skip": wanted[:1000]}
-        with self.db.read() as s:
+        with self.db.rows() as s:
             rows = {r.pk: r for r in s.execute(_LEADING_BUT if wanted else _LEADING, params)} if limit > 0 else {}
             for lo in range(0, len(wanted), 500):  # by id alone (the planner takes the id index), checked here
                 rows.update((r.pk, r) for r in s.execute(_BY_IDS, {"ids": wanted[lo:lo + 500]})
@@ -459,7 +459,7 @@ class FactStore:
         return session.execute(FACT_COUNT, {"u": scope.user_id, "a": scope.agent_name}).scalar() or 0
 
     def count(self, scope: Scope) -> int:
-        with self.db.read() as s:
+        with self.db.rows() as s:
             return self._count(s, scope)
 
     def update(self, fact_id: str, changes: dict[str, Any]) -> Fact:
@@ -547,7 +547,7 @@ class FactStore:
         return int(count or 0), str(latest), str(summarised)  # compared, never read: the raw values serve
 
     def summaries(self, scope: Scope) -> dict[str, dict[str, dict[str, str]]]:
-        with self.db.read() as s:
+        with self.db.rows() as s:
             rows = s.execute(_SUMMARIES, {"u": scope.user_id, "a": scope.agent_name}).all()
         found = {r.section: r for r in rows}
         data: dict[str, dict[str, dict[str, str]]] = {}

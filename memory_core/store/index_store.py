@@ -60,7 +60,7 @@ class IndexStore:
 
     def item_count(self, scope: Scope) -> int:
         """The scope's valid facts plus its chunks."""
-        with self.db.read() as s:
+        with self.db.rows() as s:
             facts = s.execute(FACT_COUNT, _scope(scope)).scalar() or 0
             chunks = s.execute(_CHUNK_COUNT, _scope(scope)).scalar()
         return facts + chunks
@@ -100,7 +100,7 @@ class IndexStore:
 
     def indexed_docs(self, scope: Scope) -> dict[str, str]:
         """The content hash of each document of the scope as last chunked, by path."""
-        with self.db.read() as s:
+        with self.db.rows() as s:
             return dict(s.execute(_INDEXED_DOCS, _scope(scope)).all())
 
     def replace_chunks(self, scope: Scope, path: str, kind: str, day: str | None,
@@ -168,7 +168,7 @@ class IndexStore:
                 EmbeddingRow.model == model, EmbeddingRow.dim > 0)  # not the marks of failed items
 
     def vector_count(self, scope: Scope, model: str) -> int:
-        with self.db.read() as s:
+        with self.db.rows() as s:
             return s.execute(select(func.count()).select_from(EmbeddingRow).where(*self._vectors(scope, model))).scalar()
 
     def vectors(self, scope: Scope, model: str) -> list[tuple[str, bytes]]:
@@ -186,7 +186,7 @@ class IndexStore:
 
     def token_stats(self, scope: Scope, model: str) -> tuple[str, int] | None:
         """(version, items) of the scope's IDF snapshot for `model`, or None."""
-        with self.db.read() as s:
+        with self.db.rows() as s:
             row = s.execute(_TOKEN_STATS, {**_scope(scope), "m": model}).first()
         return None if row is None else (row.version, row.items)
 
@@ -217,7 +217,7 @@ class IndexStore:
         params = {"u": scope.user_id, "a": scope.agent_name, "n": limit}
         tables = _TABLES[:1] if facts_only else _TABLES
         out: list[dict[str, float]] = []
-        with nullcontext(session) if session is not None else self.db.read() as s:
+        with nullcontext(session) if session is not None else self.db.rows() as s:
             large = large_tables(s, [table for table, *_ in tables], params) if any(
                 kind != "substring" for kind, _ in queries) else set()
             for kind, terms in queries:
@@ -251,7 +251,7 @@ class IndexStore:
         of the scope only."""
         facts: list[tuple] = []
         chunks: list[tuple] = []
-        with self.db.read() as s:
+        with self.db.rows() as s:
             if fact_ids:  # by id alone, so that the planner takes the id index; scope and validity checked here
                 facts = [(i, content, source) for i, content, source, u, a, invalid
                          in s.execute(_HIT_FACTS, {"ids": list(fact_ids)})

@@ -25,6 +25,7 @@ from memory_core.store.db import Database
 from memory_core.store import fact_reads
 from memory_core.store.fact_reads import in_scope
 from memory_core.store.import_store import record_imported
+from memory_core.store.leading_facts import leading_rows
 from memory_core.store.models import FactAuditRow, FactRow, SummaryRow
 from memory_core.store.provenance_store import ProvenanceStore, read_in, record_in, summary_place
 from memory_core.text.instructions import instruction_reason
@@ -32,13 +33,6 @@ from memory_core.text.instructions import instruction_reason
 log = logging.getLogger(__name__)
 
 FACT_COUNT = text("SELECT n FROM fact_counts WHERE user_id = :u AND agent_name = :a")  # a scope's valid facts
-# What every injection reads, built once (building costs more than running them), as plain rows (a third of the
-# ORM's time at 200 facts): a scope's (:u, :a) :n most confident valid facts, oldest first, but :skip; by id.
-_LEADING = select(FactRow.__table__).where(
-    FactRow.user_id == bindparam("u"), FactRow.agent_name == bindparam("a"), FactRow.invalid_at.is_(None),
-).order_by(FactRow.confidence.desc(), FactRow.created_at.asc(), FactRow.pk.asc()).limit(bindparam("n"))
-_LEADING_BUT = _LEADING.where(FactRow.id.not_in(bindparam("skip", expanding=True)))
-_BY_IDS = select(FactRow.__table__).where(FactRow.id.in_(bindparam("ids", expanding=True)))
 _SUMMARIES = select(SummaryRow.section, SummaryRow.summary, SummaryRow.updated_at).where(
     SummaryRow.user_id == bindparam("u"), SummaryRow.agent_name == bindparam("a"))
 ID_ATTEMPTS = 16  # fact ids are 32 random bits: a clash is rare, a second one in a row rarer still
@@ -432,19 +426,18 @@ class FactStore:
             return tx.release(fact_id, max_facts)
 
     def leading(self, scope: Scope, limit: int, ids: Iterable[str] = ()) -> list[Fact]:
-        """The scope's valid facts named in `ids` and its `limit` most confident others (of more than 1000 named,
-        some may count among them), in `list`'s order (confidence, then oldest first): what injection and extraction
-        read, never the whole scope."""
-        wanted = list(dict.fromkeys(str(i) for i in ids))
-        params = {"u": scope.user_id, "a": scope.agent_name, "n": limit, "skip": wanted[:1000]}
-        with self.db.rows() as s:
-            rows = {r.pk: r for r in s.execute(_LEADING_BUT if wanted else _LEADING, params)} if limit > 0 else {}
-            for lo in range(0, len(wanted), 500):  # by id alone (the planner takes the id index), checked here
-                rows.update((r.pk, r) for r in s.execute(_BY_IDS, {"ids": wanted[lo:lo + 500]})
-                            if (r.user_id, r.agent_name) == (scope.user_id, scope.agent_name) and r.invalid_at is None)
-        ordered = sorted(rows.values(), key=lambda r: (-float(r.confidence), utc(r.created_at), r.pk))
-        self.rows_read += len(ordered)
-        return [_to_fact(r) for r in ordered]
+        """The scope's valid facts named in `ids` and its `limit` most confident others, in `list`'s order (see
+        `leading_rows`): what injection and extraction read, never the whole scope."""
+        rows = leading_rows(self.db, scope, limit, ids)
+        self.rows_read += len(rows)
+        return [_to_fact(r) for r in rows]
+
+    def injected(self, scope: Scope, limit: int, ids: Iterable[str] = ()) -> list[dict[str, Any]]:
+        """`leading`'s facts as injection reads them, and only the keys it formats (no Fact built, no date read)."""
+        rows = leading_rows(self.db, scope, limit, ids, brief=True)
+        self.rows_read += len(rows)
+        return [{"id": r.id, "content": r.content, "category": r.category, "confidence": float(r.confidence),
+                 **({"sourceError": r.source_error} if r.source_error else {})} for r in rows]
 
     def extraction_facts(self, scope: Scope, limit: int, ids: Sequence[str] = ()) -> list[dict[str, Any]]:
         """What extraction reads of the scope's facts (see `store.fact_reads.extraction_facts`)."""

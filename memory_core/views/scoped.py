@@ -252,10 +252,7 @@ class ScopedMemory:
         relevant ones, taken first). The text is the same as from the whole scope; the report's
         `dropped_fact_ids` lists the dropped facts read (the next most confident), `dropped_count` all."""
         data: dict[str, Any] = self._parts.store.summaries(self.scope)
-        facts = self._parts.store.leading(self.scope, budget // 9 + 2, priority or ())
-        # the keys the text is made of (context.injection reads no others): no dates formatted for every fact
-        data["facts"] = [{"id": f.id, "content": f.content, "category": f.category, "confidence": f.confidence,
-                          **({"sourceError": f.source_error} if f.source_error else {})} for f in facts]
+        data["facts"] = self._parts.store.injected(self.scope, budget // 9 + 2, priority or ())
         return data
 
     def _extraction_data(self, messages: list[dict[str, str]]) -> dict[str, Any]:

@@ -15,7 +15,6 @@ from sqlalchemy import bindparam, delete, func, select, text
 
 from memory_core.scope import Scope
 from memory_core.store.db import Database
-from memory_core.store.fact_store import FACT_COUNT
 from memory_core.store.keyword_ranking import RankedQuery, large_tables, ranked
 from memory_core.store.models import ChunkRow, EmbeddingRow, FactRow, IndexedDocRow, TokenStatsRow
 
@@ -27,8 +26,8 @@ EmbeddingWrite = tuple[str, int, str, bytes]
 
 # What every search reads, built once: building a statement costs more than SQLite takes to run these. Their
 # parameters: the scope (:u, :a) and the names given.
-_CHUNK_COUNT = select(func.count()).select_from(ChunkRow).where(ChunkRow.user_id == bindparam("u"),
-                                                                ChunkRow.agent_name == bindparam("a"))
+_ITEM_COUNT = text("SELECT (SELECT coalesce(max(n), 0) FROM fact_counts WHERE user_id = :u AND agent_name = :a) "
+                   "+ (SELECT count(*) FROM chunks WHERE user_id = :u AND agent_name = :a)")  # facts: m004's count
 _INDEXED_DOCS = select(IndexedDocRow.path, IndexedDocRow.content_hash).where(
     IndexedDocRow.user_id == bindparam("u"), IndexedDocRow.agent_name == bindparam("a"))
 _TOKEN_STATS = select(TokenStatsRow.version, TokenStatsRow.items).where(
@@ -61,9 +60,7 @@ class IndexStore:
     def item_count(self, scope: Scope) -> int:
         """The scope's valid facts plus its chunks."""
         with self.db.rows() as s:
-            facts = s.execute(FACT_COUNT, _scope(scope)).scalar() or 0
-            chunks = s.execute(_CHUNK_COUNT, _scope(scope)).scalar()
-        return facts + chunks
+            return s.execute(_ITEM_COUNT, _scope(scope)).scalar()
 
     def items(self, scope: Scope) -> list[tuple[str, str]]:
         """(owner, text) of the scope's searchable items: valid facts, then chunks."""

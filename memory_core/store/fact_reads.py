@@ -8,17 +8,15 @@ from typing import Any, Iterable, Sequence
 from sqlalchemy import bindparam, select
 
 from memory_core.scope import Scope
+from memory_core.store.leading_facts import leading_query
 from memory_core.store.models import FactRow
 
 # The keys of a fact that extraction reads (both extractors; the LLM's prompt shows no others).
 EXTRACTION_KEYS = ("id", "content", "category")
 _EXTRACTION_COLUMNS = (FactRow.id, FactRow.content, FactRow.category)
-# Built once (building costs more than running them): a scope's (:u, :a) :n most confident valid facts, oldest
-# first (the order of `FactStore.leading`); named facts by id alone (the planner takes the id index), with what
-# tells their scope and validity, checked by the caller.
-_LEADING = select(*_EXTRACTION_COLUMNS).where(
-    FactRow.user_id == bindparam("u"), FactRow.agent_name == bindparam("a"), FactRow.invalid_at.is_(None),
-).order_by(FactRow.confidence.desc(), FactRow.created_at.asc(), FactRow.pk.asc()).limit(bindparam("n"))
+# Built once (building costs more than running them): the scope's leading facts (`leading_query`); named facts by
+# id alone (the planner takes the id index), with what tells their scope and validity, checked by the caller.
+_LEADING = leading_query(_EXTRACTION_COLUMNS)
 _BY_IDS = select(*_EXTRACTION_COLUMNS, FactRow.user_id, FactRow.agent_name, FactRow.invalid_at).where(
     FactRow.id.in_(bindparam("named", expanding=True)))
 # (pk, id, content) of the scope's valid facts, oldest first; (pk, id, content, user_id, agent_name, invalid_at) of

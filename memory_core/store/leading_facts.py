@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import Select, bindparam, select
 from sqlalchemy.engine import Row
 
 from memory_core.clock import utc
@@ -13,12 +13,17 @@ from memory_core.store.db import Database
 from memory_core.store.models import FactRow
 
 
-def _statements(columns) -> tuple:
-    """Built once (building costs more than running them), as plain rows (a third of the ORM's time at 200 facts):
-    a scope's (:u, :a) :n most confident valid facts, oldest first; the same but :skip; by id."""
-    leading = select(*columns).where(
+def leading_query(columns) -> Select:
+    """`columns` of a scope's (:u, :a) :n most confident valid facts, oldest first (`FactStore.list`'s order)."""
+    return select(*columns).where(
         FactRow.user_id == bindparam("u"), FactRow.agent_name == bindparam("a"), FactRow.invalid_at.is_(None),
     ).order_by(FactRow.confidence.desc(), FactRow.created_at.asc(), FactRow.pk.asc()).limit(bindparam("n"))
+
+
+def _statements(columns) -> tuple:
+    """Built once (building costs more than running them), as plain rows (a third of the ORM's time at 200 facts):
+    the leading facts; the same but :skip; by id."""
+    leading = leading_query(columns)
     return (leading, leading.where(FactRow.id.not_in(bindparam("skip", expanding=True))),
             select(*columns).where(FactRow.id.in_(bindparam("ids", expanding=True))))
 

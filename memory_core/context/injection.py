@@ -36,8 +36,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import re
-import threading
-from collections import OrderedDict
 from itertools import accumulate
 from operator import itemgetter
 from dataclasses import dataclass, field
@@ -45,6 +43,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from memory_core.search.cache import BytesLRU
 from memory_core.text.instructions import as_data, without_instructions
 from memory_core.text.tokens import count_tokens, encoding_name_for, get_encoding, token_byte_lengths, truncate_to_tokens
 
@@ -55,8 +54,7 @@ USER_FIELDS = (("workContext", "Work"), ("personalContext", "Personal"), ("topOf
 HISTORY_FIELDS = (("recentMonths", "Recent"), ("earlierContext", "Earlier"), ("longTermBackground", "Background"))
 _WS = re.compile(r"\s+")
 LINE_COSTS = 8192  # fact lines whose token counts are kept (by a digest of the line: no text is held)
-_line_costs: OrderedDict[bytes, tuple[int, int]] = OrderedDict()
-_line_costs_lock = threading.Lock()
+_line_costs = BytesLRU(LINE_COSTS)  # each entry counted as 1: the last LINE_COSTS lines
 
 
 @dataclass
@@ -365,16 +363,10 @@ def _line_cost(line: str, encoding: str, encode: Callable[[str], list[int]]) -> 
     """The tokens of a fact line with its newline and without: the same line costs the same on every call, so each
     is counted once (of the last LINE_COSTS lines)."""
     key = hashlib.blake2b(f"{encoding}\0{line}".encode("utf-8", "surrogatepass"), digest_size=16).digest()
-    with _line_costs_lock:
-        cost = _line_costs.get(key)
-        if cost is not None:
-            _line_costs.move_to_end(key)
-            return cost
-    cost = len(encode(line + "\n")), len(encode(line))
-    with _line_costs_lock:
-        _line_costs[key] = cost
-        if len(_line_costs) > LINE_COSTS:
-            _line_costs.popitem(last=False)
+    cost = _line_costs.get(key)
+    if cost is None:
+        cost = len(encode(line + "\n")), len(encode(line))
+        _line_costs.put(key, cost, 1)
     return cost
 
 

@@ -1,4 +1,5 @@
-"""A least-recently-used cache bounded in bytes: the search index's per-scope matrices and IDF weights.
+"""A least-recently-used cache bounded in bytes: the search index's per-scope matrices and IDF weights (and, an entry
+counted as one, injection's token counts of fact lines).
 
 Each entry says what it holds in bytes; putting one evicts the least recently used until the total is within
 the bound (an entry larger than the whole bound is not kept at all). Thread-safe.

@@ -27,6 +27,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from memory_core.context.injection import InjectedPassage
+from memory_core.search.asked import split_speaker
 from memory_core.text.dates import day_text
 from memory_core.text.tokens import get_encoding, token_byte_lengths
 
@@ -37,18 +38,15 @@ TITLE = "Relevant passages:"
 NEIGHBOURS = 1  # turns each side of a turn that search found
 # A neighbour goes in after the turns search ranked up to this many places below the turn it is beside: search
 # lends a turn's score to its neighbours already, so the turns it ranked come first (10 -> 40, with the speaker
-# rule of `rerank`: LoCoMo conv-26, tuned on, 0.711 -> 0.724 at 2,000 tokens and 0.671 -> 0.684 at 1,000; conv-30,
+# rule (search.asked): LoCoMo conv-26, tuned on, 0.711 -> 0.724 at 2,000 tokens and 0.671 -> 0.684 at 1,000; conv-30,
 # checked on, 0.778 unchanged and 0.741 -> 0.753 at 1,000).
 NEIGHBOUR_LAG = 40
 HITS = 80  # the search hits passages are made of, at most
 _EPISODE = re.compile(r"episodes/(\d{4}-\d{2}-\d{2})-[0-9a-f]+#(\d+)")
 _DAILY = re.compile(r"memory/(\d{4}-\d{2}-\d{2})\.md")
 _WS = re.compile(r"\s+")
-_WORD = re.compile(r"\w+")
-OTHER_SPEAKER = 0.7  # a turn by none of the people a question names keeps this share of its score
 MULTI_QUERY = True
 PASSAGE_KINDS = ("episode", "daily", "core")
-IN_PERIOD = 1.5  # a turn said in the period a question names gains this factor
 
 
 @dataclass
@@ -121,7 +119,7 @@ def select_passages(hits: Sequence, turns_of: Callable[[dict[str, set[int]]], Ma
             episode = (h.source or "").rpartition("#")[0][len("episodes/"):]
             index = int(m.group(2))
             if (episode, index) not in turns:  # the hit's own text stands in for a turn not read back
-                turns = {**turns, (episode, index): Turn(*_split_speaker(h.text), getattr(h, "current", None))}
+                turns = {**turns, (episode, index): Turn(*split_speaker(h.text), getattr(h, "current", None))}
             around = [(i, rank + NEIGHBOUR_LAG) for i in range(index - neighbours, index + neighbours + 1)
                       if i != index and (episode, i) in turns]
             for i, place in [(index, rank)] + around:
@@ -146,42 +144,6 @@ def select_passages(hits: Sequence, turns_of: Callable[[dict[str, set[int]]], Ma
         if p.episode is not None:
             p.lines = [_turn_line(turns[(p.episode, i)]) for i in sorted(p.turns) if (p.episode, i) in turns]
     return sorted((p for p in passages if p.lines), key=lambda p: p.rank)
-
-
-def rerank(hits: Sequence, query: str) -> list:
-    """`hits` reordered for a question that names people: a turn said by none of the people the question names
-    (among the speakers of the hits) keeps OTHER_SPEAKER of its score, even when it names one of them: "Thanks,
-    Melanie!" speaks to her, not of her. LoCoMo's two speakers are in every conversation: "What does Melanie do to
-    destress?" is answered by Melanie's turns."""
-    asked = {w.casefold() for w in _WORD.findall(query)}
-    speakers = {_split_speaker(h.text)[0].casefold() for h in hits if h.kind == "episode"}
-    named = {s for s in speakers if s and all(part in asked for part in s.split())}
-    span = asked_period(query)
-    if not named and span is None:
-        return list(hits)
-
-    def weight(h) -> float:
-        if h.kind != "episode":
-            return 1.0
-        w = 1.0
-        who = _split_speaker(h.text)[0]
-        if named and who.casefold() not in named:
-            w *= OTHER_SPEAKER
-        m = _EPISODE.fullmatch(h.source or "")
-        if span is not None and m and span[0] <= m.group(1) <= span[1]:
-            w *= IN_PERIOD
-        return w
-
-    return sorted(hits, key=lambda h: h.score * weight(h), reverse=True)
-
-
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december")
-_MONTH_RE = "(" + "|".join(_MONTHS) + ")"
-_DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH_RE},?\s+((?:19|20)\d\d)\b", re.I)
-_MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH_RE}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b", re.I)
-_MONTH_YEAR = re.compile(rf"\b{_MONTH_RE},?\s+((?:19|20)\d\d)\b", re.I)
-_YEAR = re.compile(r"\b(?:in|during|of)\s+((?:19|20)\d\d)\b", re.I)
 
 
 _ASKS = re.compile(r"(?:what|when|where|who|whom|whose|why|how|which|did|does|do|is|was|are|were|has|have|can)\b", re.I)
@@ -210,30 +172,6 @@ def merge_rankings(rankings: Sequence[Sequence]) -> list:
                 seen.add((h.kind, h.ref))
                 out.append(h)
     return out
-
-
-def asked_period(query: str) -> tuple[str, str] | None:
-    """The days (first, last; YYYY-MM-DD) a question names: "on 13 October 2023" (that day and the next week,
-    when it may be told), "in July 2023" (the month and the next), "in 2022" (the year); None when it names none."""
-    if m := _DAY_MONTH_YEAR.search(query) or _MONTH_DAY_YEAR.search(query):
-        day, month = (m.group(1), m.group(2)) if m.re is _DAY_MONTH_YEAR else (m.group(2), m.group(1))
-        try:
-            first = date(int(m.group(3)), _MONTHS.index(month.lower()) + 1, int(day))
-        except ValueError:
-            return None
-        return first.isoformat(), date.fromordinal(first.toordinal() + 7).isoformat()
-    if m := _MONTH_YEAR.search(query):
-        year, month = int(m.group(2)), _MONTHS.index(m.group(1).lower()) + 1
-        end = (year + (month == 12), month % 12 + 1)
-        return f"{year:04d}-{month:02d}-01", f"{end[0]:04d}-{end[1]:02d}-31"
-    if m := _YEAR.search(query):
-        return f"{m.group(1)}-01-01", f"{m.group(1)}-12-31"
-    return None
-
-
-def _split_speaker(text: str) -> tuple[str, str]:
-    who, sep, rest = text.partition(": ")
-    return (who, rest) if sep and len(who) <= 64 else ("", text)
 
 
 def fit_passages(passages: Iterable[Passage], max_tokens: int, model: str | None = None) -> tuple[str, list[Passage]]:
@@ -323,5 +261,4 @@ def injected(passages: Sequence[Passage], model: str | None = None) -> list[Inje
             for (p, header, _piece), n in zip(pieces, counts[1:])]
 
 
-__all__ = ["Passage", "Turn", "TITLE", "select_passages", "fit_passages", "render", "with_passages", "injected",
-           "rerank", "asked_period"]
+__all__ = ["Passage", "Turn", "TITLE", "select_passages", "fit_passages", "render", "with_passages", "injected"]

@@ -25,6 +25,7 @@ from memory_core.store.turn_store import facts_with_sources
 from memory_core.text.words import STOPWORDS
 from memory_core.tiers.core import CORE_PATH
 from memory_core.search.chunking import CHUNK_CHARS, CHUNKING, chunk_document, split_chunk  # noqa: F401 (named here before)
+from memory_core.search.asked import asked_weights
 from memory_core.search.cache import BytesLRU
 from memory_core.search.embedders import Embedder, cosine_top
 from memory_core.search.embedding_upkeep import (EMBED_BATCH_CHARS, EMBED_BATCH_ITEMS, EMBED_TEXT_CHARS,  # noqa: F401 (named here before)
@@ -318,9 +319,11 @@ class SearchIndex:
 
     def search(self, scope: Scope, query: str, k: int = 10, *, mode: str = "hybrid", half_life_days: float | None = None,
                mmr_lambda: float | None = None, keyword_weight: float = 1.0, vector_weight: float = VECTOR_WEIGHT,
-               fusion: str = "weighted", neighbours: bool = True, depth: int | None = None) -> list[SearchHit]:
+               fusion: str = "weighted", neighbours: bool = True, depth: int | None = None,
+               asked: bool = True) -> list[SearchHit]:
         """The k best hits; `neighbours` lets a turn stored as a fact lend to the turns around it (see
-        search.neighbours). `depth`: how many candidates each of keyword and vector search gives the fusion
+        search.neighbours); `asked` ranks up the turns said by the people, or in the period, the query names
+        (search.asked). `depth`: how many candidates each of keyword and vector search gives the fusion
         (default max(50, 5k)); the scores, and so the order, depend on it, so that a caller that asks for more
         hits than it shows (to drop some) keeps the order of the k it shows by giving their depth."""
         if not isinstance(query, str) or not query.strip():
@@ -350,6 +353,10 @@ class SearchIndex:
             hits = {o: (h, sc * (decay((today - date.fromisoformat(h.source[7:17])).days, half_life_days)
                                  if h.kind == "daily" and h.source and _DAILY.fullmatch(h.source) else 1.0))
                     for o, (h, sc) in hits.items()}
+        if asked:
+            owners = list(hits)
+            factors = asked_weights(query, [hits[o][0] for o in owners])
+            hits = {o: (hits[o][0], hits[o][1] * w) for o, w in zip(owners, factors)}
         ranked = sorted(hits, key=lambda o: hits[o][1], reverse=True)
         if mmr_lambda is not None and ranked:
             pool = ranked[: k * 4]

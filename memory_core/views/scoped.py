@@ -24,7 +24,7 @@ from memory_core.store.actors import acting_as, current_actor
 from memory_core.consistency.doctor import Finding, check
 from memory_core.tiers.documents import LocalDocumentStore, export_documents
 from memory_core.errors import LLMError, LLMReplyError
-from memory_core.context.evidence import Turn, merge_rankings, rerank, select_passages, sub_queries, with_passages
+from memory_core.context.evidence import Turn, merge_rankings, select_passages, sub_queries, with_passages
 from memory_core.context.injection import InjectionReport, build_injection
 from memory_core.text.messages import strip_scheduled_pairs, validate_messages
 from memory_core.runtime.queue import validate_thread_id
@@ -346,7 +346,7 @@ class ScopedMemory:
             # the scope's retired facts are read only when there are turns to judge (search read them for its hits)
             return self._turns_of(wanted, self._current_of([h.text for h in hits if h.kind == "fact"]))
 
-        passages = select_passages(rerank(hits, query), turns_of)
+        passages = select_passages(hits, turns_of)  # search ranked who and when the query names (search.asked)
         facts_budget = budget - int(budget * PASSAGE_SHARE) if passages else budget
         report = build_injection(self._injection_data(facts_budget, priority), facts_budget, model=model,
                                  priority=priority)

@@ -8,8 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from memory_core import count_tokens
-from memory_core.context.evidence import (NEIGHBOUR_LAG, TITLE, Turn, fit_passages, render, rerank, select_passages,
-                                         with_passages)
+from memory_core.context.evidence import NEIGHBOUR_LAG, TITLE, Turn, fit_passages, render, select_passages, with_passages
 from memory_core.context.injection import build_injection
 
 
@@ -122,36 +121,6 @@ def test_the_report_lists_each_passage_with_its_date_and_a_cost_that_adds_up_to_
     assert {p.header for p in report.passages} <= {"[8 May 2023]", "[9 May 2023, daily log]", "[9 June 2023]",
                                                    "[MEMORY.md]"}
     assert sorted(s for p in report.passages for s in p.sources) == sorted(report.passage_sources)
-
-
-def test_rerank_prefers_the_turns_of_the_person_asked_about():
-    hits = [Hit("episode", f"{EP1}#1", "Melanie: I love pottery.", 1.0),
-            Hit("episode", f"{EP1}#2", "Caroline: I love painting.", 0.9),
-            Hit("episode", f"{EP1}#3", "Melanie: Thanks, Caroline! I love it.", 0.8)]
-    # Melanie's turns rank down, the one that speaks to Caroline too: it is not about her
-    assert [h.source[-1] for h in rerank(hits, "What does Caroline love?")] == ["2", "1", "3"]
-    assert rerank(hits, "What do they love?") == hits  # nobody named: the order stays
-
-
-@pytest.mark.parametrize("question,period", [
-    ("What painting did Melanie show to Caroline on October 13, 2023?", ("2023-10-13", "2023-10-20")),
-    ("What did they do on 7th May 2023?", ("2023-05-07", "2023-05-14")),
-    ("What did Mel paint in July 2023?", ("2023-07-01", "2023-08-31")),
-    ("What happened in December 2022?", ("2022-12-01", "2023-01-31")),
-    ("Where did she travel in 2022?", ("2022-01-01", "2022-12-31")),
-    ("When did Caroline go to the support group?", None),
-    ("What is on 31 February 2023?", None),
-])
-def test_the_period_a_question_names(question, period):
-    from memory_core.context.evidence import asked_period
-
-    assert asked_period(question) == period
-
-
-def test_rerank_prefers_turns_said_in_the_period_asked_about():
-    hits = [Hit("episode", f"{EP1}#1", "Melanie: We painted a lake.", 1.0),
-            Hit("episode", f"{EP2}#0", "Melanie: We painted a sunset.", 0.8)]
-    assert [h.text for h in rerank(hits, "What did they paint in June 2023?")][0] == "Melanie: We painted a sunset."
 
 
 @pytest.mark.parametrize("question,parts", [

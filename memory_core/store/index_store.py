@@ -15,7 +15,7 @@ from sqlalchemy import bindparam, delete, func, select, text
 
 from memory_core.scope import Scope
 from memory_core.store.db import Database
-from memory_core.store.keyword_ranking import RankedQuery, large_tables, ranked
+from memory_core.store.keyword_ranking import RankedQuery, ranked, scope_sizes
 from memory_core.store.models import ChunkRow, EmbeddingRow, FactRow, IndexedDocRow, TokenStatsRow
 
 # Keyword search's tables: (table, owner expression, text column, extra condition: only valid facts are searched).
@@ -209,20 +209,21 @@ class IndexStore:
         """Each query's scores by owner, in one read: ("bm25:<index>", terms: FTS5 BM25 over the index "words" or
         "fts" of any of the terms; higher is better), ("ts_rank", words: PostgreSQL's rank of any word as a prefix),
         or ("substring", terms: one point per term found). `session`: a write transaction's (a FactTransaction's
-        `s`), to read what it sees, inside its lock; `facts_only`: valid facts alone, no chunks. A ranked query of a
-        scope larger than KEYWORD_SCOPE_CAP leaves its common terms out (see `store.keyword_ranking`)."""
+        `s`), to read what it sees, inside its lock; `facts_only`: valid facts alone, no chunks, ranked by the query's telling terms
+        (a candidate read: `store.keyword_ranking.telling_terms`). A ranked query of a scope larger than
+        KEYWORD_SCOPE_CAP leaves its common terms out (see `store.keyword_ranking`)."""
         params = {"u": scope.user_id, "a": scope.agent_name, "n": limit}
         tables = _TABLES[:1] if facts_only else _TABLES
         out: list[dict[str, float]] = []
         with nullcontext(session) if session is not None else self.db.rows() as s:
-            large = large_tables(s, [table for table, *_ in tables], params) if any(
-                kind != "substring" for kind, _ in queries) else set()
+            sizes = scope_sizes(s, [table for table, *_ in tables], params) if any(
+                kind != "substring" for kind, _ in queries) else {}
             for kind, terms in queries:
                 if kind in ("bm25:words", "bm25:fts", "ts_rank"):
                     found: dict[str, float] = {}
                     for table in tables:
                         found.update(ranked(s, RankedQuery(kind, *table, scope.user_id, scope.agent_name), terms, params,
-                                            table[0] in large))
+                                            sizes[table[0]], candidates=facts_only))
                     out.append(found)
                 elif kind == "substring":
                     out.append(self._substring(s, terms, params, tables))

@@ -78,3 +78,30 @@ def test_postgresql_before_its_first_analyse_ranks_every_word(tmp_path, pg_url, 
         assert sorted(facts_found(m, "coffee", 10)) == sorted(coffee)  # no statistics: no word is known common
     finally:
         m.close()
+
+
+def test_a_candidate_read_ranks_by_the_telling_terms_when_a_common_one_is_there(tmp_path, monkeypatch):
+    """The word index's counts (SQLite): what an update or a retirement reads (`keyword_facts`). Ana's scope holds 10
+    valid facts: a term is common above max(CANDIDATE_TERM_MIN, a CANDIDATE_TERM_SHARE of them)."""
+    with make_memory(tmp_path) as m:
+        coffee, espresso = fill(m)
+
+        def candidates(query: str, least: int, share: float = 0.1) -> set[str]:
+            monkeypatch.setattr(keyword_ranking, "CANDIDATE_TERM_MIN", least)
+            monkeypatch.setattr(keyword_ranking, "CANDIDATE_TERM_SHARE", share)
+            return set(m.index.keyword_facts(ANA, query, 20))
+
+        assert candidates("coffee espresso", 3) == set(espresso)  # coffee: 8 rows of Ana's, espresso: 2
+        # search itself still ranks by the whole query
+        found = [owner[2:] for owner, _ in m.index.keyword(ANA, "coffee espresso", 20)]
+        assert set(coffee) <= set(found) and set(espresso) <= set(found)
+        # a rarer term that the scope does not hold leaves the query whole; so does a query of common terms alone
+        assert candidates("coffee zebra", 3) == set(coffee)
+        assert candidates("coffee drinks", 3) == set(coffee)
+        # Bo's espresso facts and Ana's invalid one count for nothing: with the cap at 2, espresso still is telling
+        assert candidates("coffee espresso", 2) == set(espresso)
+        assert candidates("coffee espresso", 1) == set(coffee) | set(espresso)  # at 1 it is common: the query whole
+        # the share of the scope: 90% of 10 facts, so coffee's 8 are not common
+        assert candidates("coffee espresso", 3, share=0.9) == set(coffee) | set(espresso)
+        # a scope of no more than CANDIDATE_TERM_MIN facts is ranked by the whole query
+        assert candidates("coffee espresso", 10) == set(coffee) | set(espresso)

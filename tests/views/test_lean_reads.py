@@ -107,3 +107,27 @@ def test_update_of_a_small_scope_gives_extraction_every_fact(tmp_path, monkeypat
         assert len(seen[0]["facts"]) == 12
     finally:
         m.close()
+
+
+def test_update_of_a_large_scope_finds_what_it_repeats_by_its_telling_word(tmp_path, database_url, monkeypatch):
+    """"love" is in most of the scope's facts, "chess" in one: the candidates are read by "chess" (SQLite's word
+    index; PostgreSQL ranks every word), and the repeat is found, not added again."""
+    from memory_core.store import keyword_ranking
+
+    monkeypatch.setattr(scoped, "EXTRACTION_FACTS", 10)
+    monkeypatch.setattr(keyword_ranking, "CANDIDATE_TERM_MIN", 20)
+    m = make_memory(tmp_path, database_url, max_facts=1000)
+    try:
+        chess = m.facts.add("User loves chess", "preference", 0.6)
+        for i in range(40):
+            m.facts.add(f"User loves topic {i * 7 % 97} on day {i % 28}", "preference", 0.7)
+        said = "I love chess."
+        found = m.parts.index.keyword_facts(m.scoped().scope, said, scoped.EXTRACTION_FOUND)
+        assert found[0] == chess.id
+        if m.db.dialect == "sqlite":
+            assert found == [chess.id]  # the 40 that only share "love" are not read
+        before = len(m.facts.list())
+        m.update([{"role": "user", "content": said}], thread_id="t1")
+        assert len(m.facts.list()) == before and m.facts.get(chess.id).invalid_at is None
+    finally:
+        m.close()

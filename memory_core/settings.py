@@ -72,6 +72,9 @@ class Settings:
     mcp_session_idle_seconds: float = 600.0
     mcp_header_timeout_seconds: float = 10.0
     mcp_body_timeout_seconds: float = 30.0
+    # tool calls the MCP server runs at once; 0: one when a call is work in this process alone (a local embedder and
+    # SQLite: more threads only contend for the interpreter's lock), 8 when it waits on the network (mcp.server.tool_threads)
+    mcp_tool_threads: int = 0
     # OAuth dynamic client registrations one client address may make in a minute (a token bucket)
     mcp_registrations_per_minute: int = 10
     # tiers
@@ -126,6 +129,8 @@ class Settings:
                      "mcp_registrations_per_minute"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be at least 1")
+        if not 0 <= int(self.mcp_tool_threads) <= 64:
+            raise ValueError("mcp_tool_threads must be between 0 (chosen by the setup) and 64")
         if not 0 <= float(self.token_cache_seconds) <= 3600:
             raise ValueError("token_cache_seconds must be between 0 and 3600")
         if not 0 <= float(self.search_cache_mb) < float("inf"):

@@ -6,13 +6,21 @@
   that define it (the handshake era, up to 2025-11-25); the newer ones retired that code for -32602.
 - Tool descriptions are the docstrings without their indentation, and argument errors are pydantic's
   messages without its documentation links (a model reads them; a URL is noise to it).
+- A tool written as a plain function runs on a worker thread, as the SDK runs it, but at most `tool_threads` at
+  once (`Settings.mcp_tool_threads`), where the SDK runs up to 40: a call of memory_core's is Python and SQLite
+  work, for which threads contend for the interpreter's lock (each SQLite statement lets it go and waits to get
+  it back); four threads did fewer calls a second than one (see `tool_threads`).
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from typing import Any, Callable
+
+import anyio
+import anyio.to_thread
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -35,14 +43,30 @@ class RoleAwareServer(MCPServer):
     """An `MCPServer` whose `tools/list` depends on the caller's role, read through `can_write()` (False:
     the read-only tools only; an exception: no tools, the call that follows will say why)."""
 
-    def __init__(self, *args: Any, can_write: Callable[[], bool], **kwargs: Any) -> None:
+    def __init__(self, *args: Any, can_write: Callable[[], bool], tool_threads: int = 1, **kwargs: Any) -> None:
         self._can_write = can_write
+        self._tool_threads = tool_threads
+        self._limiter: anyio.CapacityLimiter | None = None
         super().__init__(*args, **kwargs)
 
     def add_tool(self, fn: Callable[..., Any], *args: Any, description: str | None = None, **kwargs: Any) -> None:
         if description is None and fn.__doc__:
             description = inspect.cleandoc(fn.__doc__)
+        if not inspect.iscoroutinefunction(fn):
+            fn = self._on_tool_threads(fn)
         super().add_tool(fn, *args, description=description, **kwargs)
+
+    def _on_tool_threads(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """`fn` as a coroutine function that runs it on a worker thread, `tool_threads` calls at most at once (the
+        signature, and so the tool's schema, is `fn`'s)."""
+
+        @functools.wraps(fn)
+        async def on_thread(*args: Any, **kwargs: Any) -> Any:
+            if self._limiter is None:
+                self._limiter = anyio.CapacityLimiter(self._tool_threads)
+            return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs), limiter=self._limiter)
+
+        return on_thread
 
     async def list_tools(self) -> list[Any]:
         tools = await super().list_tools()

@@ -61,7 +61,24 @@ def chunk_text(turn: EpisodeTurn) -> str:
     return f"{turn.who}: {turn.dated}"
 
 
-def _turn(row: EpisodeTurnRow) -> EpisodeTurn:
+# Built once (building a statement costs more than running it): the turns named by (episode id, index) and the
+# chunks named by (path, line) of a scope (:u, :a), as plain rows. The episodes (:episodes, :paths) and indices
+# (:indices) are named apart too, so that the index is searched for them: SQLite's planner searches by none of a
+# row value's columns, and (episode id, index) IN (...) alone read every turn of the scope.
+_AROUND = select(EpisodeTurnRow.episode_id, EpisodeTurnRow.thread_id, EpisodeTurnRow.turn_index, EpisodeTurnRow.role,
+                 EpisodeTurnRow.speaker, EpisodeTurnRow.text, EpisodeTurnRow.dates, EpisodeTurnRow.said_at).where(
+    EpisodeTurnRow.user_id == bindparam("u"), EpisodeTurnRow.agent_name == bindparam("a"),
+    EpisodeTurnRow.episode_id.in_(bindparam("episodes", expanding=True)),
+    EpisodeTurnRow.turn_index.in_(bindparam("indices", expanding=True)),
+    tuple_(EpisodeTurnRow.episode_id, EpisodeTurnRow.turn_index).in_(bindparam("pairs", expanding=True)))
+_TURN_CHUNKS = select(ChunkRow.pk, ChunkRow.path, ChunkRow.start_line, ChunkRow.text).where(
+    ChunkRow.user_id == bindparam("u"), ChunkRow.agent_name == bindparam("a"),
+    ChunkRow.path.in_(bindparam("paths", expanding=True)),
+    tuple_(ChunkRow.path, ChunkRow.start_line).in_(bindparam("pairs", expanding=True)))
+
+
+def _turn(row) -> EpisodeTurn:
+    """An EpisodeTurnRow, or a plain row of its columns (`_AROUND`), as an EpisodeTurn."""
     dates = tuple(tuple(d) for d in json.loads(row.dates or "[]"))
     return EpisodeTurn(row.episode_id, row.thread_id, row.turn_index, row.role, row.speaker, row.text,
                        dated(row.text, dates), utc(row.said_at), dates)
@@ -102,9 +119,9 @@ class EpisodeStore:
         if not wanted:
             return out
         pairs = sorted((e, i) for e, found in wanted.items() for i in found)
-        with self.db.read() as s:
-            rows = s.execute(select(EpisodeTurnRow).where(
-                *self._of(scope), tuple_(EpisodeTurnRow.episode_id, EpisodeTurnRow.turn_index).in_(pairs))).scalars().all()
+        with self.db.rows() as s:  # plain rows: a query's passages read a few hundred turns
+            rows = s.execute(_AROUND, {"u": scope.user_id, "a": scope.agent_name, "pairs": pairs,
+                                       "episodes": sorted(wanted), "indices": sorted({i for _, i in pairs})}).all()
         out.update(((r.episode_id, r.turn_index), _turn(r)) for r in rows)
         return out
 
@@ -187,10 +204,9 @@ def turn_chunks(db: Database, scope: Scope, sources: Iterable[str]) -> list[tupl
     if not by_path:
         return []
     pairs = sorted((path, i) for path, found in by_path.items() for i in found)
-    with db.read() as s:
-        rows = s.execute(select(ChunkRow.pk, ChunkRow.path, ChunkRow.start_line, ChunkRow.text).where(
-            ChunkRow.user_id == scope.user_id, ChunkRow.agent_name == scope.agent_name,
-            tuple_(ChunkRow.path, ChunkRow.start_line).in_(pairs))).all()
+    with db.rows() as s:
+        rows = s.execute(_TURN_CHUNKS, {"u": scope.user_id, "a": scope.agent_name, "pairs": pairs,
+                                        "paths": sorted(by_path)}).all()
     return [(pk, f"{path}#{line}", text) for pk, path, line, text in rows]
 
 

@@ -264,3 +264,24 @@ def test_a_conversation_queued_before_an_erase_keeps_the_erased_statement_out_of
         # said again after the erase, it is new memory
         m.update([{"role": "user", "content": "My sister Marta is allergic to peanuts."}], thread_id="after")
         assert any("peanuts" in t.text for t in m.scoped().episodes_of_day("2026-03-02"))
+
+
+def test_the_turns_around_hits_are_read_by_the_index_not_the_whole_scope(tmp_path):
+    """SQLite's planner searches by none of a row value's columns: the episodes, indices and paths are named apart."""
+    from memory_core.store.episode_store import _AROUND, _TURN_CHUNKS
+
+    with make_memory(tmp_path) as m:
+        m.update(TALK, thread_id="s1", when=MAY_8)
+        episode = m.scoped(user_id="default", agent_name="default").episodes_of_day("2023-05-08")[0].episode_id
+        turns = m.parts.episodes.store.around(m.scoped().scope, {episode: {0, 2, 7}})
+        assert sorted(turns) == [(episode, 0), (episode, 2)] and turns[(episode, 2)].who == "Caroline"
+        with m.db.engine.connect() as c:
+            for statement, params, index in (
+                    (_AROUND, {"episodes": ["e1"], "indices": [1, 2], "pairs": [("e1", 1), ("e1", 2)]},
+                     "ix_episode_turns_episode (user_id=? AND agent_name=? AND episode_id=? AND turn_index=?)"),
+                    (_TURN_CHUNKS, {"paths": ["episodes/e1"], "pairs": [("episodes/e1", 1)]},
+                     "ix_chunks_doc (user_id=? AND agent_name=? AND path=?)")):
+                sql = str(statement.params(u="u", a="a", **params).compile(
+                    dialect=m.db.engine.dialect, compile_kwargs={"literal_binds": True}))
+                plan = " ".join(str(r) for r in c.exec_driver_sql("EXPLAIN QUERY PLAN " + sql).all())
+                assert index in plan

@@ -379,6 +379,8 @@ class ScopedMemory:
             with metering(self.scope, "embed"):  # an API embedder's calls are this scope's
                 hits = self._parts.index.search(self.scope, query, k * 2, **options)
             hits = one_hit_per_statement(hits, k)
+            if all(h.kind == "fact" for h in hits):  # a valid fact is current: no retired fact to read
+                return hits
             current = self._current_of([h.text for h in hits if h.kind == "fact"])
             return [h if h.kind == "fact" or (now := current(h.text)) is None else replace(h, current=now) for h in hits]
 

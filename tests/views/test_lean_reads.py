@@ -131,3 +131,17 @@ def test_update_of_a_large_scope_finds_what_it_repeats_by_its_telling_word(tmp_p
         assert len(m.facts.list()) == before and m.facts.get(chess.id).invalid_at is None
     finally:
         m.close()
+
+
+def test_a_search_of_facts_alone_reads_no_retired_facts(tmp_path, monkeypatch):
+    """A valid fact is current: the retired facts are read only to mark a passage (a log line, a turn)."""
+    read = []
+    original = scoped.retired_facts
+    monkeypatch.setattr(scoped, "retired_facts", lambda *args, **kwargs: read.append(1) or original(*args, **kwargs))
+    with make_memory(tmp_path) as m:
+        m.facts.invalidate(m.facts.add("User lives in Berlin", "context", 0.9).id)
+        m.facts.add("User lives in Lisbon", "context", 0.9)
+        assert [h.kind for h in m.search("lives", k=5)] == ["fact"] and read == []
+        m.scoped().daily.append("The user lives in Berlin.", title="Home")
+        hits = m.search("lives Berlin", k=5)
+        assert read and any(h.kind == "daily" and h.current == "" for h in hits)

@@ -147,18 +147,18 @@ def telling_terms(s, query: RankedQuery, terms: list[str], params: dict, cap: in
     1,476 of them holding it; counting each term in the scope up to the cap, 0.3-0.7 ms). A word that says which
     fact a statement replaces ("live" of "I live in Lisbon now") is held by few of a scope's facts, and kept. One
     read."""
-    row = s.execute(text("SELECT " + ", ".join(
-        f"(SELECT count(*) FROM (SELECT 1 {query.matching(f'q{i}')} LIMIT :cap) c{i})" for i in range(len(terms)))),
-        {"cap": cap + 1, **{f"q{i}": query.match([t], True) for i, t in enumerate(terms)}}).one()
-    telling = [t for t, n in zip(terms, row) if 0 < n <= cap]
-    return telling if telling and any(n > cap for n in row) else terms
+    counts = _counts(s, query, terms, cap, in_scope=True)
+    telling = [t for t in terms if 0 < counts[t] <= cap]
+    return telling if telling and any(n > cap for n in counts.values()) else terms
 
 
-def _counts(s, query: RankedQuery, terms: list[str]) -> dict[str, int]:
-    """How many rows of the table (every scope's) hold each term, counted up to KEYWORD_TERM_CAP + 1: one read."""
+def _counts(s, query: RankedQuery, terms: list[str], cap: int = KEYWORD_TERM_CAP,
+            in_scope: bool = False) -> dict[str, int]:
+    """How many rows of the table (every scope's; `in_scope`: the scope's valid ones, by the word index) hold each
+    term, counted up to `cap` + 1: one read."""
     row = s.execute(text("SELECT " + ", ".join(
         f"(SELECT count(*) FROM (SELECT 1 {query.matching(f'q{i}')} LIMIT :cap) c{i})" for i in range(len(terms)))),
-        {"cap": KEYWORD_TERM_CAP + 1, **{f"q{i}": query.match([t]) for i, t in enumerate(terms)}}).one()
+        {"cap": cap + 1, **{f"q{i}": query.match([t], in_scope) for i, t in enumerate(terms)}}).one()
     return dict(zip(terms, row))
 
 

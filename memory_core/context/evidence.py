@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from memory_core.context.injection import InjectedPassage
 from memory_core.search.asked import split_speaker
+from memory_core.store.episode_store import TURN_SOURCE
 from memory_core.text.dates import day_text
 from memory_core.text.tokens import get_encoding, token_byte_lengths
 
@@ -42,7 +43,6 @@ NEIGHBOURS = 1  # turns each side of a turn that search found
 # checked on, 0.778 unchanged and 0.741 -> 0.753 at 1,000).
 NEIGHBOUR_LAG = 40
 HITS = 80  # the search hits passages are made of, at most
-_EPISODE = re.compile(r"episodes/(\d{4}-\d{2}-\d{2})-[0-9a-f]+#(\d+)")
 _DAILY = re.compile(r"memory/(\d{4}-\d{2}-\d{2})\.md")
 _WS = re.compile(r"\s+")
 MULTI_QUERY = True
@@ -104,7 +104,7 @@ def select_passages(hits: Sequence, turns_of: Callable[[dict[str, set[int]]], Ma
     picked = picked[:limit]
     wanted: dict[str, set[int]] = {}
     for _rank, h in picked:
-        if h.kind == "episode" and (m := _EPISODE.fullmatch(h.source or "")):
+        if h.kind == "episode" and (m := TURN_SOURCE.fullmatch(h.source or "")):
             episode = (h.source or "").rpartition("#")[0][len("episodes/"):]
             index = int(m.group(2))
             wanted.setdefault(episode, set()).update(range(max(0, index - neighbours), index + neighbours + 1))
@@ -113,7 +113,7 @@ def select_passages(hits: Sequence, turns_of: Callable[[dict[str, set[int]]], Ma
     units: dict[tuple[str, int], Passage] = {}  # one a turn: the turns a search found, and their neighbours
     for rank, h in picked:
         if h.kind == "episode":
-            m = _EPISODE.fullmatch(h.source or "")
+            m = TURN_SOURCE.fullmatch(h.source or "")
             if not m:
                 continue
             episode = (h.source or "").rpartition("#")[0][len("episodes/"):]

@@ -26,13 +26,13 @@ from datetime import date
 from typing import Sequence
 
 from memory_core.search.neighbours import position
+from memory_core.store.episode_store import TURN_SOURCE
 
 OTHER_SPEAKER = 0.5  # a turn by none of the people a question names keeps this share of its score
 IN_PERIOD = 1.5  # a turn said in the period a question names gains this factor
 SPEAKER_CHARS = 64  # a "name: " prefix longer than this is text, not a speaker
 
 _WORD = re.compile(r"\w+")
-_EPISODE_DAY = re.compile(r"episodes/(\d{4}-\d{2}-\d{2})-[0-9a-f]+#\d+")
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
 _MONTH_RE = "(" + "|".join(_MONTHS) + ")"
@@ -87,7 +87,7 @@ def asked_weights(query: str, hits: Sequence) -> list[float]:
         w = 1.0
         if turn and named and who not in named:
             w *= OTHER_SPEAKER
-        if span is not None and h.kind == "episode" and (m := _EPISODE_DAY.fullmatch(h.source or "")):
+        if span is not None and h.kind == "episode" and (m := TURN_SOURCE.fullmatch(h.source or "")):
             if span[0] <= m.group(1) <= span[1]:
                 w *= IN_PERIOD
         out.append(w)

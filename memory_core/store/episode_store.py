@@ -9,6 +9,7 @@ chunk. Removing turns removes both, and the chunks' vectors.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable, Iterable, Sequence
@@ -21,6 +22,8 @@ from memory_core.store.db import Database
 from memory_core.store.models import ChunkRow, EmbeddingRow, EpisodeTurnRow, FactAuditRow, FactRow
 
 EPISODE_PREFIX = "episodes/"
+# How a search hit names a turn (`EpisodeTurn.source`): "episodes/<day>-<hex>#<index>"; groups: the day, the index.
+TURN_SOURCE = re.compile(r"episodes/(\d{4}-\d{2}-\d{2})-[0-9a-f]+#(\d+)")
 
 
 @dataclass(frozen=True)

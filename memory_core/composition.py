@@ -89,7 +89,7 @@ def default_embedder(settings: Settings) -> Embedder:
         from memory_core.search.embedders import E5Embedder
 
         return E5Embedder()
-    if settings.llm_api_key and model != "wordllama":
+    if settings.api_embeddings:
         return OpenAIEmbedder(model or "text-embedding-3-small", api_key=settings.llm_api_key,
                               base_url=settings.llm_base_url, timeout=settings.llm_timeout_seconds)
     return WordLlamaEmbedder()

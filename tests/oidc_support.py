@@ -332,6 +332,40 @@ def wait_for_app(page, timeout_ms: int = 60_000) -> None:
     page.wait_for_load_state("networkidle", timeout=timeout_ms)
 
 
+def choose(page, opener, option, *, attempts: int = 3, timeout_ms: int = 15_000) -> None:
+    """Open a select box (`opener`, a locator) and click `option` (a locator) in its list. Under load a click can
+    land while a rerun redraws the box, and its list never opens (or closes at once): the box is opened again,
+    after the app's run is over, up to `attempts` times."""
+    for attempt in range(attempts):
+        wait_for_app(page)
+        opener.click()
+        try:
+            option.wait_for(timeout=timeout_ms)
+            option.click(timeout=timeout_ms)
+            return
+        except Exception:
+            if attempt == attempts - 1:
+                raise
+            page.keyboard.press("Escape")
+
+
+def open_options(page, opener, options, *, attempts: int = 3, timeout_ms: int = 15_000) -> list[str]:
+    """Open a select box and read every option it lists (then close it), opening it again when a rerun closed it."""
+    for attempt in range(attempts):
+        wait_for_app(page)
+        opener.click()
+        try:
+            options.first.wait_for(timeout=timeout_ms)
+            found = [o.inner_text().strip() for o in options.all()]
+            page.keyboard.press("Escape")
+            return found
+        except Exception:
+            if attempt == attempts - 1:
+                raise
+            page.keyboard.press("Escape")
+    return []
+
+
 def open_all(page, expanders) -> None:
     """Open every expander that is closed (a click on an open one would close it), until the app has finished
     its run with all of them open."""

@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 
 from memory_core import Memory, Settings
 from memory_core.search.embedders import HashingEmbedder
-from tests.oidc_support import (app_env, browser_page, chromium, free_port, start_streamlit,  # noqa: F401
+from tests.oidc_support import (app_env, browser_page, choose, chromium, free_port, start_streamlit,  # noqa: F401
                                 wait_for_app)
 
 pytestmark = pytest.mark.browser
@@ -144,8 +144,8 @@ def test_overview_and_superseded_facts_marked(app, chromium):  # noqa: F811
                 no_horizontal_scroll(page)
                 shot(page, "facts-390")
                 continue
-            page.locator("[data-testid=stSidebar]").get_by_role("combobox").first.click()
-            page.get_by_role("option", name="eve/bot").click()
+            choose(page, page.locator("[data-testid=stSidebar]").get_by_role("combobox").first,
+                   page.get_by_role("option", name="eve/bot"))
             page.get_by_text(re.compile(r"Scope eve/bot")).wait_for(timeout=TIMEOUT)
             page.locator("[data-testid=stSidebarNav]").get_by_role("link", name="Facts").click()
             page.get_by_role("heading", name="Facts").wait_for(timeout=TIMEOUT)

@@ -8,7 +8,7 @@ import pytest
 
 from memory_core import Memory, Settings
 from memory_core.search.embedders import HashingEmbedder
-from tests.oidc_support import app_env, chromium, free_port, open_all, start_streamlit  # noqa: F401  (chromium: a fixture)
+from tests.oidc_support import app_env, chromium, free_port, open_all, open_options, start_streamlit  # noqa: F401  (chromium: a fixture)
 from tests.browser.test_browser import ROOT, browser  # noqa: F401  (the browser fixture)
 
 pytestmark = pytest.mark.browser
@@ -54,12 +54,8 @@ def sandbox_of(page) -> tuple[str, int]:
 
 def scope_options(page) -> list[str]:
     """Every scope the sidebar's picker offers."""
-    page.locator("[data-testid=stSidebar] [data-testid=stSelectbox]").first.click()
-    options = page.get_by_role("option")
-    options.first.wait_for(timeout=30_000)
-    found = [o.inner_text().strip() for o in options.all()]
-    page.keyboard.press("Escape")
-    return found
+    return open_options(page, page.locator("[data-testid=stSidebar] [data-testid=stSelectbox]").first,
+                        page.get_by_role("option"))
 
 
 def search(page, url, query):

@@ -22,8 +22,10 @@ from memory_core.search.embedders import HashingEmbedder
 from tests.oidc_support import (  # noqa: F401  (chromium and oidc_provider are fixtures)
     QUIET_PROVIDER_WARNINGS,
     browser_page,
+    choose,
     chromium,
     oidc_provider,
+    open_options,
     set_user_claims,
     sign_in,
     sign_out,
@@ -131,12 +133,7 @@ def scope_options(page) -> list[str]:
     wait_for_app(page, TIMEOUT)  # what the sidebar says once the app's run is over
     if picker.count() == 0:
         return []
-    picker.first.click()
-    options = page.get_by_role("option")
-    options.first.wait_for(timeout=TIMEOUT)
-    found = [o.inner_text().strip() for o in options.all()]
-    page.keyboard.press("Escape")
-    return found
+    return open_options(page, picker.first, page.get_by_role("option"))
 
 
 def nav_links(page) -> set[str]:
@@ -251,8 +248,8 @@ def test_admin_grants_and_revokes_through_the_access_page(app, chromium):  # noq
         assert ANA_FACT not in page_text(grantee)
 
         settle(admin, app)
-        admin.locator("[data-testid=stForm]").filter(has_text="Revoke").locator("[data-testid=stSelectbox]").click()
-        admin.get_by_role("option", name=re.compile(re.escape(f"{granted[0].id}: {GRANTEE}"))).click()
+        choose(admin, admin.locator("[data-testid=stForm]").filter(has_text="Revoke").locator("[data-testid=stSelectbox]"),
+               admin.get_by_role("option", name=re.compile(re.escape(f"{granted[0].id}: {GRANTEE}"))))
         admin.get_by_role("button", name="Revoke", exact=True).click()
         admin.get_by_text(f"Revoked {granted[0].id}.").wait_for(timeout=TIMEOUT)
         with app.memory() as m:

@@ -49,6 +49,7 @@ class _Lender:
         self.session: Session | None = None  # joins the connection's transaction; emptied after each read()
         self.depth = 0  # read() sessions open on the connection
         self.stale = False  # a write committed while a read() was open: end the transaction once none is
+        self.memo: dict[object, object] = {}  # what `Database.once` read in this transaction
 
     def lends(self, db: "Database") -> bool:
         return db is self.db and threading.get_ident() == self.thread
@@ -56,6 +57,7 @@ class _Lender:
     def give_back(self) -> None:
         """End the read transaction and return the connection to the pool (the next read() takes one again)."""
         conn, session, self.conn, self.session, self.stale = self.conn, self.session, None, None, False
+        self.memo.clear()  # read in the transaction that ends
         if session is not None:
             session.close()
         if conn is not None:
@@ -160,6 +162,17 @@ class Database:
                 lender.give_back()
             elif lender.depth == 0:
                 lender.session.expunge_all()  # what a read() returns is detached, as from a session of its own
+
+    def once(self, key: object, read: Callable[[], object]) -> object:
+        """`read()`, run once per `key` in a `reads()` block's read transaction: the reads after it in the block get
+        what it returned, until a write ends the transaction (its reads after see the write). Outside such a block,
+        run every time."""
+        lender = _lender.get()
+        if lender is None or not lender.lends(self):
+            return read()
+        if key not in lender.memo:
+            lender.memo[key] = read()
+        return lender.memo[key]
 
     @contextmanager
     def rows(self) -> Iterator[Connection]:

@@ -476,6 +476,13 @@ def m031_scoped_word_index(conn: Connection, db: Database) -> None:
                              f"INSERT INTO {index}(rowid, {column}, scope) VALUES (new.pk, new.{column}, {new}); END")
 
 
+def m032_audit_by_action(conn: Connection, db: Database) -> None:
+    """A scope's audit entries of one action, newest first (every search and injection with passages reads the
+    latest deleted facts): m001's index by scope and time made the engine read every entry of the scope (an added
+    fact leaves one) to find the few deleted ones."""
+    conn.exec_driver_sql("CREATE INDEX IF NOT EXISTS ix_fact_audit_action ON fact_audit (user_id, agent_name, action, at)")
+
+
 MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_keyword_index, m003_word_index,
                                                             m004_fact_counts, m005_pg_trgm, m006_token_stats,
                                                             m007_validity_and_actors, m008_unicode_dedup_keys,
@@ -486,7 +493,8 @@ MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_k
                                                             m017_dream_proposals, m018_usage_and_injections,
                                                             m019_provenance, m020_held_facts, m022_budget_reservations,
                                                             m023_oauth_client_use, m024_erase_journal, m028_episodes,
-                                                            m030_keyword_columns, m031_scoped_word_index]
+                                                            m030_keyword_columns, m031_scoped_word_index,
+                                                            m032_audit_by_action]
 
 # Migrations renamed so that each number is used once, in order: a database that applied the old name has it
 # recorded under the new one before anything runs.

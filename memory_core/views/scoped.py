@@ -388,7 +388,8 @@ class ScopedMemory:
         """A passage's `SearchHit.current`: for one that states a retired fact (text.truth), what replaced
         it ("" when nothing did); None for an ordinary passage. `valid`: texts known to be current (a passage
         that one of them says is not stale)."""
-        retired = [Retired(i, c, r) for i, c, r in retired_facts(self._parts.db, self.scope)]
+        db = self._parts.db  # read once a reads() block: a search and the injection it serves share them
+        retired = [Retired(i, c, r) for i, c, r in db.once(("retired", self.scope), lambda: retired_facts(db, self.scope))]
         if not retired:
             return lambda _text: None
         known = valid + [r.replacement for r in retired if r.replacement]

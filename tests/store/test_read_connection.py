@@ -134,3 +134,49 @@ def vacuum(db) -> None:
     with db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         conn.exec_driver_sql("SET lock_timeout = '5s'")
         conn.exec_driver_sql("VACUUM FULL facts")
+
+
+def test_once_reads_a_value_once_a_read_transaction_and_again_after_a_write(m):
+    db, store = m.parts.db, m.parts.store
+    calls: list[int] = []
+
+    def count() -> int:
+        calls.append(1)
+        return store.count(SCOPE)
+
+    assert [db.once("n", count), db.once("n", count)] == [1, 1] and len(calls) == 2  # outside a block: every time
+    calls.clear()
+    with db.reads():
+        assert [db.once("n", count), db.once("n", count), db.once("other", count)] == [1, 1, 1]
+        assert len(calls) == 2  # once a key
+        m.facts.add("User plays chess", "preference", 0.8, user_id="ana", agent_name="bot")
+        assert db.once("n", count) == 2 and len(calls) == 3  # the write ended the transaction it was read in
+    with db.reads():
+        assert db.once("n", count) == 2 and len(calls) == 4  # a new block reads afresh
+
+
+def test_a_search_with_passages_reads_the_retired_facts_once(m):
+    """search() marks a passage that states a retired fact, and the injection's turns are marked with the same
+    reads: within injection_report one read of the retired facts (and of the deleted ones' audit entries)."""
+    view = m.scoped(user_id="ana", agent_name="bot")
+    view.update([{"role": "user", "content": "I live in Lisbon and I keep bees on the roof."}], thread_id="t1")
+    view.update([{"role": "user", "content": "I moved to Porto last month, the bees came with me."}], thread_id="t2")
+    statements: list[str] = []
+    event.listen(m.parts.db.engine, "before_cursor_execute",
+                 lambda _c, _cur, statement, *_rest: statements.append(statement))
+    view.injection_report(query="Where are the bees kept?")
+    assert sum("FROM fact_audit" in s for s in statements) == 1
+    assert sum("superseded_by" in s and "invalid_at IS NOT NULL" in s for s in statements) == 1
+
+
+def test_the_latest_deleted_facts_are_read_by_an_index(tmp_path):
+    """Every search with passages reads a scope's latest deleted facts: by the index of action, not by walking
+    every audit entry of the scope (an added fact leaves one). SQLite's plan (PostgreSQL gets the same index)."""
+    m = make_memory(tmp_path)
+    m.parts.db.ensure_ready()
+    with m.parts.db.engine.connect() as conn:
+        plan = " ".join(str(r[-1]) for r in conn.exec_driver_sql(
+            "EXPLAIN QUERY PLAN SELECT fact_id, old FROM fact_audit WHERE user_id = 'ana' AND agent_name = 'bot' "
+            "AND action = 'deleted' ORDER BY at DESC LIMIT 500"))
+    m.close()
+    assert "ix_fact_audit_action" in plan and "TEMP B-TREE" not in plan

@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import text
 
 from memory_core.scope import Scope
-from memory_core.store.migrations import MIGRATIONS, migrate
+from memory_core.store.migrations import MIGRATIONS, m031_scoped_word_index, migrate
 from tests.conftest import make_memory
 
 A, B = Scope("ana", "default"), Scope("bo", "helper")
@@ -18,7 +18,7 @@ def old_file(tmp_path):
     of them invalid) and a chunk written there."""
     m = make_memory(tmp_path)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("memory_core.store.migrations.MIGRATIONS", MIGRATIONS[:-1])
+        patch.setattr("memory_core.store.migrations.MIGRATIONS", MIGRATIONS[:MIGRATIONS.index(m031_scoped_word_index)])
         m.db.ensure_ready()
     rows = [("f1", A, "User keeps bees on the roof", None), ("f2", B, "User keeps bees in the garden", None),
             ("f3", A, "User keeps goats on the farm", "2026-01-02 10:00:00")]
@@ -49,7 +49,7 @@ def found(m, scope: Scope, query: str) -> list[str]:
 def test_an_old_file_gets_the_scoped_index_and_finds_only_its_scopes_valid_items(tmp_path):
     m = make_memory(old_file(tmp_path))
     try:
-        assert migrate(m.db) == ["m031_scoped_word_index"]
+        assert migrate(m.db)[0] == "m031_scoped_word_index"
         integrity(m)
         with m.db.engine.connect() as conn:
             columns = [r[1] for r in conn.exec_driver_sql("PRAGMA table_info(facts_words)")]

@@ -68,8 +68,8 @@ def chunk_text(turn: EpisodeTurn) -> str:
 # chunks named by (path, line) of a scope (:u, :a), as plain rows. The episodes (:episodes, :paths) and indices
 # (:indices) are named apart too, so that the index is searched for them: SQLite's planner searches by none of a
 # row value's columns, and (episode id, index) IN (...) alone read every turn of the scope.
-_AROUND = select(EpisodeTurnRow.episode_id, EpisodeTurnRow.thread_id, EpisodeTurnRow.turn_index, EpisodeTurnRow.role,
-                 EpisodeTurnRow.speaker, EpisodeTurnRow.text, EpisodeTurnRow.dates, EpisodeTurnRow.said_at).where(
+_AROUND = select(EpisodeTurnRow.episode_id, EpisodeTurnRow.turn_index, EpisodeTurnRow.role, EpisodeTurnRow.speaker,
+                 EpisodeTurnRow.text, EpisodeTurnRow.dates).where(
     EpisodeTurnRow.user_id == bindparam("u"), EpisodeTurnRow.agent_name == bindparam("a"),
     EpisodeTurnRow.episode_id.in_(bindparam("episodes", expanding=True)),
     EpisodeTurnRow.turn_index.in_(bindparam("indices", expanding=True)),
@@ -81,7 +81,7 @@ _TURN_CHUNKS = select(ChunkRow.pk, ChunkRow.path, ChunkRow.start_line, ChunkRow.
 
 
 def _turn(row) -> EpisodeTurn:
-    """An EpisodeTurnRow, or a plain row of its columns (`_AROUND`), as an EpisodeTurn."""
+    """An EpisodeTurnRow as an EpisodeTurn."""
     dates = tuple(tuple(d) for d in json.loads(row.dates or "[]"))
     return EpisodeTurn(row.episode_id, row.thread_id, row.turn_index, row.role, row.speaker, row.text,
                        dated(row.text, dates), utc(row.said_at), dates)
@@ -116,17 +116,18 @@ class EpisodeStore:
                 q = q.where(EpisodeTurnRow.turn_index.in_(sorted(set(indices))))
             return [_turn(r) for r in s.execute(q.order_by(EpisodeTurnRow.turn_index)).scalars()]
 
-    def around(self, scope: Scope, wanted: dict[str, set[int]]) -> dict[tuple[str, int], EpisodeTurn]:
-        """The turns named by {episode id: turn indices}, in one read, by (episode id, index)."""
-        out: dict[tuple[str, int], EpisodeTurn] = {}
+    def around(self, scope: Scope, wanted: dict[str, set[int]]) -> dict[tuple[str, int], tuple[str, str]]:
+        """Who said each turn named by {episode id: turn indices} and its dated text (`EpisodeTurn.who` and
+        `.dated`), in one read, by (episode id, index): what a passage shows of a turn, and nothing else (a query's
+        passages read a few hundred turns)."""
         if not wanted:
-            return out
+            return {}
         pairs = sorted((e, i) for e, found in wanted.items() for i in found)
-        with self.db.rows() as s:  # plain rows: a query's passages read a few hundred turns
+        with self.db.rows() as s:
             rows = s.execute(_AROUND, {"u": scope.user_id, "a": scope.agent_name, "pairs": pairs,
                                        "episodes": sorted(wanted), "indices": sorted({i for _, i in pairs})}).all()
-        out.update(((r.episode_id, r.turn_index), _turn(r)) for r in rows)
-        return out
+        return {(episode, index): (speaker or role, text if dates in (None, "", "[]") else dated(text, json.loads(dates)))
+                for episode, index, role, speaker, text, dates in rows}
 
     def days(self, scope: Scope) -> list[str]:
         """The days (YYYY-MM-DD) the scope has episodes of, newest first."""

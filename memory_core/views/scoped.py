@@ -355,7 +355,7 @@ class ScopedMemory:
 
     def _turns_of(self, wanted: dict[str, set[int]], current: Callable[[str], str | None]) -> dict[tuple[str, int], Turn]:
         found = self._parts.episodes.store.around(self.scope, wanted)
-        return {key: Turn(t.who, t.dated, current(t.dated)) for key, t in found.items()}
+        return {key: Turn(who, text, current(text)) for key, (who, text) in found.items()}
 
     def relevant_fact_ids(self, query: str, *, k: int = RELEVANT_FACTS) -> list[str]:
         """The ids of the scope's valid facts most relevant to `query`, best first, by the hybrid search

@@ -274,7 +274,10 @@ def test_the_turns_around_hits_are_read_by_the_index_not_the_whole_scope(tmp_pat
         m.update(TALK, thread_id="s1", when=MAY_8)
         episode = m.scoped(user_id="default", agent_name="default").episodes_of_day("2023-05-08")[0].episode_id
         turns = m.parts.episodes.store.around(m.scoped().scope, {episode: {0, 2, 7}})
-        assert sorted(turns) == [(episode, 0), (episode, 2)] and turns[(episode, 2)].who == "Caroline"
+        assert sorted(turns) == [(episode, 0), (episode, 2)] and turns[(episode, 2)][0] == "Caroline"  # (who, dated)
+        said = m.scoped().episodes_of_day("2023-05-08")
+        assert turns[(episode, 0)] == (said[0].who, said[0].dated) and "(7 May 2023)" in turns[(episode, 0)][1]
+        assert turns[(episode, 2)][1] == said[2].dated
         with m.db.engine.connect() as c:
             for statement, params, index in (
                     (_AROUND, {"episodes": ["e1"], "indices": [1, 2], "pairs": [("e1", 1), ("e1", 2)]},

@@ -318,6 +318,28 @@ class HashingEmbedder:
         return normalise(out)
 
 
+# Pseudo-relevance feedback (Rocchio): the query's vector is moved toward the mean of the FEEDBACK_ROWS rows nearest
+# to it, by FEEDBACK_WEIGHT, before the rows are ranked; what a question's nearest turns share pulls in turns said
+# otherwise. Hybrid search uses it (SearchIndex.vector): LoCoMo dev turn recall@10, hybrid, 0.793 -> 0.808 (conv-26,
+# tuned on: 0.791 -> 0.805; conv-30, checked on: 0.798 -> 0.814); a plateau from 4 to 8 rows and 0.4 to 0.7, every
+# point of it at or above both conversations' figure without it. Feedback from the fused (keyword and vector) top
+# rows instead measured no better (0.800-0.808).
+FEEDBACK_ROWS = 5
+FEEDBACK_WEIGHT = 0.5
+
+
+def with_feedback(matrix: np.ndarray, query: np.ndarray, rows: int = FEEDBACK_ROWS,
+                  weight: float = FEEDBACK_WEIGHT) -> np.ndarray:
+    """`query` (unit length) moved toward the mean of its `rows` nearest rows of `matrix` by `weight`, unit length
+    again; `query` itself when there is nothing to move toward."""
+    if rows <= 0 or weight <= 0 or matrix.shape[0] == 0:
+        return query
+    idx, _scores = cosine_top(matrix, query, rows)
+    moved = query + weight * matrix[idx].mean(axis=0)
+    norm = float(np.linalg.norm(moved))
+    return (moved / norm).astype(query.dtype, copy=False) if norm > 0 else query
+
+
 def cosine_top(matrix: np.ndarray, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Indices and cosine scores of the k rows of unit-length `matrix` nearest to unit-length `query`."""
     if matrix.shape[0] == 0 or k <= 0:

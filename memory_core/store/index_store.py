@@ -222,6 +222,8 @@ class IndexStore:
                 if kind in ("bm25:words", "bm25:fts", "ts_rank"):
                     found: dict[str, float] = {}
                     for table in tables:
+                        if sizes[table[0]] == 0:  # the scope has none of these rows: nothing to match
+                            continue
                         found.update(ranked(s, RankedQuery(kind, *table, scope.user_id, scope.agent_name), terms, params,
                                             sizes[table[0]], candidates=facts_only))
                     out.append(found)

@@ -105,3 +105,26 @@ def test_a_candidate_read_ranks_by_the_telling_terms_when_a_common_one_is_there(
         assert candidates("coffee espresso", 3, share=0.9) == set(coffee) | set(espresso)
         # a scope of no more than CANDIDATE_TERM_MIN facts is ranked by the whole query
         assert candidates("coffee espresso", 10) == set(coffee) | set(espresso)
+
+
+def test_a_table_the_scope_has_no_rows_of_is_not_queried(tmp_path, database_url):
+    """A scope of facts alone (an agent's, over MCP) runs no keyword query of chunks: the scope's sizes, read first,
+    say there is nothing to match; once a daily log gives it chunks they are searched and found."""
+    from sqlalchemy import event
+
+    with make_memory(tmp_path, database_url) as m:
+        view = m.scoped(user_id="ana")
+        view.facts.add("User keeps bees on the roof", "context", 0.9)
+        statements: list[str] = []
+        event.listen(m.parts.db.engine, "before_cursor_execute",
+                     lambda _c, _cur, statement, *_rest: statements.append(statement))
+        found = m.index.keyword(ANA, "bees on the roof")
+        assert [o[:2] for o, _ in found] == ["f:"]
+        assert not [s for s in statements if "chunks_words" in s or "chunks_fts" in s or "FROM chunks t" in s
+                    or ("ts_rank" in s and "chunks" in s)]
+        assert [s for s in statements if "facts_words" in s or "facts_fts" in s or ("ts_rank" in s and "facts" in s)]
+        view.daily.append("- Ana moved the bees to the garden")
+        view.search("bees", k=5)  # indexes the log
+        statements.clear()
+        assert {o[:2] for o, _ in m.index.keyword(ANA, "bees garden")} == {"f:", "c:"}
+        assert [s for s in statements if "chunks" in s and ("MATCH" in s or "ts_rank" in s or "@@" in s)]

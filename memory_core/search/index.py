@@ -27,7 +27,7 @@ from memory_core.tiers.core import CORE_PATH
 from memory_core.search.chunking import CHUNK_CHARS, CHUNKING, chunk_document, split_chunk  # noqa: F401 (named here before)
 from memory_core.search.asked import asked_weights
 from memory_core.search.cache import BytesLRU
-from memory_core.search.embedders import Embedder, cosine_top, with_feedback
+from memory_core.search.embedders import Embedder, cosine_top, feedback_top
 from memory_core.search.embedding_upkeep import (EMBED_BATCH_CHARS, EMBED_BATCH_ITEMS, EMBED_TEXT_CHARS,  # noqa: F401 (named here before)
                                MAX_EMBED_ATTEMPTS, REFRESH_ON_REQUEST, EmbeddingUpkeep, drifted, idf, sha)
 from memory_core.search.fusion import VECTOR_WEIGHT, best, decay, fuse, mmr, weighted
@@ -309,7 +309,7 @@ class SearchIndex:
 
     def vector(self, scope: Scope, query: str, limit: int = 50, *, feedback: bool = False) -> list[tuple[str, float]]:
         """Owners by cosine similarity to the query's vector, best first. `feedback`: the query's vector moved
-        toward its nearest rows first (embedders.with_feedback), as hybrid search asks: beside the keyword list the
+        toward its nearest rows first (embedders.feedback_top), as hybrid search asks: beside the keyword list the
         moved query finds turns said otherwise (LoCoMo dev hybrid recall@10 0.793 -> 0.808), though alone it ranks
         worse (vector recall@10 0.726 -> 0.704), so vector search alone does not."""
         matrix, owners = self._matrix(scope)
@@ -318,7 +318,7 @@ class SearchIndex:
         q = self.upkeep.embed_query(scope, query)
         if q.shape[0] != matrix.shape[1]:
             return []
-        idx, scores = cosine_top(matrix, with_feedback(matrix, q) if feedback else q, limit)
+        idx, scores = feedback_top(matrix, q, limit) if feedback else cosine_top(matrix, q, limit)
         return [(owners[i], float(sc)) for i, sc in zip(idx, scores)]
 
     def search(self, scope: Scope, query: str, k: int = 10, *, mode: str = "hybrid", half_life_days: float | None = None,

@@ -349,6 +349,23 @@ def choose(page, opener, option, *, attempts: int = 3, timeout_ms: int = 15_000)
             page.keyboard.press("Escape")
 
 
+def click_until(page, target, shown, *, attempts: int = 3, timeout_ms: int = 20_000) -> None:
+    """Click `target` (a locator) until `shown` (a locator) is on the page. Under load a rerun can redraw the
+    button between the wait and the click, and the click is lost: it is given again once the app's run is over and
+    only if `shown` is still not there (a slow run that did take the click is not clicked twice)."""
+    for attempt in range(attempts):
+        wait_for_app(page)
+        if attempt and shown.first.is_visible():
+            return
+        target.click()
+        try:
+            shown.first.wait_for(timeout=timeout_ms)
+            return
+        except Exception:
+            if attempt == attempts - 1:
+                raise
+
+
 def open_options(page, opener, options, *, attempts: int = 3, timeout_ms: int = 15_000) -> list[str]:
     """Open a select box and read every option it lists (then close it), opening it again when a rerun closed it."""
     for attempt in range(attempts):

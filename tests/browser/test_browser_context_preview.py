@@ -9,10 +9,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from memory_core import Memory, Settings
 from memory_core.search.embedders import HashingEmbedder
-from tests.oidc_support import app_env, browser_page, chromium, click_until, free_port, start_streamlit  # noqa: F401
+from tests.oidc_support import (app_env, browser_page, chromium, click_until, free_port,  # noqa: F401
+                                start_streamlit, wait_for_app)
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,13 +64,14 @@ def test_the_budget_fills_past_the_long_fact_and_the_chart_agrees(app, chromium,
         page.goto(f"{url}/context_preview?scope=cp/t")
         page.get_by_role("heading", name="Context Preview").wait_for(timeout=TIMEOUT)
         page.get_by_text(re.compile(r"Scope cp/t")).wait_for(timeout=TIMEOUT)
-        page.locator("[data-testid=stMain] button").filter(has_text=re.compile(r"^250$")).first.click()
         metric = page.get_by_text(re.compile(r"^\d+ / 250$"))
-        metric.wait_for(timeout=TIMEOUT)
-        page.wait_for_load_state("networkidle")
+        click_until(page, page.locator("[data-testid=stMain] button").filter(has_text=re.compile(r"^250$")).first,
+                    metric, timeout_ms=TIMEOUT // 2)
+        wait_for_app(page)  # the metric is drawn before the list below it: the run must be over
         used = int(metric.inner_text().split(" / ")[0])
         struck = page.locator("[data-testid=stMain] del")
-        assert struck.count() == 1 and "long note" in struck.first.inner_text()  # only the long fact is left out
+        expect(struck).to_have_count(1, timeout=TIMEOUT)  # only the long fact is left out
+        assert "long note" in struck.first.inner_text()
         code = page.locator("[data-testid=stMain] [data-testid=stCode]").first.inner_text()
         assert "User likes item 7" in code and "long note" not in code
         page.locator("[data-testid=stMain] .js-plotly-plot").first.wait_for(timeout=TIMEOUT)

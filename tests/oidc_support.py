@@ -332,55 +332,52 @@ def wait_for_app(page, timeout_ms: int = 60_000) -> None:
     page.wait_for_load_state("networkidle", timeout=timeout_ms)
 
 
-def choose(page, opener, option, *, attempts: int = 3, timeout_ms: int = 15_000) -> None:
-    """Open a select box (`opener`, a locator) and click `option` (a locator) in its list. Under load a click can
-    land while a rerun redraws the box, and its list never opens (or closes at once): the box is opened again,
-    after the app's run is over, up to `attempts` times."""
+def again(page, step, *, attempts: int = 3, undo=None):
+    """`step(attempt)` once the app's run is over; when it raises, `undo()` (if given) and again, up to `attempts`
+    times; what it returns. Under load a rerun can redraw a widget between a test's click and its wait, and the
+    click is lost: this is the one place a browser test gives a step again."""
     for attempt in range(attempts):
         wait_for_app(page)
-        opener.click()
         try:
-            option.wait_for(timeout=timeout_ms)
-            option.click(timeout=timeout_ms)
-            return
+            return step(attempt)
         except Exception:
             if attempt == attempts - 1:
                 raise
-            page.keyboard.press("Escape")
+            if undo is not None:
+                undo()
+    return None
 
 
-def click_until(page, target, shown, *, attempts: int = 3, timeout_ms: int = 20_000) -> None:
-    """Click `target` (a locator) until `shown` (a locator) is on the page. Under load a rerun can redraw the
-    button between the wait and the click, and the click is lost: it is given again once the app's run is over and
-    only if `shown` is still not there (a slow run that did take the click is not clicked twice)."""
-    for attempt in range(attempts):
-        wait_for_app(page)
+def act_until(page, act, shown, *, attempts: int = 3, timeout_ms: int = 20_000) -> None:
+    """`act()` (a click, a key) until `shown` (a locator) is on the page; given again only if `shown` is still not
+    there once the app's run is over (a slow run that did take it is not acted on twice)."""
+    def step(attempt: int) -> None:
         if attempt and shown.first.is_visible():
             return
-        target.click()
-        try:
-            shown.first.wait_for(timeout=timeout_ms)
-            return
-        except Exception:
-            if attempt == attempts - 1:
-                raise
+        act()
+        shown.first.wait_for(timeout=timeout_ms)
+    again(page, step, attempts=attempts)
+
+
+def choose(page, opener, option, *, attempts: int = 3, timeout_ms: int = 15_000) -> None:
+    """Open a select box (`opener`, a locator) and click `option` (a locator) in its list, opening it again when a
+    rerun closed the list or never opened it."""
+    def step(_attempt: int) -> None:
+        opener.click()
+        option.wait_for(timeout=timeout_ms)
+        option.click(timeout=timeout_ms)
+    again(page, step, attempts=attempts, undo=lambda: page.keyboard.press("Escape"))
 
 
 def open_options(page, opener, options, *, attempts: int = 3, timeout_ms: int = 15_000) -> list[str]:
     """Open a select box and read every option it lists (then close it), opening it again when a rerun closed it."""
-    for attempt in range(attempts):
-        wait_for_app(page)
+    def step(_attempt: int) -> list[str]:
         opener.click()
-        try:
-            options.first.wait_for(timeout=timeout_ms)
-            found = [o.inner_text().strip() for o in options.all()]
-            page.keyboard.press("Escape")
-            return found
-        except Exception:
-            if attempt == attempts - 1:
-                raise
-            page.keyboard.press("Escape")
-    return []
+        options.first.wait_for(timeout=timeout_ms)
+        found = [o.inner_text().strip() for o in options.all()]
+        page.keyboard.press("Escape")
+        return found
+    return again(page, step, attempts=attempts, undo=lambda: page.keyboard.press("Escape"))
 
 
 def open_all(page, expanders) -> None:

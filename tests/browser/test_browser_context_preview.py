@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from memory_core import Memory, Settings
 from memory_core.search.embedders import HashingEmbedder
-from tests.oidc_support import (app_env, browser_page, chromium, click_until, free_port,  # noqa: F401
+from tests.oidc_support import (app_env, browser_page, chromium, act_until, free_port,  # noqa: F401
                                 start_streamlit, wait_for_app)
 
 pytestmark = pytest.mark.browser
@@ -65,8 +65,8 @@ def test_the_budget_fills_past_the_long_fact_and_the_chart_agrees(app, chromium,
         page.get_by_role("heading", name="Context Preview").wait_for(timeout=TIMEOUT)
         page.get_by_text(re.compile(r"Scope cp/t")).wait_for(timeout=TIMEOUT)
         metric = page.get_by_text(re.compile(r"^\d+ / 250$"))
-        click_until(page, page.locator("[data-testid=stMain] button").filter(has_text=re.compile(r"^250$")).first,
-                    metric, timeout_ms=TIMEOUT // 2)
+        act_until(page, page.locator("[data-testid=stMain] button").filter(has_text=re.compile(r"^250$")).first.click,
+                  metric, timeout_ms=TIMEOUT // 2)
         wait_for_app(page)  # the metric is drawn before the list below it: the run must be over
         used = int(metric.inner_text().split(" / ")[0])
         struck = page.locator("[data-testid=stMain] del")
@@ -92,11 +92,11 @@ def test_one_click_demo_scope_opens_and_shows_trimming(app, chromium):  # noqa: 
     with browser_page(chromium, viewport={"width": 1440, "height": 1000}) as page:
         page.goto(f"{url}/context_preview?scope=cp/t")
         page.get_by_text(re.compile(r"Scope cp/t")).wait_for(timeout=TIMEOUT)
-        click_until(page, page.get_by_role("button", name=re.compile(r"Open a demo scope")),
-                    page.get_by_text(re.compile(r"Scope demo/preview-1")), timeout_ms=TIMEOUT // 2)
+        act_until(page, page.get_by_role("button", name=re.compile(r"Open a demo scope")).click,
+                  page.get_by_text(re.compile(r"Scope demo/preview-1")), timeout_ms=TIMEOUT // 2)
         page.wait_for_url(re.compile(r"scope=demo(%2F|/)preview-1"), timeout=TIMEOUT)
-        click_until(page, page.locator("[data-testid=stMain] button").filter(has_text=re.compile(r"^250$")).first,
-                    page.get_by_text(re.compile(r"^\d+ / 250$")), timeout_ms=TIMEOUT // 2)
+        act_until(page, page.locator("[data-testid=stMain] button").filter(has_text=re.compile(r"^250$")).first.click,
+                  page.get_by_text(re.compile(r"^\d+ / 250$")), timeout_ms=TIMEOUT // 2)
         page.wait_for_load_state("networkidle")
         assert page.locator("[data-testid=stMain] del").count() > 10  # most of the fifty are left out at 250
     with Memory(Settings(home=home, timezone="UTC"), embedder=HashingEmbedder()) as m:

@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 
 from memory_core import Memory, Settings
 from memory_core.search.embedders import HashingEmbedder
-from tests.oidc_support import (app_env, browser_page, choose, chromium, free_port, start_streamlit,  # noqa: F401
+from tests.oidc_support import (act_until, app_env, browser_page, choose, chromium, free_port, start_streamlit,  # noqa: F401
                                 wait_for_app)
 
 pytestmark = pytest.mark.browser
@@ -49,14 +49,13 @@ def scope_header(page) -> str:
     return page.locator("[data-testid=stMain]").get_by_text(re.compile(r"Scope \S+/\S+")).first.inner_text()
 
 
-def open_new_scope(page, user: str, agent: str, attempts: int = 3) -> None:
+def open_new_scope(page, user: str, agent: str) -> None:
     """The sidebar's New scope: type who and which agent, Open scope, until the page shows the scope (under load a
     rerun can redraw the sidebar between the typing and the click, and the click or a value is lost: both are
     given again, once the app's run is over)."""
     sidebar = page.locator("[data-testid=stSidebar]")
-    opened = page.locator("[data-testid=stMain]").get_by_text(re.compile(rf"Scope {user}/{agent}"))
-    for attempt in range(attempts):
-        settle(page)
+
+    def type_and_open() -> None:
         if not sidebar.get_by_label("User").is_visible():
             sidebar.get_by_text("New scope").click()
         for label, value in (("User", user), ("Agent", agent)):
@@ -65,13 +64,10 @@ def open_new_scope(page, user: str, agent: str, attempts: int = 3) -> None:
             field.press("Enter")  # committed: the app reruns with it
             settle(page)
         sidebar.get_by_role("button", name="Open scope").click()
-        try:
-            opened.first.wait_for(timeout=20_000)
-            settle(page)
-            return
-        except Exception:
-            if attempt == attempts - 1:
-                raise
+
+    settle(page)
+    act_until(page, type_and_open, page.locator("[data-testid=stMain]").get_by_text(re.compile(rf"Scope {user}/{agent}")))
+    settle(page)
 
 
 def test_new_scope_open_switches_scope_and_demo_data_lands_there(app, chromium):  # noqa: F811

@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from memory_core import Memory, Settings
 from memory_core.search.embedders import HashingEmbedder
-from tests.oidc_support import (app_env, browser_page, choose, chromium, free_port, start_streamlit,  # noqa: F401
+from tests.oidc_support import (act_until, app_env, browser_page, choose, chromium, free_port, start_streamlit,  # noqa: F401
                                 wait_for_app)
 
 pytestmark = pytest.mark.browser
@@ -191,16 +191,8 @@ def test_a_page_change_moves_keyboard_focus_to_the_title_and_typing_keeps_its_pl
     with browser_page(chromium, viewport=WIDE) as page:
         open_facts(page, url, "scope=focus/t", 0)
         nav = page.locator("[data-testid=stSidebarNav]")
-        for attempt in range(3):  # under load a rerun can redraw the sidebar between the focus and the key
-            wait_for_app(page)
-            nav.get_by_role("link", name="Search").focus()  # a keyboard user on the sidebar's link
-            page.keyboard.press("Enter")
-            try:
-                page.get_by_role("heading", name="Search").wait_for(timeout=20_000)
-                break
-            except Exception:
-                if attempt == 2:
-                    raise
+        link = nav.get_by_role("link", name="Search")  # a keyboard user on the sidebar's link
+        act_until(page, lambda: (link.focus(), page.keyboard.press("Enter")), page.get_by_role("heading", name="Search"))
         page.wait_for_function("() => document.activeElement && document.activeElement.tagName === 'H1'"
                                " && document.activeElement.textContent.includes('Search')", timeout=TIMEOUT)
         page.keyboard.press("Tab")  # from the title on into the page, never back in the sidebar

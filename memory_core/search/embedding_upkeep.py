@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable
@@ -47,6 +48,9 @@ MAX_EMBED_ATTEMPTS = 3
 # and its edited texts are re-embedded by the worker's back-fill.
 FULL_CHECK_ON_REQUEST = 2_000
 INLINE_ITEMS = 64
+# A scope this process knows embedded, and has changed nothing of since, is not counted again for this long: what
+# another process adds is embedded within it (keyword search finds it at once), as the index's matrix sees it.
+RECHECK_SECONDS = 1.0
 KNOWN_SCOPES = 10_000  # the per-scope bookkeeping (counts and markers) of at most this many scopes is kept
 _PROBE = "memory"  # embedded when a batch fails, to tell a failing embedder from failing items
 
@@ -87,7 +91,7 @@ class EmbeddingUpkeep:
         self.embedder = embedder
         self._changed = changed
         self._lock = threading.RLock()
-        self._embedded: OrderedDict[Scope, int] = OrderedDict()  # scopes known embedded, with their item count
+        self._embedded: OrderedDict[Scope, tuple[int, float]] = OrderedDict()  # scopes known embedded: (items, when)
         self._marks: OrderedDict[Scope, tuple[int, int]] = OrderedDict()  # (fact pk, chunk pk) of the last check
         self._edited: OrderedDict[Scope, None] = OrderedDict()  # scopes changed by more than additions since
         self.cache = cache if cache is not None else BytesLRU(64 << 20)  # IDF snapshots by version
@@ -124,8 +128,12 @@ class EmbeddingUpkeep:
         by other processes, and may take a new IDF snapshot at any size. An item that fails is marked and
         skipped (see MAX_EMBED_ATTEMPTS); EmbeddingError only when the embedder itself fails, with nothing marked.
         """
+        known = self._embedded.get(scope)
+        if not force and known is not None and time.monotonic() - known[1] < RECHECK_SECONDS:
+            return 0
         count = self.store.item_count(scope)
-        if not force and self._embedded.get(scope) == count:
+        if not force and known is not None and known[0] == count:
+            self._remember(self._embedded, scope, (count, time.monotonic()))
             return 0
         marks = self._marks.get(scope)
         if force or (count <= FULL_CHECK_ON_REQUEST and (marks is None or scope in self._edited)):
@@ -141,7 +149,7 @@ class EmbeddingUpkeep:
             return 0
         written = self._embed_items(scope, items, self.weighting(scope), batch) if items else 0
         self._remember(self._marks, scope, (fact_pk, chunk_pk))
-        self._remember(self._embedded, scope, count)
+        self._remember(self._embedded, scope, (count, time.monotonic()))
         return written
 
     def defer(self, scope: Scope) -> None:
@@ -209,7 +217,7 @@ class EmbeddingUpkeep:
             self.store.drop_embeddings(scope, model, orphans)
             self._changed(scope, [], orphans)
         self._remember(self._marks, scope, item_marks)
-        self._remember(self._embedded, scope, count)
+        self._remember(self._embedded, scope, (count, time.monotonic()))
         return written
 
     def _embed_items(self, scope: Scope, items: list[tuple[str, str]], weighting: tuple[str, np.ndarray | None],
@@ -334,18 +342,23 @@ class EmbeddingUpkeep:
         if not hasattr(self.embedder, "token_ids"):
             return "", None
         model = self.embedder.model_name
+        cached = self.cache.get(("weights", scope, model))
+        if count is None and cached is not None and time.monotonic() - cached[2] < RECHECK_SECONDS:
+            return cached[0], cached[1]  # a query's: the snapshot read in the last second (another's seen within it)
         row = self.store.token_stats(scope, model)
         if row is None or (count is not None and drifted(row[1], count)):
             return self._snapshot(scope, items if items is not None else self.store.items(scope))
         version, snapshot_items = row
-        cached = self.cache.get(("weights", scope, model))
         if cached is None or cached[0] != version:
             blob = self.store.token_df(scope, model, version)
             if blob is None:  # replaced by another process in between
+                self.cache.drop(lambda key: key == ("weights", scope, model))
                 return self.weighting(scope, None)
-            cached = (version, idf(np.frombuffer(blob, dtype=np.int32), snapshot_items))
-            self.cache.put(("weights", scope, model), cached, cached[1].nbytes + 200)
-        return cached
+            weights = idf(np.frombuffer(blob, dtype=np.int32), snapshot_items)
+        else:
+            weights = cached[1]
+        self.cache.put(("weights", scope, model), (version, weights, time.monotonic()), weights.nbytes + 200)
+        return version, weights
 
     def describe(self, scope: Scope) -> str:
         """One line on how the scope's vectors are made, for people (the Search page shows it)."""
@@ -369,5 +382,5 @@ class EmbeddingUpkeep:
         version = f"idf{len(texts)}-{hashlib.sha256(df.tobytes()).hexdigest()[:12]}"
         self.store.save_token_stats(scope, model, len(texts), version, df.tobytes())
         weights = idf(df, len(texts))
-        self.cache.put(("weights", scope, model), (version, weights), weights.nbytes + 200)
+        self.cache.put(("weights", scope, model), (version, weights, time.monotonic()), weights.nbytes + 200)
         return version, weights

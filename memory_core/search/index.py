@@ -180,22 +180,33 @@ class SearchIndex:
         paths = [p for p in self.documents.list(scope, "memory") if _DAILY.fullmatch(p)]
         return paths + [CORE_PATH]
 
-    def sync_documents(self, scope: Scope, paths: Iterable[str] | None = None) -> int:
-        """Re-chunk the documents of `scope` whose content changed; return how many were re-indexed."""
+    def sync_documents(self, scope: Scope, paths: Iterable[str] | None = None, *, trust_seconds: float = 0.0) -> int:
+        """Re-chunk the documents of `scope` whose content changed; return how many were re-indexed.
+
+        `trust_seconds` (a search's own sync): when every document's stamp is what this process last read and the
+        index was found holding what it read less than that long ago, the index is not read again (another
+        process re-chunks only a document whose file it changed, which changes its stamp; an erase here drops
+        what this process knows first, `touch`)."""
         changed = 0
         wanted = list(paths) if paths is not None else self._document_paths(scope)
-        known = self.store.indexed_docs(scope)
-        screen: Callable[[str], str] | None = None  # read once, and only when something is to be re-chunked
         stamp_of = getattr(self.documents, "stamp", None)  # files: a stat tells what is unchanged, unread
         with self._lock:
             seen = dict(self.cache.get(("documents", scope)) or {})  # path -> (stamp, digest) as last read here
+            verified = self.cache.get(("documents-verified", scope))
+        stamps = {path: stamp_of(scope, path) for path in wanted} if stamp_of is not None else {}
+        if (trust_seconds and stamp_of is not None and paths is None and verified is not None
+                and time.monotonic() - verified < trust_seconds and set(seen) == set(wanted)
+                and all(seen[p][0] == stamps[p] for p in wanted)):  # a missing file's stamp: None, as read
+            return 0
+        known = self.store.indexed_docs(scope)
+        screen: Callable[[str], str] | None = None  # read once, and only when something is to be re-chunked
         for path in wanted:
-            stamp = stamp_of(scope, path) if stamp_of is not None else None
+            stamp = stamps.get(path)
             if stamp is not None and path in seen and seen[path][0] == stamp and known.get(path) == seen[path][1]:
                 continue  # the file this process read, and the index holds what it read then
             content = self.documents.read(scope, path) or ""
             digest = sha(f"{CHUNKING}\0{content}")  # of the file as it is: its rewrite is re-chunked again
-            if stamp is not None:
+            if stamp_of is not None:
                 seen[path] = (stamp, digest)
             if known.get(path) == digest:
                 continue
@@ -214,6 +225,8 @@ class SearchIndex:
                 seen = {p: seen[p] for p in wanted if p in seen}
             with self._lock:  # bounded with the matrices: about 200 bytes a document
                 self.cache.put(("documents", scope), seen, 200 * len(seen) + 200)
+                if paths is None:
+                    self.cache.put(("documents-verified", scope), time.monotonic(), 100)
         return changed
 
     def _reindex(self, scope: Scope, path: str, content: str, digest: str | None) -> None:
@@ -337,7 +350,7 @@ class SearchIndex:
         if mode not in ("hybrid", "keyword", "vector"):
             raise ValueError("mode must be hybrid, keyword or vector")
         query = query[:2000]
-        self.sync_documents(scope)
+        self.sync_documents(scope, trust_seconds=MATRIX_CHECK_SECONDS)
         depth = max(50, k * 5) if depth is None else depth
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
             raise ValueError("depth must be a positive integer")

@@ -34,7 +34,7 @@ _TOKEN_STATS = select(TokenStatsRow.version, TokenStatsRow.items).where(
     TokenStatsRow.user_id == bindparam("u"), TokenStatsRow.agent_name == bindparam("a"),
     TokenStatsRow.model == bindparam("m"))
 _HIT_FACTS = select(FactRow.id, FactRow.content, FactRow.source, FactRow.user_id, FactRow.agent_name,
-                    FactRow.invalid_at).where(FactRow.id.in_(bindparam("ids", expanding=True)))
+                    FactRow.invalid_at.is_(None)).where(FactRow.id.in_(bindparam("ids", expanding=True)))  # no date read
 _HIT_CHUNKS = select(ChunkRow.pk, ChunkRow.kind, ChunkRow.path, ChunkRow.start_line, ChunkRow.end_line, ChunkRow.text,
                      ).where(ChunkRow.pk.in_(bindparam("pks", expanding=True)), ChunkRow.user_id == bindparam("u"),
                              ChunkRow.agent_name == bindparam("a"))
@@ -253,9 +253,9 @@ class IndexStore:
         chunks: list[tuple] = []
         with self.db.rows() as s:
             if fact_ids:  # by id alone, so that the planner takes the id index; scope and validity checked here
-                facts = [(i, content, source) for i, content, source, u, a, invalid
+                facts = [(i, content, source) for i, content, source, u, a, valid
                          in s.execute(_HIT_FACTS, {"ids": list(fact_ids)})
-                         if (u, a) == (scope.user_id, scope.agent_name) and invalid is None]
+                         if valid and u == scope.user_id and a == scope.agent_name]
             if chunk_pks:
                 chunks = [tuple(r) for r in s.execute(_HIT_CHUNKS, {**_scope(scope), "pks": list(chunk_pks)})]
         return facts, chunks

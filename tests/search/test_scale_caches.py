@@ -9,7 +9,7 @@ import pytest
 
 from memory_core.search import embedding_upkeep
 from memory_core.search.cache import BytesLRU
-from memory_core.search.embedders import HashingEmbedder
+from memory_core.search.embedders import HashingEmbedder, WordLlamaEmbedder
 from memory_core.scope import make_scope
 from tests.conftest import make_memory
 
@@ -174,5 +174,63 @@ def test_a_search_reads_only_the_documents_that_changed_since_it_last_read_them(
         other.write(scope, days[1], same_length)  # replaced, with a text as long as the one it replaces
         assert "cat" in " ".join(h.text for h in m.search("walked the cat", k=5))
         assert set(reads) & set(days) == {days[1]}
+    finally:
+        m.close()
+
+
+def test_back_to_back_searches_read_the_scopes_bookkeeping_once_a_second(tmp_path, monkeypatch):
+    """A scope this process changed nothing of since its last search is not counted, nor its documents' index nor its
+    IDF snapshot read again, within RECHECK_SECONDS (an MCP client's searches come milliseconds apart); after that,
+    or after a write here, they are. A file another writer changed is seen at once (its stamp), an item another
+    process added by the next check."""
+    from sqlalchemy import event
+
+    from memory_core.search import index as index_module
+    from memory_core.tiers.documents import LocalDocumentStore
+
+    def recheck_after(seconds: float) -> None:
+        monkeypatch.setattr(embedding_upkeep, "RECHECK_SECONDS", seconds)
+        monkeypatch.setattr(index_module, "MATRIX_CHECK_SECONDS", seconds)
+
+    recheck_after(3600)  # a slow machine: the searches below stay within the window
+    m = make_memory(tmp_path, embedder=WordLlamaEmbedder())  # the default, weighted by the scope's IDF snapshot
+    try:
+        scope = make_scope("default", "default")
+        m.facts.add("User keeps bees on the roof", "context", 0.9)
+        m.index.documents.write(scope, "memory/2024-03-01.md", "# Log\n- User walked the dog.\n")
+        m.search("bees", k=3)
+        statements: list[str] = []
+        event.listen(m.db.engine, "before_cursor_execute", lambda _c, _cur, sql, *_rest: statements.append(sql))
+
+        def bookkeeping() -> set[str]:
+            return {name for name in ("indexed_docs", "token_stats", ") + (SELECT count(*) FROM chunks")
+                    if any(name in s for s in statements)}
+
+        m.search("bees", k=3)
+        assert bookkeeping() == set()
+        recheck_after(0)  # the window has passed
+        statements.clear()
+        m.search("bees", k=3)
+        assert bookkeeping() == {"indexed_docs", "token_stats", ") + (SELECT count(*) FROM chunks"}  # and the item count
+
+        recheck_after(3600)
+        m.search("bees", k=3)
+        statements.clear()
+        LocalDocumentStore(m.index.documents.workspace).append(scope, "memory/2024-03-01.md", "- User planted tulips.\n", "")
+        assert "tulips" in " ".join(h.text for h in m.search("planted tulips", k=5))  # changed on disk: read at once
+        fact = m.facts.add("User adopted a cat named Whiskers", "knowledge", 0.8)  # a write here: checked at once
+        assert m.search("adopted a cat named Whiskers", mode="vector")[0].ref == fact.id
+
+        other = make_memory(tmp_path, embedder=WordLlamaEmbedder())  # another process on the same database
+        try:
+            added = other.facts.add("User sails a small boat called Nettle", "context", 0.9)
+        finally:
+            other.close()
+        recheck_after(3600)
+        assert m.search("bees", k=3)
+        assert added.id in {h.ref for h in m.search("sails a small boat called Nettle", k=3)}  # keyword meanwhile
+        assert m.search("sails a small boat called Nettle", mode="vector")[0].ref != added.id
+        recheck_after(0)
+        assert m.search("sails a small boat called Nettle", mode="vector")[0].ref == added.id
     finally:
         m.close()

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 from memory_core.llm.base import complete_within
 from memory_core.store.provenance_store import CORE, summary_place
 from memory_core.text.truth import (Retired, Rewrite, Sources, distinctive, scrub_markdown, scrub_prose,
-                                           sentences_of, states, ties)
+                                           sentences_of, states, tie_all, ties)
 from memory_core.policy.usage import metering
 
 if TYPE_CHECKING:
@@ -129,7 +129,7 @@ class Propagation:
                 updates[section] = new
         if updates:
             written = replacements(retired)
-            tx.set_summaries(updates, {k: ties(v, written) for k, v in updates.items()})
+            tx.set_summaries(updates, tie_all(updates, written))
 
     def after_commit(self, scope: "Scope", retired: list[Retired]) -> None:
         with metering(scope, "correct"):
@@ -169,7 +169,7 @@ class Propagation:
                     changed[section] = scrub_prose(now.get(section, ""), retired, list(still.values()),
                                                    sources=tx.provenance(section), valid_ids=still)[0]
             written = replacements(retired)
-            tx.set_summaries(changed, {k: ties(v, written) for k, v in changed.items()})
+            tx.set_summaries(changed, tie_all(changed, written))
 
     def _core(self, scope: "Scope", retired: list[Retired]) -> None:
         text = self.core.read(scope)

@@ -397,12 +397,20 @@ def sentences_of(text: str) -> list[str]:
 def ties(text: str, facts: Mapping[str, str]) -> dict[str, Provenance]:
     """The provenance that can be told exactly for `text`: each of its sentences (bullets) that is a fact's text
     (or a sentence of it), with the facts ({id: content}) it is. Anything else stays without provenance."""
+    return tie_all({"": text}, facts)[""]
+
+
+def tie_all(texts: Mapping[str, str], facts: Mapping[str, str]) -> dict[str, dict[str, Provenance]]:
+    """`ties` of each of `texts` ({place: text}), the facts' sentences keyed once for them all."""
     by_key: dict[str, set[str]] = {}
     for fact_id, content in facts.items():
         for piece in {content, *split_sentences(content)}:
             by_key.setdefault(sentence_key(piece), set()).add(fact_id)
-    found = (sentence_key(sentence) for sentence in sentences_of(text))
-    return {key: Provenance(frozenset(by_key[key])) for key in found if key in by_key}
+    out = {}
+    for place, text in texts.items():
+        found = (sentence_key(sentence) for sentence in sentences_of(text))
+        out[place] = {key: Provenance(frozenset(by_key[key])) for key in found if key in by_key}
+    return out
 
 
 def merge_sources(*parts: Sources | None) -> dict[str, Provenance]:

@@ -145,3 +145,24 @@ def test_a_search_of_facts_alone_reads_no_retired_facts(tmp_path, monkeypatch):
         m.scoped().daily.append("The user lives in Berlin.", title="Home")
         hits = m.search("lives Berlin", k=5)
         assert read and any(h.kind == "daily" and h.current == "" for h in hits)
+
+
+def test_an_update_ties_its_summary_without_reading_every_fact_of_the_scope(tmp_path, database_url):
+    """The summary an update writes is tied to the facts its sentences are (provenance): in a scope of more facts
+    than an extraction sees (WRITTEN_FROM_ALL), by the sentences' dedup keys, not by keying every valid fact."""
+    from memory_core.extraction.updating import WRITTEN_FROM_ALL
+    from memory_core.store.provenance_store import ProvenanceStore
+    from memory_core.text.truth import sentence_key
+
+    m = make_memory(tmp_path, database_url, max_facts=1000)
+    try:
+        fill(m, WRITTEN_FROM_ALL + 50)
+        store = m.parts.store
+        before = store.rows_read
+        berlin = m.update([{"role": "user", "content": "I live in Berlin."}], thread_id="t1").added[0]
+        assert store.rows_read - before < WRITTEN_FROM_ALL // 2
+        assert m.memory_data()["user"]["personalContext"]["summary"] == "User lives in Berlin."
+        tied = ProvenanceStore(m.db, m.clock).of(m.scoped().scope)["summary:personalContext"]
+        assert set(tied[sentence_key("User lives in Berlin")].fact_ids) == {berlin.id}
+    finally:
+        m.close()

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 from memory_core.llm.base import complete_within
 from memory_core.store.provenance_store import CORE, summary_place
-from memory_core.text.truth import (Retired, Rewrite, Sources, distinctive, scrub_markdown, scrub_prose,
-                                           sentences_of, states, tie_all, ties)
+from memory_core.text.truth import (Retired, Rewrite, Sources, distinctive, may_state, scrub_markdown, scrub_prose,
+                                    sentences_of, states, tie_all, ties)
 from memory_core.policy.usage import metering
 
 if TYPE_CHECKING:
@@ -116,9 +116,11 @@ class Propagation:
         if self.rewrite is not None:
             return  # rewritten after the commit, outside the write lock
         summaries = tx.summary_texts()
+        sources = {section: tx.provenance(section) for section in summaries}
+        # only the summaries that may state what was retired are judged: the others need no valid fact read
+        summaries = {section: text for section, text in summaries.items() if may_state(text, retired, sources[section])}
         if not summaries:
             return
-        sources = {section: tx.provenance(section) for section in summaries}
         valid = self._valid(tx.scope, tx.count(), lambda ids: tx.valid_texts(ids=ids), retired,
                             [(text, sources[section]) for section, text in summaries.items()], tx.s)
         updates = {}

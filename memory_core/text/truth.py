@@ -245,6 +245,18 @@ def judge(sentence: str, retired: Sequence[Retired], valid: Sequence[str], sourc
     return old, ("words" if old is not None else None)
 
 
+def may_state(text: str, retired: Sequence[Retired], sources: Sources | None = None) -> bool:
+    """Whether some sentence of `text` could be found to state a retired fact (`judge`): its provenance names one, or
+    it holds one's distinctive words. Where not, no valid fact can change that (valid facts only keep a sentence)."""
+    ids = {old.fact_id for old in retired}
+    marks = [distinctive(old.content, old.replacement) for old in retired]
+    for sentence in split_sentences(text):
+        known = sources.get(sentence_key(sentence)) if sources else None
+        if (known is not None and ids & known.fact_ids) or any(states(sentence, m) for m in marks):
+            return True
+    return False
+
+
 def split_sentences(text: str) -> list[str]:
     return [m.group(0).strip() for m in _SENTENCE.finditer(text) if m.group(0).strip()]
 

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from memory_core.consistency.doctor import check
-from memory_core.text.truth import Retired, distinctive, says_same, scrub_markdown, scrub_prose, stale, states
+from memory_core.text.truth import (Provenance, Retired, distinctive, may_state, says_same, scrub_markdown, scrub_prose,
+                                    sentence_key, stale, states)
 from memory_core.facts.api import Fact
 
 from tests.conftest import make_memory
@@ -44,6 +45,22 @@ def test_the_labelled_table_is_judged_right_in_both_halves(half):
 def test_the_set_written_afterwards_in_summary_prose():
     wrong = [(r["fact"], r["sentence"], r["states"]) for r in rows("C") if judged(r) != r["states"]]
     assert wrong == [("User is 41", "At 41, the user is training for a marathon.", True)]
+
+
+def test_a_text_that_may_state_nothing_retired_loses_nothing_whatever_is_valid():
+    """Propagation judges only the summaries `may_state` lets through (it reads no valid fact for the others): over
+    the whole table, where it says no, scrub_prose drops nothing with or without the valid facts; where a sentence
+    is dropped, it said yes."""
+    for r in rows():
+        retired = [Retired("fact_old", r["fact"], r["replacement"])]
+        text = f"User keeps a tidy desk. {r['sentence']}"
+        for valid in ([], r["valid"]):
+            _new, dropped = scrub_prose(text, retired, valid)
+            assert not dropped or may_state(text, retired), (r["fact"], r["sentence"])
+        assert may_state(text, retired) == bool(scrub_prose(text, retired, [])[1])  # with nothing valid: the same
+    sources = {sentence_key("User lives in Lyon."): Provenance(frozenset({"fact_old"}))}
+    assert may_state("User lives in Lyon.", [Retired("fact_old", "User lives in Berlin", None)], sources)
+    assert not may_state("User lives in Lyon.", [Retired("fact_old", "User lives in Berlin", None)])
 
 
 def test_the_table_is_varied_and_split_in_halves():

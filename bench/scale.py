@@ -157,6 +157,18 @@ def measure(url: str | None, n: int, repeat: int, texts: list[str], questions: l
             view.search(next(qs))
             warm.append(time.perf_counter() - t)
         out["search after an add / warm search"] = statistics.median(after) / statistics.median(warm)
+        after, warm = [], []
+        for _ in range(repeat):  # an update keeps its conversation as an episode: its turns join the index
+            n = next(counter)
+            view.update([{"role": "user", "content": f"Our cat Whiskers number {n} hid under the porch."}],
+                        thread_id=f"after-{n}")
+            t = time.perf_counter()
+            view.search(next(qs))
+            after.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            view.search(next(qs))
+            warm.append(time.perf_counter() - t)
+        out["search after an update() / warm search"] = statistics.median(after) / statistics.median(warm)
         memory.index.upkeep.wait()
         elsewhere = []
         for _ in range(repeat):

@@ -144,7 +144,7 @@ def compose(settings: Settings, *, clock: Clock, llm: ChatModel | None = None, e
     db.on_ready.append(eraser.finish_pending)  # an erase a kill or a full disk left half done
     facts = Facts(store, settings, embed=embedder.embed, eraser=eraser)  # near-duplicates compare the plain vectors
     daily = DailyTier(documents, settings, clock, before_append=eraser.finish_scope, screen=eraser.pending_screen)
-    episodes = Episodes(EpisodeStore(db), index.touch)
+    episodes = Episodes(EpisodeStore(db), index.rows_added, index.touch)
     core = CoreTier(documents, db, clock, max_chars=settings.max_document_chars)
     # A large scope's retirement reads the facts keyword search finds for what was retired, not every valid one.
     propagation = Propagation(store, core, llm_rewriter(llm) if llm else None,

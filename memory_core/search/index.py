@@ -150,6 +150,11 @@ class SearchIndex:
             self.upkeep.forget(scope)
             self.cache.drop(lambda key: scope is None or key[1] == scope)
 
+    def rows_added(self, scope: Scope) -> None:
+        """Rows were added to `scope` beside its facts (an episode's turns): the next search embeds them by the marker
+        and appends their vectors to the matrix in memory, as for added facts (no reload)."""
+        self.upkeep.forget(scope, added_only=True)
+
     def facts_changed(self, scope: Scope, added_only: bool = False) -> None:
         """The facts of `scope` changed (FactStore's listener): check its embeddings at the next search (only the
         facts added, by the marker, when nothing else changed); the vectors in memory stay, and what the check

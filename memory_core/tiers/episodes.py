@@ -39,10 +39,12 @@ def dated_messages(messages: list[dict[str, Any]], said_at: datetime) -> list[di
 
 
 class Episodes:
-    def __init__(self, store: EpisodeStore, changed: Callable[["Scope"], None]) -> None:
-        """`changed(scope)`: the search index's cached vectors of the scope are stale (SearchIndex.touch)."""
+    def __init__(self, store: EpisodeStore, added: Callable[["Scope"], None], removed: Callable[["Scope"], None]) -> None:
+        """`added(scope)`: turns were added to the scope's search index (SearchIndex.rows_added: the next search embeds
+        and appends them); `removed(scope)`: some went (SearchIndex.touch: its cached vectors are stale)."""
         self.store = store
-        self.changed = changed
+        self.added = added
+        self.removed = removed
 
     def record(self, scope: "Scope", messages: list[dict[str, Any]], *, thread_id: str, said_at: datetime) -> str | None:
         """Keep the conversation as an episode; its id, or None when it had no turn to keep."""
@@ -62,7 +64,7 @@ class Episodes:
             turns = turns[-MAX_TURNS:]
         episode_id = new_episode_id(said_at)
         self.store.add(scope, episode_id, thread_id, said_at, turns)
-        self.changed(scope)
+        self.added(scope)
         return episode_id
 
     def of_day(self, scope: "Scope", day: str) -> list[EpisodeTurn]:
@@ -74,7 +76,7 @@ class Episodes:
     def remove(self, scope: "Scope", turns: list[tuple[str, int]]) -> int:
         removed = self.store.remove(scope, turns)
         if removed:
-            self.changed(scope)
+            self.removed(scope)
         return removed
 
     def remove_older_than(self, scope: "Scope", days: int | None, now: datetime) -> int:
@@ -83,5 +85,5 @@ class Episodes:
             return 0
         removed = self.store.remove_before(scope, now - timedelta(days=days))
         if removed:
-            self.changed(scope)
+            self.removed(scope)
         return removed

@@ -234,3 +234,27 @@ def test_back_to_back_searches_read_the_scopes_bookkeeping_once_a_second(tmp_pat
         assert m.search("sails a small boat called Nettle", mode="vector")[0].ref == added.id
     finally:
         m.close()
+
+
+def test_search_right_after_an_update_finds_its_turns_by_vector_with_no_reload(tmp_path, database_url):
+    """An update keeps the conversation as an episode: its turns are appended to the scope's vectors in memory by the
+    marker (reading the whole matrix again made a search right after an update 9x a warm one at 20,000 items); an
+    episode that goes (retention, erase) drops them."""
+    m = make_memory(tmp_path, database_url)
+    try:
+        view = m.scoped()
+        for i in range(6):
+            view.facts.add(f"Stored fact number {i} about gardening", "knowledge", 0.8)
+        view.search("gardening")
+        reads = reads_of_vectors(m)
+        view.update([{"role": "user", "content": "Our cat Whiskers hid under the porch all afternoon."}], thread_id="t1")
+        hits = view.search("Whiskers hid under the porch", mode="vector", k=3)
+        assert any(h.kind == "episode" and "porch" in h.text for h in hits)
+        assert reads == []  # appended, not read again
+        [turn] = [h for h in hits if h.kind == "episode"]
+        episode_id, index = turn.ref.split("/", 1)[1].split("#")
+        assert m.parts.episodes.remove(view.scope, [(episode_id, int(index))]) == 1
+        assert not [h for h in view.search("Whiskers hid under the porch", mode="vector", k=3) if h.kind == "episode"]
+        assert reads  # gone: the matrix is read again
+    finally:
+        m.close()

@@ -169,6 +169,16 @@ def measure(url: str | None, n: int, repeat: int, texts: list[str], questions: l
             view.search(next(qs))
             warm.append(time.perf_counter() - t)
         out["search after an update() / warm search"] = statistics.median(after) / statistics.median(warm)
+        after, warm = [], []
+        for _ in range(repeat):  # a line of today's log: the log is chunked again
+            view.daily.append(f"- The user saw a heron number {next(counter)} on the pond.")
+            t = time.perf_counter()
+            view.search(next(qs))
+            after.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            view.search(next(qs))
+            warm.append(time.perf_counter() - t)
+        out["search after a daily-log append / warm search"] = statistics.median(after) / statistics.median(warm)
         memory.index.upkeep.wait()
         elsewhere = []
         for _ in range(repeat):

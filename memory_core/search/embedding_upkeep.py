@@ -111,6 +111,15 @@ class EmbeddingUpkeep:
         if not added_only:
             self._remember(self._edited, scope, None)
 
+    def rewind(self, scope: Scope, chunk_pk: int) -> None:
+        """Chunks from primary key `chunk_pk` on were deleted and others added: the marker looks again from there
+        (SQLite gives a new row the key of the last one deleted), at the next `ensure`."""
+        with self._lock:
+            marks = self._marks.get(scope)
+            if marks is not None and marks[1] >= chunk_pk:
+                self._marks[scope] = (marks[0], chunk_pk - 1)
+        self.forget(scope, added_only=True)
+
     def _remember(self, table: OrderedDict, scope: Scope, value) -> None:
         with self._lock:
             table[scope] = value

@@ -205,6 +205,7 @@ class SearchIndex:
             return 0
         known = self.store.indexed_docs(scope)
         screen: Callable[[str], str] | None = None  # read once, and only when something is to be re-chunked
+        dropped: set[str] = set()  # the owners of the chunks replaced
         for path in wanted:
             stamp = stamps.get(path)
             if stamp is not None and path in seen and seen[path][0] == stamp and known.get(path) == seen[path][1]:
@@ -217,14 +218,18 @@ class SearchIndex:
                 continue
             if screen is None:
                 screen = (self.screen(scope) if self.screen else None) or (lambda text: text)
-            self._reindex(scope, path, screen(content), digest)
+            dropped |= self._reindex(scope, path, screen(content), digest)
             changed += 1
         if paths is None:
             for gone in set(known) - set(wanted):
-                self._reindex(scope, gone, "", None)
+                dropped |= self._reindex(scope, gone, "", None)
                 changed += 1
-        if changed:
-            self.touch(scope)
+        if changed:  # the matrix in memory loses the old chunks' vectors; the new chunks are added by the marker
+            self._vectors_changed(scope, [], dropped)
+            if dropped:
+                self.upkeep.rewind(scope, min(int(owner[2:]) for owner in dropped))
+            else:
+                self.rows_added(scope)
         if stamp_of is not None:
             if paths is None:  # a whole sync: what is no longer there is forgotten
                 seen = {p: seen[p] for p in wanted if p in seen}
@@ -234,11 +239,13 @@ class SearchIndex:
                     self.cache.put(("documents-verified", scope), time.monotonic(), 100)
         return changed
 
-    def _reindex(self, scope: Scope, path: str, content: str, digest: str | None) -> None:
+    def _reindex(self, scope: Scope, path: str, content: str, digest: str | None) -> set[str]:
+        """Chunk the document again; the owners of its chunks that went."""
         match = _DAILY.fullmatch(path)
         kind = "core" if path == CORE_PATH else "daily"
-        self.store.replace_chunks(scope, path, kind, match.group(1) if match else None,
-                                  chunk_document(path, content), digest)
+        gone = self.store.replace_chunks(scope, path, kind, match.group(1) if match else None,
+                                         chunk_document(path, content), digest)
+        return {f"c:{pk}" for pk in gone}
 
     # -- embeddings (kept up to date by search.embedding_upkeep) ---------------------------------
 

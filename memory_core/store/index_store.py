@@ -101,19 +101,32 @@ class IndexStore:
             return dict(s.execute(_INDEXED_DOCS, _scope(scope)).all())
 
     def replace_chunks(self, scope: Scope, path: str, kind: str, day: str | None,
-                       chunks: Iterable[tuple[int, int, str]], digest: str | None) -> None:
+                       chunks: Iterable[tuple[int, int, str]], digest: str | None) -> list[int]:
         """Replace the document's chunks (and their vectors) by `chunks` (start line, end line, text) and
-        record its hash; `digest` None forgets the document."""
+        record its hash; `digest` None forgets the document. A chunk that is the same as before (lines, text and
+        kind) keeps its row and its vector (a line appended to a log changes its last chunk alone). Returns the
+        primary keys of the chunks that went."""
         with self.db.write(lock=f"index:{scope.key}:{path}") as s:
-            old = s.execute(select(ChunkRow.pk).where(ChunkRow.user_id == scope.user_id,
-                                                      ChunkRow.agent_name == scope.agent_name,
-                                                      ChunkRow.path == path)).scalars().all()
-            if old:
-                s.execute(delete(EmbeddingRow).where(EmbeddingRow.owner.in_([f"c:{pk}" for pk in old])))
-                s.execute(delete(ChunkRow).where(ChunkRow.pk.in_(old)))
+            kept: dict[tuple, int] = {}
+            old: list[int] = []
+            for pk, *same in s.execute(select(ChunkRow.pk, ChunkRow.start_line, ChunkRow.end_line, ChunkRow.text,
+                                              ChunkRow.kind, ChunkRow.day).where(
+                    ChunkRow.user_id == scope.user_id, ChunkRow.agent_name == scope.agent_name, ChunkRow.path == path)):
+                if tuple(same) in kept or same[3:] != [kind, day]:
+                    old.append(pk)
+                else:
+                    kept[tuple(same)] = pk
+            new = []
             for start, end, chunk in chunks:
-                s.add(ChunkRow(user_id=scope.user_id, agent_name=scope.agent_name, kind=kind, path=path,
-                               start_line=start, end_line=end, text=chunk, day=day))
+                if kept.pop((start, end, chunk, kind, day), None) is None:
+                    new.append(ChunkRow(user_id=scope.user_id, agent_name=scope.agent_name, kind=kind, path=path,
+                                        start_line=start, end_line=end, text=chunk, day=day))
+            old += kept.values()  # not among the new chunks
+            for lo in range(0, len(old), 500):
+                part = old[lo:lo + 500]
+                s.execute(delete(EmbeddingRow).where(EmbeddingRow.owner.in_([f"c:{pk}" for pk in part])))
+                s.execute(delete(ChunkRow).where(ChunkRow.pk.in_(part)))
+            s.add_all(new)
             row = s.get(IndexedDocRow, (scope.user_id, scope.agent_name, path))
             if digest is None:
                 if row is not None:
@@ -123,6 +136,7 @@ class IndexStore:
             else:
                 row.content_hash = digest
                 s.add(row)
+        return list(old)
 
     def scopes(self) -> set[Scope]:
         """Every scope that has facts or chunks."""

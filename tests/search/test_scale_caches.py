@@ -258,3 +258,44 @@ def test_search_right_after_an_update_finds_its_turns_by_vector_with_no_reload(t
         assert reads  # gone: the matrix is read again
     finally:
         m.close()
+
+
+def test_a_section_appended_to_a_log_keeps_the_other_chunks_and_their_vectors_with_no_reload(tmp_path, database_url):
+    """Re-chunking a log that grew keeps the chunks that are the same (their rows and vectors: re-embedding a whole
+    day's log at each append made a search after it 9x a warm one at 20,000 items); the new chunk is embedded by the
+    marker and appended to the matrix in memory, which is not read again. A chunk whose text changed is replaced,
+    and its old vector leaves the matrix."""
+    from sqlalchemy import select
+
+    from memory_core.store.models import ChunkRow
+
+    m = make_memory(tmp_path, database_url)
+    try:
+        view = m.scoped()
+        for n in range(12):  # one section, so one chunk, per append
+            view.daily.append(f"- User repotted the fern number {n} and watered the basil on the balcony.")
+        view.search("fern")
+
+        def chunks() -> dict[int, str]:
+            with m.db.read() as s:
+                return dict(s.execute(select(ChunkRow.pk, ChunkRow.text)).all())
+
+        before = chunks()
+        reads = reads_of_vectors(m)
+        view.daily.append("- User saw a heron land on the neighbour's pond.")
+        hits = view.search("heron landing on a pond", mode="vector", k=3)
+        assert "heron" in hits[0].text
+        after = chunks()
+        assert set(before) < set(after) and ["heron" in t for pk, t in after.items() if pk not in before] == [True]
+        assert reads == []  # appended, not read again
+        assert {o for o in m.index._matrix(view.scope)[1] if o.startswith("c:")} == {f"c:{pk}" for pk in after}
+
+        text = m.read_document(hits[0].source)
+        view.write_document(hits[0].source, text.replace("heron", "stork"))  # one chunk's text changes
+        assert "stork" in view.search("stork landing on a pond", mode="vector", k=3)[0].text
+        changed = chunks()
+        assert set(after.values()) - set(changed.values()) == {t for t in after.values() if "heron" in t}
+        assert len(changed) == len(after)  # (SQLite may give the new row the key of the one it replaces)
+        assert {o for o in m.index._matrix(view.scope)[1] if o.startswith("c:")} == {f"c:{pk}" for pk in changed}
+    finally:
+        m.close()

@@ -64,7 +64,7 @@ RELEVANT_FACTS = 40
 # take the rest, and passages what the facts leave. Chosen on LoCoMo dev (see README, `python -m bench eval`).
 PASSAGE_SHARE = 0.9
 # With a query, how many candidates each of keyword and vector search gives the fusion (search's default for the 80
-# hits asked is 200). LoCoMo dev pipeline, answer in context at 2,000 / 1,000 tokens, by depth: 200 0.755 / 0.708,
+# hits asked is 400). LoCoMo dev pipeline, answer in context at 2,000 / 1,000 tokens, by depth: 200 0.755 / 0.708,
 # 150 0.764 / 0.721, 100 0.755 / 0.717, 80 0.755 / 0.717 (conv-26, tuned on: 0.737 / 0.697, 0.757 / 0.704, 0.757 /
 # 0.704, 0.737 / 0.704; conv-30, checked on: 0.790 / 0.728, 0.790 / 0.728, 0.778 / 0.753, 0.765 / 0.753); `bench
 # evidence`, the depths alternated in one process: 41.9, 37.1, 35.4 ms at 200, 150, 100.

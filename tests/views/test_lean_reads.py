@@ -166,3 +166,21 @@ def test_an_update_ties_its_summary_without_reading_every_fact_of_the_scope(tmp_
         assert set(tied[sentence_key("User lives in Berlin")].fact_ids) == {berlin.id}
     finally:
         m.close()
+
+
+def test_a_query_injection_gives_search_the_measured_number_of_candidates(tmp_path, monkeypatch):
+    """EVIDENCE_DEPTH candidates a side (measured on LoCoMo dev: the scores, and so the order, depend on it), where a
+    plain search of the same 80 hits takes 400."""
+    m = make_memory(tmp_path)
+    try:
+        fill(m, 30)
+        depths = []
+        index = m.parts.index
+        original = index.search
+        monkeypatch.setattr(index, "search", lambda *a, **kw: depths.append(kw.get("depth")) or original(*a, **kw))
+        view = m.scoped()
+        view.injection_report(max_tokens=500, query="topic 5 on day 3")
+        view.search("topic 5 on day 3", k=scoped.RELEVANT_FACTS * 2)
+        assert depths == [scoped.EVIDENCE_DEPTH, 400] and scoped.EVIDENCE_DEPTH == 150
+    finally:
+        m.close()

@@ -230,8 +230,7 @@ class IndexStore:
         tables = _TABLES[:1] if facts_only else _TABLES
         out: list[dict[str, float]] = []
         with nullcontext(session) if session is not None else self.db.rows() as s:
-            sizes = scope_sizes(s, [table for table, *_ in tables], params) if any(
-                kind != "substring" for kind, _ in queries) else {}
+            sizes = scope_sizes(s, [table for table, *_ in tables], params) if queries else {}
             for kind, terms in queries:
                 if kind in ("bm25:words", "bm25:fts", "ts_rank"):
                     found: dict[str, float] = {}
@@ -241,8 +240,8 @@ class IndexStore:
                         found.update(ranked(s, RankedQuery(kind, *table, scope.user_id, scope.agent_name), terms, params,
                                             sizes[table[0]], candidates=facts_only))
                     out.append(found)
-                elif kind == "substring":
-                    out.append(self._substring(s, terms, params, tables))
+                elif kind == "substring":  # a scan of the scope's rows, of the tables it has rows of
+                    out.append(self._substring(s, terms, params, tuple(t for t in tables if sizes[t[0]])))
                 else:
                     raise ValueError(f"unknown keyword query {kind!r}")
         return out

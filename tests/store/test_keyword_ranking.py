@@ -128,3 +128,20 @@ def test_a_table_the_scope_has_no_rows_of_is_not_queried(tmp_path, database_url)
         statements.clear()
         assert {o[:2] for o, _ in m.index.keyword(ANA, "bees garden")} == {"f:", "c:"}
         assert [s for s in statements if "chunks" in s and ("MATCH" in s or "ts_rank" in s or "@@" in s)]
+
+
+def test_a_short_cjk_word_scans_only_the_tables_the_scope_has_rows_of(tmp_path, database_url):
+    """A two-character CJK word is found by a substring scan (no index splits it): not of the chunks of a scope that
+    has none."""
+    from sqlalchemy import event
+
+    with make_memory(tmp_path, database_url) as m:
+        view = m.scoped(user_id="ana")
+        view.facts.add("用户在屋顶养蜜蜂", "context", 0.9)
+        statements: list[str] = []
+        event.listen(m.parts.db.engine, "before_cursor_execute",
+                     lambda _c, _cur, statement, *_rest: statements.append(statement))
+        found = m.index.keyword(ANA, "蜜蜂")
+        assert [o[:2] for o, _ in found] == ["f:"]
+        assert [s for s in statements if "LIKE" in s and "FROM facts" in s]
+        assert not [s for s in statements if "LIKE" in s and "FROM chunks" in s]

@@ -80,9 +80,14 @@ _TURN_CHUNKS = select(ChunkRow.pk, ChunkRow.path, ChunkRow.start_line, ChunkRow.
     tuple_(ChunkRow.path, ChunkRow.start_line).in_(bindparam("pairs", expanding=True)))
 
 
+def _dates(stored: str | None) -> tuple[tuple, ...]:
+    """A turn's resolved dates as stored (JSON; most turns have none)."""
+    return () if stored in (None, "", "[]") else tuple(tuple(d) for d in json.loads(stored))
+
+
 def _turn(row) -> EpisodeTurn:
     """An EpisodeTurnRow as an EpisodeTurn."""
-    dates = tuple(tuple(d) for d in json.loads(row.dates or "[]"))
+    dates = _dates(row.dates)
     return EpisodeTurn(row.episode_id, row.thread_id, row.turn_index, row.role, row.speaker, row.text,
                        dated(row.text, dates), utc(row.said_at), dates)
 
@@ -126,7 +131,7 @@ class EpisodeStore:
         with self.db.rows() as s:
             rows = s.execute(_AROUND, {"u": scope.user_id, "a": scope.agent_name, "pairs": pairs,
                                        "episodes": sorted(wanted), "indices": sorted({i for _, i in pairs})}).all()
-        return {(episode, index): (speaker or role, text if dates in (None, "", "[]") else dated(text, json.loads(dates)))
+        return {(episode, index): (speaker or role, dated(text, _dates(dates)))
                 for episode, index, role, speaker, text, dates in rows}
 
     def days(self, scope: Scope) -> list[str]:

@@ -144,49 +144,27 @@ def measure(url: str | None, n: int, repeat: int, texts: list[str], questions: l
 
         counter = iter(range(10**6))
 
-        def add_then_search() -> None:
-            view.facts.add(f"The user adopted a cat named Whiskers number {next(counter)}", "knowledge", 0.7)
+        def after_then_warm(write) -> float:
+            """A search right after `write()` against a warm one, medians of `repeat` pairs."""
+            after, warm = [], []
+            for _ in range(repeat):
+                write(next(counter))
+                for samples in (after, warm):
+                    t = time.perf_counter()
+                    view.search(next(qs))
+                    samples.append(time.perf_counter() - t)
+            return statistics.median(after) / statistics.median(warm)
 
-        after, warm = [], []
-        for _ in range(repeat):
-            add_then_search()
-            t = time.perf_counter()
-            view.search(next(qs))
-            after.append(time.perf_counter() - t)
-            t = time.perf_counter()
-            view.search(next(qs))
-            warm.append(time.perf_counter() - t)
-        out["search after an add / warm search"] = statistics.median(after) / statistics.median(warm)
-        after, warm = [], []
-        for _ in range(repeat):  # an update keeps its conversation as an episode: its turns join the index
-            n = next(counter)
-            view.update([{"role": "user", "content": f"Our cat Whiskers number {n} hid under the porch."}],
-                        thread_id=f"after-{n}")
-            t = time.perf_counter()
-            view.search(next(qs))
-            after.append(time.perf_counter() - t)
-            t = time.perf_counter()
-            view.search(next(qs))
-            warm.append(time.perf_counter() - t)
-        out["search after an update() / warm search"] = statistics.median(after) / statistics.median(warm)
-        after, warm = [], []
-        for _ in range(repeat):  # a line of today's log: the log is chunked again
-            view.daily.append(f"- The user saw a heron number {next(counter)} on the pond.")
-            t = time.perf_counter()
-            view.search(next(qs))
-            after.append(time.perf_counter() - t)
-            t = time.perf_counter()
-            view.search(next(qs))
-            warm.append(time.perf_counter() - t)
-        out["search after a daily-log append / warm search"] = statistics.median(after) / statistics.median(warm)
+        out["search after an add / warm search"] = after_then_warm(
+            lambda n: view.facts.add(f"The user adopted a cat named Whiskers number {n}", "knowledge", 0.7))
+        out["search after an update() / warm search"] = after_then_warm(  # its conversation becomes an episode
+            lambda n: view.update([{"role": "user", "content": f"Our cat Whiskers number {n} hid under the porch."}],
+                                  thread_id=f"after-{n}"))
+        out["search after a daily-log append / warm search"] = after_then_warm(  # the log is chunked again
+            lambda n: view.daily.append(f"- The user saw a heron number {n} on the pond."))
         memory.index.upkeep.wait()
-        elsewhere = []
-        for _ in range(repeat):
-            other.facts.add(f"Another scope's fact {next(counter)}", "knowledge", 0.7)
-            t = time.perf_counter()
-            view.search(next(qs))
-            elsewhere.append(time.perf_counter() - t)
-        out["search after a write in another scope / warm"] = statistics.median(elsewhere) / statistics.median(warm)
+        out["search after a write in another scope / warm"] = after_then_warm(
+            lambda n: other.facts.add(f"Another scope's fact {n}", "knowledge", 0.7))
 
         empty = memory.scoped(user_id="empty")
         said = iter(range(10**6))

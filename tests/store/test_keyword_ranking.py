@@ -108,8 +108,9 @@ def test_a_candidate_read_ranks_by_the_telling_terms_when_a_common_one_is_there(
 
 
 def test_a_table_the_scope_has_no_rows_of_is_not_queried(tmp_path, database_url):
-    """A scope of facts alone (an agent's, over MCP) runs no keyword query of chunks: the scope's sizes, read first,
-    say there is nothing to match; once a daily log gives it chunks they are searched and found."""
+    """A scope of facts alone (an agent's, over MCP) runs no keyword query of chunks, ranked or a substring scan: the
+    scope's sizes, read first, say there is nothing to match; once a daily log gives it chunks they are searched and
+    found."""
     from sqlalchemy import event
 
     with make_memory(tmp_path, database_url) as m:
@@ -123,25 +124,14 @@ def test_a_table_the_scope_has_no_rows_of_is_not_queried(tmp_path, database_url)
         assert not [s for s in statements if "chunks_words" in s or "chunks_fts" in s or "FROM chunks t" in s
                     or ("ts_rank" in s and "chunks" in s)]
         assert [s for s in statements if "facts_words" in s or "facts_fts" in s or ("ts_rank" in s and "facts" in s)]
+        view.facts.add("用户在屋顶养蜜蜂", "context", 0.9)
+        statements.clear()
+        assert [o[:2] for o, _ in m.index.keyword(ANA, "蜜蜂")] == ["f:"]  # a two-character CJK word: a substring scan
+        assert [s for s in statements if "LIKE" in s and "FROM facts" in s]
+        assert not [s for s in statements if "LIKE" in s and "FROM chunks" in s]
         view.daily.append("- Ana moved the bees to the garden")
         view.search("bees", k=5)  # indexes the log
         statements.clear()
         assert {o[:2] for o, _ in m.index.keyword(ANA, "bees garden")} == {"f:", "c:"}
         assert [s for s in statements if "chunks" in s and ("MATCH" in s or "ts_rank" in s or "@@" in s)]
 
-
-def test_a_short_cjk_word_scans_only_the_tables_the_scope_has_rows_of(tmp_path, database_url):
-    """A two-character CJK word is found by a substring scan (no index splits it): not of the chunks of a scope that
-    has none."""
-    from sqlalchemy import event
-
-    with make_memory(tmp_path, database_url) as m:
-        view = m.scoped(user_id="ana")
-        view.facts.add("用户在屋顶养蜜蜂", "context", 0.9)
-        statements: list[str] = []
-        event.listen(m.parts.db.engine, "before_cursor_execute",
-                     lambda _c, _cur, statement, *_rest: statements.append(statement))
-        found = m.index.keyword(ANA, "蜜蜂")
-        assert [o[:2] for o, _ in found] == ["f:"]
-        assert [s for s in statements if "LIKE" in s and "FROM facts" in s]
-        assert not [s for s in statements if "LIKE" in s and "FROM chunks" in s]

@@ -178,7 +178,8 @@ class FactRepository(Protocol):
     def transaction(self, scope: Scope) -> AbstractContextManager[Any]: ...
     def get(self, fact_id: str) -> Fact: ...
     def list(self, scope: Scope, category: str | None = None, *, include_invalid: bool = False,
-             as_of: datetime | None = None, include_held: bool = False) -> list[Fact]: ...
+             as_of: datetime | None = None, include_held: bool = False, limit: int | None = None) -> list[Fact]: ...
+    def with_key(self, scope: Scope, key: str) -> Fact | None: ...
     def count(self, scope: Scope) -> int: ...
     def update(self, fact_id: str, changes: dict[str, Any]) -> Fact: ...
     def delete(self, fact_id: str) -> None: ...
@@ -249,14 +250,22 @@ class Facts:
         return self._store.get(validate_fact_id(fact_id))
 
     def list(self, *, user_id: str = "default", agent_name: str = "default", category: str | None = None,
-             include_invalid: bool = False, as_of: datetime | None = None, include_held: bool = False) -> list[Fact]:
+             include_invalid: bool = False, as_of: datetime | None = None, include_held: bool = False,
+             limit: int | None = None) -> list[Fact]:
         """The scope's valid facts, confidence descending; all of them with `include_invalid` (those held for
-        review too with `include_held`), or those that were valid at `as_of` ("what did we believe on that day")."""
+        review too with `include_held`), or those that were valid at `as_of` ("what did we believe on that day");
+        the first `limit` of them when given (read as many, not the whole scope)."""
         scope = make_scope(user_id, agent_name)
         if category is not None:
             validate_category(category)
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise ValueError(f"limit must be a positive integer; got {limit!r}")
         return self._store.list(scope, category, include_invalid=bool(include_invalid), as_of=validate_as_of(as_of),
-                                include_held=bool(include_held))
+                                include_held=bool(include_held), limit=limit)
+
+    def duplicate_of(self, content: str, *, user_id: str = "default", agent_name: str = "default") -> Fact | None:
+        """The valid fact that `add` skips `content` for as a duplicate (the same normalised content), or None."""
+        return self._store.with_key(make_scope(user_id, agent_name), content_key(content))
 
     def update(
         self, fact_id: str, *, content: str | None = None, category: str | None = None, confidence: float | None = None

@@ -63,6 +63,8 @@ class Limits:
     query_chars: int = 1_000
     id_chars: int = 64
     max_k: int = 50
+    list_facts: int = 200  # list_facts' default: a scope of 100,000 facts is not one tool result
+    max_list: int = 5_000
     max_tokens: int = 1_000_000
     plan_steps: int = 1_000
     step_chars: int = 2_000
@@ -105,7 +107,8 @@ class Remembered(BaseModel):
 
 class FactList(BaseModel):
     facts: list[FactOut]
-    count: int
+    count: int = Field(description="how many facts are given")
+    more: bool = Field(False, description="true when more facts match than the limit gave")
 
 
 class Changed(BaseModel):
@@ -316,10 +319,13 @@ def _fact_tools(server: MCPServer, view: ViewProvider, limits: Limits) -> None:
 
     def list_facts(category: Annotated[Category | None, Field(description="only this category")] = None,
                    include_invalid: Annotated[bool, Field(description="also facts that were forgotten or replaced")] = False,
+                   limit: Annotated[int, Field(ge=1, le=limits.max_list,
+                                               description="at most this many, the most confident first")] = limits.list_facts,
                    ) -> FactList:
-        """The remembered facts, most confident first (only those still true, unless include_invalid)."""
-        facts = view().facts.list(category=category, include_invalid=include_invalid)
-        return FactList(facts=[FactOut.of(f) for f in facts], count=len(facts))
+        """The remembered facts, most confident first (only those still true, unless include_invalid), at most `limit`
+        of them; `more` says whether there are others (search_memory finds facts by meaning)."""
+        facts = view().facts.list(category=category, include_invalid=include_invalid, limit=limit + 1)
+        return FactList(facts=[FactOut.of(f) for f in facts[:limit]], count=min(len(facts), limit), more=len(facts) > limit)
 
     def forget(fact_id: FactId, reason: Reason = None) -> Forgotten:
         """Forget a fact that is no longer true. It stops being used, but is kept in its history (see

@@ -381,7 +381,7 @@ class FactStore:
         return _to_fact(row)
 
     def list(self, scope: Scope, category: str | None = None, *, include_invalid: bool = False,
-             as_of: datetime | None = None, include_held: bool = False) -> list[Fact]:
+             as_of: datetime | None = None, include_held: bool = False, limit: int | None = None) -> list[Fact]:
         query = select(FactRow).where(*in_scope(scope))
         if category:
             query = query.where(FactRow.category == category)
@@ -393,8 +393,17 @@ class FactStore:
         elif not include_held:
             query = query.where(FactRow.held_at.is_(None))
         query = query.order_by(FactRow.confidence.desc(), FactRow.created_at.asc(), FactRow.pk.asc())
+        if limit is not None:
+            query = query.limit(limit)
         with self.db.read() as s:
             return [_to_fact(r) for r in s.execute(query).scalars().all()]
+
+    def with_key(self, scope: Scope, key: str) -> Fact | None:
+        """The scope's valid fact whose dedup key is `key` (there is at most one), by the key's index."""
+        with self.db.read() as s:
+            row = s.execute(select(FactRow).where(*in_scope(scope), FactRow.content_key == key,
+                                                  FactRow.invalid_at.is_(None))).scalars().first()
+            return _to_fact(row) if row is not None else None
 
     def held(self, scope: Scope) -> list[Fact]:
         """The scope's facts held for review, oldest first."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, Callable, ContextManager
 
-from memory_core.facts.api import content_key, validate_fact_id
+from memory_core.facts.api import validate_fact_id
 
 if TYPE_CHECKING:
     from memory_core.facts.api import AuditEntry, Fact, Facts, Revision
@@ -52,14 +52,13 @@ class ScopedFacts(_Bound):
             return self._facts.add_with_reason(content, category, confidence, source=source, **self._kw)
 
     def list(self, *, category: str | None = None, include_invalid: bool = False,
-             as_of: datetime | None = None, include_held: bool = False) -> list["Fact"]:
+             as_of: datetime | None = None, include_held: bool = False, limit: int | None = None) -> list["Fact"]:
         return self._facts.list(category=category, include_invalid=include_invalid, as_of=as_of,
-                                include_held=include_held, **self._kw)
+                                include_held=include_held, limit=limit, **self._kw)
 
     def duplicate_of(self, content: str) -> "Fact | None":
         """The valid fact that `add` skips `content` for as a duplicate (the same normalised content), or None."""
-        key = content_key(content)
-        return next((f for f in self.list() if content_key(f.content) == key), None)
+        return self._facts.duplicate_of(content, **self._kw)
 
     def count(self) -> int:
         return self._facts.count(**self._kw)

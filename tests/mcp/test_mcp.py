@@ -155,6 +155,11 @@ def test_stdio_serves_every_tool_to_one_scope(tmp_path):
 
             listed = structured(await client.call_tool("list_facts", {}))
             assert [f["content"] for f in listed["facts"]] == ["User works at Acme", "User prefers green tea"]
+            assert listed["count"] == 2 and not listed["more"]
+            first = structured(await client.call_tool("list_facts", {"limit": 1}))  # the most confident, and a hint
+            assert [f["content"] for f in first["facts"]] == ["User works at Acme"] and first["more"]
+            assert tools["list_facts"].input_schema["properties"]["limit"]["maximum"] == 5_000
+            assert "limit" in error_text(await client.call_tool("list_facts", {"limit": 0}))
             assert structured(await client.call_tool("list_facts", {"category": "preference"}))["count"] == 1
             hits = structured(await client.call_tool("search_memory", {"query": "green tea", "k": 5}))["hits"]
             assert hits and hits[0]["ref"] == tea["fact"]["id"]

@@ -184,3 +184,29 @@ def test_a_query_injection_gives_search_the_measured_number_of_candidates(tmp_pa
         assert depths == [scoped.EVIDENCE_DEPTH, 400] and scoped.EVIDENCE_DEPTH == 150
     finally:
         m.close()
+
+
+def test_listing_the_first_facts_and_finding_a_duplicate_read_only_those(tmp_path, database_url):
+    """`facts.list(limit=n)` gives the first n of `list()`'s order, read as n rows (an MCP client's list_facts on a
+    scope of 100,000 facts); `duplicate_of` reads the one fact with the statement's dedup key (it listed them all)."""
+    import pytest
+    from sqlalchemy import event
+
+    m = make_memory(tmp_path, database_url, max_facts=1000)
+    try:
+        fill(m, 120)
+        view = m.scoped()
+        assert [f.id for f in view.facts.list(limit=7)] == [f.id for f in view.facts.list()][:7]
+        assert [f.id for f in m.facts.list(category="knowledge", limit=3)] == [f.id for f in m.facts.list()][:3]
+        for bad in (0, -1, True, 2.5):
+            with pytest.raises(ValueError, match="limit"):
+                m.facts.list(limit=bad)
+        target = view.facts.list()[60]
+        statements: list[str] = []
+        event.listen(m.db.engine, "before_cursor_execute", lambda _c, _cur, sql, *_rest: statements.append(sql))
+        found = view.facts.duplicate_of("  " + target.content.upper() + " ")
+        assert found is not None and found.id == target.id
+        assert len(statements) <= 3 and any("content_key" in s for s in statements)
+        assert view.facts.duplicate_of("User note 999: likes nothing") is None
+    finally:
+        m.close()

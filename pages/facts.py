@@ -88,6 +88,9 @@ columns = {
     "category": st.column_config.SelectboxColumn("Category", options=list(CATEGORIES), required=True),
     "confidence": st.column_config.NumberColumn("Confidence", min_value=0.0, max_value=1.0, step=0.01, format="%.2f"),
     "created": st.column_config.DatetimeColumn("Created (UTC)", format="YYYY-MM-DD HH:mm"),
+    "injected": st.column_config.TextColumn("Injected", help="How often agents were given it, and when last, in this "
+                                            "scope's latest 10,000 recorded injections (get_memory_context records "
+                                            "each)"),
     "delete": st.column_config.CheckboxColumn("Delete?", width="small"),
 }
 

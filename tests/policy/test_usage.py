@@ -115,6 +115,31 @@ def test_injections_are_recorded_when_asked(tmp_path, database_url):
             m.injections(limit=0)
 
 
+def test_injection_counts_are_counted_by_the_database_over_the_latest_injections(tmp_path, database_url):
+    """How often each fact went in and when last, over the scope's latest INJECTION_WINDOW recorded injections (the
+    Facts page's column; an agent asking on every turn records thousands a day), counted where the rows are."""
+    from datetime import datetime, timedelta, timezone
+
+    from memory_core.store import usage_store
+    from memory_core.store.usage_store import UsageStore
+
+    with make_memory(tmp_path, database_url) as m:
+        ledger = UsageStore(m.db)
+        scope, other = m.scoped().scope, m.scoped(user_id="bob").scope
+        start = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+        for n in range(6):  # tea in each, jazz in the first three, a fact of the 'and' kind once
+            ids = ["fact_tea"] + (["fact_jazz"] if n < 3 else []) + (["fact_a\"b"] if n == 4 else [])
+            ledger.add_injection(scope, start + timedelta(hours=n), "agent", "q", 100, 500, ids)
+        ledger.add_injection(other, start + timedelta(days=9), "agent", "q", 100, 500, ["fact_tea"])
+        counts = ledger.injection_counts(scope)
+        assert counts == {"fact_tea": (6, start + timedelta(hours=5)), "fact_jazz": (3, start + timedelta(hours=2)),
+                          'fact_a\"b': (1, start + timedelta(hours=4))}
+        assert all(at.tzinfo is not None for _n, at in counts.values())
+        assert ledger.injection_counts(scope, window=3) == {"fact_tea": (3, start + timedelta(hours=5)),
+                                                            'fact_a\"b': (1, start + timedelta(hours=4))}
+        assert usage_store.INJECTION_WINDOW == 10_000 and m.injection_counts(user_id="nobody") == {}
+
+
 @pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_usage_command_sums_per_scope_and_operation(tmp_path, httpserver):
     from tests.cli.test_cli import cli_env, refused, run

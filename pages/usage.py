@@ -20,21 +20,21 @@ st.caption("Every call to an LLM or an embedding API, with the tokens the provid
 days = st.segmented_control("Period", [1, 7, 30, 90], default=30, format_func=lambda d: "1 day" if d == 1 else f"{d} days", key="usage_days")
 since = datetime.now(timezone.utc) - timedelta(days=int(days or 30))
 scopes = {s.key for s in readable_scopes(admin, who())}
-records = [r for r in admin.usage(since=since) if r.user_id and f"{r.user_id}/{r.agent_name}" in scopes]
+totals = [t for t in admin.usage_totals(since=since) if t.user_id and f"{t.user_id}/{t.agent_name}" in scopes]
 budget = memory.settings.daily_token_budget
 if paused := memory.budget_paused():
     st.warning(escape_markdown(paused))
 
-if not records:
+if not totals:
     st.info("No LLM or embedding calls in this period for the scopes you can read."
             + (" memory_core runs offline (no API key or base URL), so nothing is spent." if memory.offline else ""))
 else:
-    df = pd.DataFrame([{"day": r.at.astimezone(memory.settings.tz).date().isoformat(), "scope": f"{r.user_id}/{r.agent_name}",
-                        "operation": r.operation, "model": r.model, "tokens": r.input_tokens + r.output_tokens,
-                        "input": r.input_tokens, "output": r.output_tokens, "cost": r.cost_usd or 0.0} for r in records])
+    df = pd.DataFrame([{"day": t.day, "scope": f"{t.user_id}/{t.agent_name}", "operation": t.operation,
+                        "model": t.model, "calls": t.calls, "tokens": t.input_tokens + t.output_tokens,
+                        "input": t.input_tokens, "output": t.output_tokens, "cost": t.cost_usd or 0.0} for t in totals])
     a, b, c = st.columns(3)
     a.metric("Tokens", f"{df['tokens'].sum():,}")
-    b.metric("Calls", f"{len(df):,}")
+    b.metric("Calls", f"{df['calls'].sum():,}")
     c.metric("Cost", f"${df['cost'].sum():,.4f}" if df["cost"].any() else "no prices set")
     per_day = df.groupby(["day", "scope"], as_index=False)["tokens"].sum()
     fig = px.bar(per_day, x="day", y="tokens", color="scope", title="Tokens per day")
@@ -52,7 +52,7 @@ else:
         right.plotly_chart(fig, width="stretch")
     st.subheader("The dearest scopes and jobs")
     dear = df.groupby(["scope", "operation", "model"], as_index=False).agg(
-        calls=("tokens", "size"), tokens=("tokens", "sum"), cost=("cost", "sum")).sort_values(
+        calls=("calls", "sum"), tokens=("tokens", "sum"), cost=("cost", "sum")).sort_values(
         ["cost", "tokens"], ascending=False).head(20)
     st.dataframe(dear, hide_index=True, width="stretch",
                  column_config={"cost": st.column_config.NumberColumn("cost ($)", format="%.4f")})

@@ -29,17 +29,17 @@ def cmd_usage(args: argparse.Namespace, settings: Settings) -> int:
             raise ValueError(f"--since takes a day, YYYY-MM-DD; got {args.since!r}") from None
     memory = Memory(settings, worker=False)
     try:
-        records = memory.admin.usage(since=since)
+        totals = memory.admin.usage_totals(since=since)  # summed by the database, however many calls
     finally:
         memory.close(flush=False)
     rows: dict[tuple[str, str], list] = defaultdict(lambda: [0, 0, 0, 0.0, False])
-    for r in records:
-        row = rows[(f"{r.user_id}/{r.agent_name}" if r.user_id else "(no scope)", r.operation)]
-        row[0] += 1
-        row[1] += r.input_tokens
-        row[2] += r.output_tokens
-        if r.cost_usd is not None:
-            row[3] += r.cost_usd
+    for t in totals:
+        row = rows[(f"{t.user_id}/{t.agent_name}" if t.user_id else "(no scope)", t.operation)]
+        row[0] += t.calls
+        row[1] += t.input_tokens
+        row[2] += t.output_tokens
+        if t.cost_usd is not None:
+            row[3] += t.cost_usd
             row[4] = True
     table = [{"scope": scope, "operation": op, "calls": v[0], "input_tokens": v[1], "output_tokens": v[2],
               "cost_usd": round(v[3], 6) if v[4] else None} for (scope, op), v in sorted(rows.items())]

@@ -33,6 +33,21 @@ class UsageRecord:
 
 
 @dataclass(frozen=True)
+class UsageTotal:
+    """The calls of one day (in Settings.timezone), scope, operation and model, summed."""
+
+    day: str
+    user_id: str | None
+    agent_name: str | None
+    operation: str
+    model: str
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None  # None when none of the calls had a price
+
+
+@dataclass(frozen=True)
 class Injection:
     at: datetime
     actor: str | None
@@ -96,6 +111,20 @@ class UsageStore:
             rows = s.execute(query).scalars().all()
         return [UsageRecord(utc(r.at), r.user_id, r.agent_name, r.operation, r.model, r.input_tokens,
                             r.output_tokens, r.cost_usd, r.actor) for r in rows]
+
+    def totals(self, *, since: datetime | None = None) -> list[UsageTotal]:
+        """Every recorded call since `since`, summed by day, scope, operation and model in the database (the records
+        themselves are read at most 10,000 at a time: an API embedder records one a search)."""
+        keys = (UsageRow.day, UsageRow.user_id, UsageRow.agent_name, UsageRow.operation, UsageRow.model)
+        query = select(*keys, func.count(), func.coalesce(func.sum(UsageRow.input_tokens), 0),
+                       func.coalesce(func.sum(UsageRow.output_tokens), 0), func.sum(UsageRow.cost_usd)).group_by(*keys)
+        if since is not None:
+            query = query.where(UsageRow.at >= since)
+        with self.db.read() as s:
+            rows = s.execute(query.order_by(*keys)).all()
+        return [UsageTotal(day, user, agent, operation, model, int(calls), int(given), int(taken),
+                           float(cost) if cost is not None else None)
+                for day, user, agent, operation, model, calls, given, taken, cost in rows]
 
     def add_injection(self, scope: Scope, at: datetime, actor: str | None, query: str | None, tokens: int,
                       max_tokens: int, fact_ids: list[str]) -> None:

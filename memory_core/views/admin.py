@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from memory_core.clock import utc
 from memory_core.store.actors import acting_as
 from memory_core.policy.usage import usage_records
 from memory_core.scope import DEFAULT_SCOPE, Scope, make_scope
@@ -24,7 +25,7 @@ from memory_core.tiers.documents import LocalDocumentStore
 if TYPE_CHECKING:
     from memory_core.policy.access import Principal
     from memory_core.runtime.worker import Worker, WorkerStatus
-    from memory_core.store.usage_store import UsageRecord
+    from memory_core.store.usage_store import UsageRecord, UsageTotal
     from memory_core.views.parts import Parts
     from memory_core.views.scoped import ScopedMemory
 
@@ -145,6 +146,12 @@ class Admin:
               since: datetime | None = None) -> list["UsageRecord"]:
         """Every recorded LLM and embedding call (of one user, agent or scope when given), newest first."""
         return usage_records(self._parts.ledger.store, user_id=user_id, agent_name=agent_name, since=since)
+
+    def usage_totals(self, *, since: datetime | None = None) -> list["UsageTotal"]:
+        """Every recorded call since `since`, summed by day, scope, operation and model (all of them, however many)."""
+        if since is not None and not isinstance(since, datetime):
+            raise ValueError("since must be a datetime")
+        return self._parts.ledger.store.totals(since=utc(since) if since is not None else None)
 
     # -- what the worker runs --------------------------------------------------------------------
 

@@ -140,6 +140,39 @@ def test_injection_counts_are_counted_by_the_database_over_the_latest_injections
         assert usage_store.INJECTION_WINDOW == 10_000 and m.injection_counts(user_id="nobody") == {}
 
 
+def test_usage_totals_sum_every_call_in_the_database(tmp_path, database_url):
+    """The Usage page and `memory-core usage` read sums by day, scope, operation and model: every call since the
+    day asked, however many (the records themselves are read at most 10,000 at a time)."""
+    from datetime import timedelta
+
+    from memory_core.store.models import UsageRow
+    from memory_core.store.usage_store import UsageTotal
+
+    start = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+
+    def row(n: int, day: int, user: str | None, operation: str, cost: float | None) -> dict:
+        return dict(at=start + timedelta(days=day, seconds=n), day=f"2026-03-0{day + 1}", user_id=user,
+                    agent_name="bot" if user else None, operation=operation, model="m", input_tokens=3,
+                    output_tokens=1 if operation != "embed" else 0, cost_usd=cost, actor=None)
+
+    with make_memory(tmp_path, database_url) as m:
+        m.db.ensure_ready()
+        rows = [row(n, 0, "ana", "embed", None) for n in range(10_050)]
+        rows += [row(n, 1, "ana", "extract", 0.25) for n in range(3)] + [row(0, 1, "ana", "extract", None)]
+        rows += [row(0, 1, "bob", "dream", 1.0), row(1, 1, None, "embed", None)]
+        with m.db.engine.begin() as conn:
+            conn.execute(UsageRow.__table__.insert(), rows)
+        assert len(m.admin.usage()) == 10_000  # the records: a bounded read
+        assert set(m.admin.usage_totals()) == {  # (in no promised order: the databases sort no scope differently)
+            UsageTotal("2026-03-01", "ana", "bot", "embed", "m", 10_050, 30_150, 0, None),
+            UsageTotal("2026-03-02", None, None, "embed", "m", 1, 3, 0, None),
+            UsageTotal("2026-03-02", "ana", "bot", "extract", "m", 4, 12, 4, 0.75),
+            UsageTotal("2026-03-02", "bob", "bot", "dream", "m", 1, 3, 1, 1.0)}
+        assert sorted(t.calls for t in m.admin.usage_totals(since=start + timedelta(days=1))) == [1, 1, 4]
+        with pytest.raises(ValueError, match="since"):
+            m.admin.usage_totals(since="yesterday")
+
+
 @pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_usage_command_sums_per_scope_and_operation(tmp_path, httpserver):
     from tests.cli.test_cli import cli_env, refused, run

@@ -1,8 +1,6 @@
 """Overview: the landing page. What memory holds in the scope in view and the others this person may read,
 who changed what lately, the queue, the dreams, tokens spent today, and where to go next."""
 
-from datetime import datetime, timezone
-
 import pandas as pd
 import streamlit as st
 
@@ -49,8 +47,7 @@ if status.next_dream:
 if state and state.last_status:
     notes.append(f"last dream: {dream_words(state.last_status)}")
 if not memory.offline:  # the usage ledger: this scope's LLM tokens today, and whether its budget pauses it
-    today = datetime.now(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
-    spent = sum(r.input_tokens + r.output_tokens for r in memory.usage(since=today) if r.operation != "embed")
+    spent = memory.spent_today()  # as the daily budget counts it
     budget = memory.settings.daily_token_budget
     notes.append(f"LLM tokens spent today: {spent:,}" + (f" of {budget:,}" if budget else ""))
     if paused := memory.budget_paused():

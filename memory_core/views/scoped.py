@@ -332,6 +332,11 @@ class ScopedMemory:
         return usage_records(self._parts.ledger.store, user_id=self.scope.user_id,
                              agent_name=self.scope.agent_name, since=since)
 
+    def spent_today(self) -> int:
+        """The LLM tokens this scope spent today (in `timezone`), as its daily_token_budget counts them (summed by the
+        database, with those its calls in flight hold)."""
+        return self._parts.ledger.spent_today(self.scope)
+
     def budget_paused(self) -> str | None:
         """Why this scope's LLM work waits today (its daily_token_budget is spent), or None."""
         return None if self._parts.offline else self._parts.ledger.paused(self.scope)

@@ -173,6 +173,25 @@ def test_usage_totals_sum_every_call_in_the_database(tmp_path, database_url):
             m.admin.usage_totals(since="yesterday")
 
 
+def test_a_scopes_tokens_spent_today_are_the_budgets_count(tmp_path, database_url):
+    """The Overview page's "LLM tokens spent today": the LLM calls of the scope's day (in `timezone`), embeddings
+    left out, summed by the database as the daily budget counts them (it summed the newest records read)."""
+    from memory_core.store.models import UsageRow
+
+    clock = ManualClock(datetime(2026, 3, 2, 10, 0, tzinfo=timezone.utc))
+    with make_memory(tmp_path, database_url, clock=clock) as m:
+        m.db.ensure_ready()
+        at = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
+        rows = [dict(at=at, day="2026-03-02", user_id="ana", agent_name="bot", operation=op, model="m",
+                     input_tokens=given, output_tokens=taken, cost_usd=None, actor=None)
+                for op, given, taken in (("extract", 10, 5), ("embed", 100, 0), ("dream", 1, 1))]
+        rows += [{**rows[0], "day": "2026-03-01"}, {**rows[0], "user_id": "bob"}]
+        with m.db.engine.begin() as conn:
+            conn.execute(UsageRow.__table__.insert(), rows)
+        assert m.scoped(user_id="ana", agent_name="bot").spent_today() == 17
+        assert m.scoped(user_id="carol", agent_name="bot").spent_today() == 0
+
+
 @pytest.mark.slow  # two seconds or more: left out of the quick run
 def test_usage_command_sums_per_scope_and_operation(tmp_path, httpserver):
     from tests.cli.test_cli import cli_env, refused, run

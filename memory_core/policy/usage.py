@@ -204,6 +204,15 @@ def usage_records(store: "UsageStore", *, user_id: str | None = None, agent_name
         make_scope(user_id, agent_name or "default")  # ValueError for a malformed name
     if agent_name is not None:
         make_scope(user_id or "default", agent_name)
+    return store.records(user_id=user_id, agent_name=agent_name, since=_since(since))
+
+
+def usage_totals(store: "UsageStore", *, since: datetime | None = None) -> list:
+    """Every recorded call since `since`, summed by day, scope, operation and model (all of them, however many)."""
+    return store.totals(since=_since(since))
+
+
+def _since(since: datetime | None) -> datetime | None:
     if since is not None and not isinstance(since, datetime):
         raise ValueError("since must be a datetime")
-    return store.records(user_id=user_id, agent_name=agent_name, since=utc(since) if since is not None else None)
+    return utc(since) if since is not None else None

@@ -361,7 +361,7 @@ class EmbeddingUpkeep:
         if cached is None or cached[0] != version:
             blob = self.store.token_df(scope, model, version)
             if blob is None:  # replaced by another process in between
-                self.cache.drop(lambda key: key == ("weights", scope, model))
+                self.cache.pop(("weights", scope, model))
                 return self.weighting(scope, None)
             weights = idf(np.frombuffer(blob, dtype=np.int32), snapshot_items)
         else:

@@ -224,12 +224,11 @@ class SearchIndex:
             for gone in set(known) - set(wanted):
                 dropped |= self._reindex(scope, gone, "", None)
                 changed += 1
-        if changed:  # the matrix in memory loses the old chunks' vectors; the new chunks are added by the marker
+        if dropped:  # the matrix in memory loses the old chunks' vectors; the new chunks are added by the marker
             self._vectors_changed(scope, [], dropped)
-            if dropped:
-                self.upkeep.rewind(scope, min(int(owner[2:]) for owner in dropped))
-            else:
-                self.rows_added(scope)
+            self.upkeep.rewind(scope, min(int(owner[2:]) for owner in dropped))
+        elif changed:
+            self.rows_added(scope)
         if stamp_of is not None:
             if paths is None:  # a whole sync: what is no longer there is forgotten
                 seen = {p: seen[p] for p in wanted if p in seen}

@@ -16,9 +16,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from memory_core.clock import utc
 from memory_core.store.actors import acting_as
-from memory_core.policy.usage import usage_records
+from memory_core.policy.usage import usage_records, usage_totals
 from memory_core.scope import DEFAULT_SCOPE, Scope, make_scope
 from memory_core.tiers.documents import LocalDocumentStore
 
@@ -149,9 +148,7 @@ class Admin:
 
     def usage_totals(self, *, since: datetime | None = None) -> list["UsageTotal"]:
         """Every recorded call since `since`, summed by day, scope, operation and model (all of them, however many)."""
-        if since is not None and not isinstance(since, datetime):
-            raise ValueError("since must be a datetime")
-        return self._parts.ledger.store.totals(since=utc(since) if since is not None else None)
+        return usage_totals(self._parts.ledger.store, since=since)
 
     # -- what the worker runs --------------------------------------------------------------------
 

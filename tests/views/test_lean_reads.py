@@ -9,6 +9,19 @@ from memory_core.views import scoped
 from tests.conftest import make_memory
 
 
+def calls_of(monkeypatch, owner, name: str, what) -> list:
+    """Wrap `owner.<name>` so that each call appends `what(*args, **kwargs)` to the list returned, then goes through."""
+    seen = []
+    original = getattr(owner, name)
+
+    def recording(*args, **kwargs):
+        seen.append(what(*args, **kwargs))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, recording)
+    return seen
+
+
 def fill(m, n: int) -> None:
     for i in range(n):
         m.facts.add(f"User note {i}: likes topic {i * 7 % 97} on day {i % 28}", "knowledge", round(0.5 + (i * 37 % 50) / 100, 2))
@@ -47,15 +60,8 @@ def test_update_of_a_large_scope_gives_extraction_a_bounded_set_that_still_finds
     try:
         old = m.facts.add("User lives in Berlin", "context", 0.55)  # the least confident: not among the top 10
         fill(m, 40)
-        seen = []
-        extractor = m.parts.extractor
-        original = extractor.extract
-
-        def recording(messages, current, **options):
-            seen.append([f["id"] for f in current["facts"]])
-            return original(messages, current, **options)
-
-        monkeypatch.setattr(extractor, "extract", recording)
+        seen = calls_of(monkeypatch, m.parts.extractor, "extract",
+                        lambda messages, current, **options: [f["id"] for f in current["facts"]])
         result = m.update([{"role": "user", "content": "I live in Lisbon now."}], thread_id="t1")
         assert seen[0] == [old.id]  # what search finds for what was said, not the most confident of the rest
         assert len(result.added) == 1 and "Lisbon" in result.added[0].content
@@ -70,11 +76,7 @@ def test_update_of_a_large_scope_gives_extraction_what_keyword_search_finds_in_i
     m = make_memory(tmp_path, database_url, max_facts=1000)
     try:
         fill(m, 40)
-        seen = []
-        extractor = m.parts.extractor
-        original = extractor.extract
-        monkeypatch.setattr(extractor, "extract", lambda messages, current, **options: seen.append(current["facts"])
-                            or original(messages, current, **options))
+        seen = calls_of(monkeypatch, m.parts.extractor, "extract", lambda messages, current, **options: current["facts"])
         said = "I like topic 5 on day 3."
         found = m.parts.index.keyword_facts(m.scoped().scope, said, scoped.EXTRACTION_FOUND)
         m.update([{"role": "user", "content": said}], thread_id="t1")
@@ -95,11 +97,7 @@ def test_update_of_a_small_scope_gives_extraction_every_fact(tmp_path, monkeypat
     m = make_memory(tmp_path)
     try:
         fill(m, 12)
-        seen = []
-        extractor = m.parts.extractor
-        original = extractor.extract
-        monkeypatch.setattr(extractor, "extract", lambda messages, current, **options: seen.append(current)
-                            or original(messages, current, **options))
+        seen = calls_of(monkeypatch, m.parts.extractor, "extract", lambda messages, current, **options: current)
         before = m.memory_data()
         m.update([{"role": "user", "content": "I love sailing."}], thread_id="t1")
         # what memory_data() gives, facts in the same order, with the keys extractors read (not their dates)
@@ -135,9 +133,7 @@ def test_update_of_a_large_scope_finds_what_it_repeats_by_its_telling_word(tmp_p
 
 def test_a_search_of_facts_alone_reads_no_retired_facts(tmp_path, monkeypatch):
     """A valid fact is current: the retired facts are read only to mark a passage (a log line, a turn)."""
-    read = []
-    original = scoped.retired_facts
-    monkeypatch.setattr(scoped, "retired_facts", lambda *args, **kwargs: read.append(1) or original(*args, **kwargs))
+    read = calls_of(monkeypatch, scoped, "retired_facts", lambda *args, **kwargs: 1)
     with make_memory(tmp_path) as m:
         m.facts.invalidate(m.facts.add("User lives in Berlin", "context", 0.9).id)
         m.facts.add("User lives in Lisbon", "context", 0.9)
@@ -174,10 +170,7 @@ def test_a_query_injection_gives_search_the_measured_number_of_candidates(tmp_pa
     m = make_memory(tmp_path)
     try:
         fill(m, 30)
-        depths = []
-        index = m.parts.index
-        original = index.search
-        monkeypatch.setattr(index, "search", lambda *a, **kw: depths.append(kw.get("depth")) or original(*a, **kw))
+        depths = calls_of(monkeypatch, m.parts.index, "search", lambda *args, **kwargs: kwargs.get("depth"))
         view = m.scoped()
         view.injection_report(max_tokens=500, query="topic 5 on day 3")
         view.search("topic 5 on day 3", k=scoped.RELEVANT_FACTS * 2)

@@ -97,8 +97,10 @@ def test_one_click_demo_scope_opens_and_shows_trimming(app, chromium):  # noqa: 
         page.wait_for_url(re.compile(r"scope=demo(%2F|/)preview-1"), timeout=TIMEOUT)
         act_until(page, page.locator("[data-testid=stMain] button").filter(has_text=re.compile(r"^250$")).first.click,
                   page.get_by_text(re.compile(r"^\d+ / 250$")), timeout_ms=TIMEOUT // 2)
-        page.wait_for_load_state("networkidle")
-        assert page.locator("[data-testid=stMain] del").count() > 10  # most of the fifty are left out at 250
+        wait_for_app(page)  # the metric is drawn before the list below it: the run must be over
+        struck = page.locator("[data-testid=stMain] del")
+        struck.nth(10).wait_for(timeout=TIMEOUT)
+        assert struck.count() > 10  # most of the fifty are left out at 250
     with Memory(Settings(home=home, timezone="UTC"), embedder=HashingEmbedder()) as m:
         assert len(m.facts.list(user_id="demo", agent_name="preview-1")) >= 45
         assert len(m.facts.list(user_id="cp", agent_name="t")) == 9  # the scope in view was left as it was

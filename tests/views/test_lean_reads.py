@@ -41,8 +41,9 @@ def test_injection_reads_what_can_fit_and_gives_the_text_of_the_whole_scope(tmp_
             assert report.text == whole.text and report.kept_fact_ids == whole.kept_fact_ids
             assert report.dropped_count == 150 - len(report.kept_fact_ids)
             assert report.dropped_fact_ids == whole.dropped_fact_ids[:len(report.dropped_fact_ids)]
-        query = "topic 5 on day 3"
-        relevant = view.relevant_fact_ids(query)
+        query = "topic 5 on day 3"  # ranked as injection ranks at this budget (views.scoped.evidence_depth)
+        relevant = [h.ref for h in view.search(query, k=scoped.RELEVANT_FACTS * 2, depth=scoped.evidence_depth(120))
+                    if h.kind == "fact"][:scoped.RELEVANT_FACTS]
         assert relevant
         whole = build_injection(view.memory_data(), 120, priority=relevant)
         before = store.rows_read
@@ -165,16 +166,19 @@ def test_an_update_ties_its_summary_without_reading_every_fact_of_the_scope(tmp_
 
 
 def test_a_query_injection_gives_search_the_measured_number_of_candidates(tmp_path, monkeypatch):
-    """EVIDENCE_DEPTH candidates a side (measured on LoCoMo dev: the scores, and so the order, depend on it), where a
-    plain search of the same 80 hits takes 400."""
+    """EVIDENCE_DEPTH candidates a side at the default budget (measured on LoCoMo dev: the scores, and so the order,
+    depend on it) and above, a smaller budget its share of them (50 at least), where a plain search of the same 80 hits
+    takes 400."""
     m = make_memory(tmp_path)
     try:
         fill(m, 30)
         depths = calls_of(monkeypatch, m.parts.index, "search", lambda *args, **kwargs: kwargs.get("depth"))
         view = m.scoped()
-        view.injection_report(max_tokens=500, query="topic 5 on day 3")
+        for budget in (2000, 8000, 1000, 500, 10):
+            view.injection_report(max_tokens=budget, query="topic 5 on day 3")
         view.search("topic 5 on day 3", k=scoped.RELEVANT_FACTS * 2)
-        assert depths == [scoped.EVIDENCE_DEPTH, 400] and scoped.EVIDENCE_DEPTH == 150
+        assert depths == [150, 150, 75, 50, 50, 400] and scoped.EVIDENCE_DEPTH == 150
+        assert m.settings.max_injection_tokens == scoped.EVIDENCE_DEPTH_AT
     finally:
         m.close()
 

@@ -6,7 +6,11 @@ episodes store and show, so that a passage read months later still says when. Th
 the patterns below; what a count of days, weeks, months or years back or ahead means is computed by
 `dateparser` (a maintained library); what it is weak at (a weekday named "last", weeks and weekends, a month
 named without a year, "the week before", seasons) is computed here. A length of time up to the day said ("seven
-years now", "five years already", "for the past two months") is written as when it began: "since 2016".
+years now", "five years already", "for the past two months") is written as when it began: "since 2016". Also
+"a fortnight ago", "a decade ago", "the week before last", "two Saturdays ago", a holiday on a fixed day named
+"last", "this" or "next" ("last Christmas", "next Valentine's Day"), and a weekday said with no "last" or "next"
+("on Sunday": the last one in a sentence told in the past, else the coming one; "on Sundays" is a habit). A text
+in Portuguese, Spanish, German, French, Italian or Dutch has its own words read (`text.date_words`).
 
 A value is written at the precision the expression has: a day ("7 May 2023"; "Tuesday 18 July 2023" for a weekday
 written short, "last Tues", so that the day is named in full), a week ("the week of 1 May
@@ -21,6 +25,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import lru_cache
 
+from memory_core.text import date_words
+
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
 _MONTH_ABBR = {m[:3]: i + 1 for i, m in enumerate(_MONTHS)} | {"sept": 9}
@@ -30,7 +36,23 @@ _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 
             "a few": 3, "few": 3, "several": 3}
 _SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 _NUM = r"(?P<n>\d{1,3}|a couple of|a couple|couple of|a few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
-_UNIT = r"(?P<unit>day|week|month|year)s?"
+_UNIT = r"(?P<unit>day|week|fortnight|month|year|decade)s?"
+# a unit counted in another: "a fortnight" is two weeks, "a decade" ten years
+_IN_UNITS = {"fortnight": (2, "week"), "decade": (10, "year")}
+# holidays on a fixed day (apostrophes left out: "New Year's Eve", "new years eve" and "New Year’s Eve" alike)
+_HOLIDAYS = {"christmas eve": (12, 24), "christmas day": (12, 25), "christmas": (12, 25), "xmas": (12, 25),
+             "new years eve": (12, 31), "new years day": (1, 1), "halloween": (10, 31), "valentines day": (2, 14),
+             "valentines": (2, 14)}
+_HOLIDAY = r"(?P<holiday>" + "|".join(sorted((re.sub(r"(year|valentine)s\b", r"\1['’]?s", h) for h in _HOLIDAYS),
+                                             key=len, reverse=True)) + r")\b"
+# a verb in the past: the sentence a bare weekday ("on Sunday") is in tells which Sunday it was
+# ("I'm tired", "so excited", "feel worried" are not: a word in -ed after a linking verb or an intensifier is an
+# adjective; "need", "speed", "indeed", "hundred" are not verbs in the past at all)
+_LINKED = "".join(rf"(?<!\b{w}\s)" for w in ("am", "is", "are", "be", "been", "being", "feel", "feels", "get", "gets",
+                                               "so", "very", "too", "really", "quite", "'m", "'re", "'s", "’m", "’re", "’s"))
+_PAST = re.compile(r"\b(?:was|were|did|had|went|got|came|saw|met|made|took|told|said|gave|ran|bought|left|found|"
+                   r"felt|spent|began|won|lost|brought|caught|wrote|" + _LINKED +
+                   r"(?!(?:indeed|hundred|speed|breed|embed|proceed|succeed|exceed)\b)\w{3,}ed)\b", re.I)
 _MONTH = r"(?P<month>" + "|".join(_MONTHS) + r"|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
 # A weekday in full or written short ("last Fri", "last Tues"); "sun" is left out: "the last sun" is weather.
 _WEEKDAY = r"(?P<weekday>" + "|".join(_WEEKDAYS) + r"|mon|tues?|wed|thu(?:rs?)?|fri|sat)\b"
@@ -46,13 +68,17 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     ("since", r"\bfor\s+the\s+(?:past|last)\s+" + _NUM + r"\s+(?P<unit>month|year)s?\b"),
     ("ahead", r"\b(?:in|within)\s+" + _NUM + r"\s+" + _UNIT + r"(?:'?s)?\s*(?:time\b)?"),
     ("ahead", _NUM + r"\s+" + _UNIT + r"\s+from\s+(?:now|today)\b"),
+    ("before_last", r"\bthe\s+(?P<unit>week|weekend|month|year)\s+before\s+last\b"),
     ("before_after", r"\bthe\s+(?P<unit>day|week|month|year|weekend)\s+(?P<dir>before|after)\b(?!\s+(?:the|a|an|my|our|his|her|their|\d))"),
-    ("weekday", r"\b(?P<rel>last|this past|past|next|this coming|coming|this)\s+" + _WEEKDAY),
-    ("period", r"\b(?P<rel>last|this past|past|next|this coming|coming|this|earlier this|later this)\s+"
+    ("weekdays_ago", _NUM + r"\s+" + _WEEKDAY.replace(")\\b", ")s\\b") + r"\s+(?:ago|back)\b"),
+    ("holiday", r"\b(?P<rel>last|this past|past|next|this coming|coming|this)\s+" + _HOLIDAY),
+    ("weekday", r"(?<!\bthe\s)\b(?P<rel>last|this past|past|next|this coming|coming|this)\s+" + _WEEKDAY),
+    ("period", r"(?<!\bthe\s)(?<!\bthe\svery\s)\b(?P<rel>last|this past|past|next|this coming|coming|this|earlier this|later this)\s+"
                r"(?P<unit>week|weekend|month|year)\b"),
     ("season", r"\b(?P<rel>last|this past|past|next|this coming|this)\s+(?P<season>spring|summer|autumn|fall|winter)\b"),
     ("month", r"\b(?:in|since|during|by|until|last|next|this|early|late|mid|mid-)\s+" + _MONTH + r"(?!\s*\d)\b"),
     ("day_word", r"\b(?:yesterday|tomorrow|today|tonight|last night|this morning|this afternoon|this evening)\b"),
+    ("on_weekday", r"\bon\s+" + _WEEKDAY + r"(?!s)"),
 )
 _COMPILED = tuple((kind, re.compile(p, re.I)) for kind, p in _PATTERNS)
 
@@ -115,6 +141,11 @@ def _at_precision(d: date, unit: str) -> tuple[str, date]:
     return day_text(d), d
 
 
+def _weekday_index(written: str) -> int:
+    written = written.lower()
+    return next(i for i, name in enumerate(_WEEKDAYS) if name.startswith(written[:3]))
+
+
 def _relative(rel: str) -> int:
     rel = " ".join(rel.lower().split())
     if rel in ("last", "this past", "past"):
@@ -146,8 +177,40 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
         n = _count(g["n"])
         if n > 400:
             return None
+        if unit in _IN_UNITS:  # "a fortnight ago": two weeks
+            n, unit = n * _IN_UNITS[unit][0], _IN_UNITS[unit][1]
         moved = _shift(said_on, n, unit, -1 if kind == "ago" else 1)
         return _at_precision(moved, unit)
+    if kind == "before_last":  # "the week before last": two weeks back
+        unit = g["unit"].lower()
+        if unit == "weekend":
+            return _at_precision(said_on - timedelta(days=14), "weekend")
+        return _at_precision(_shift(said_on, 2, unit, -1), unit)
+    if kind == "weekdays_ago":  # "two Saturdays ago": the Saturday that many back
+        target = _weekday_index(g["weekday"])
+        last = said_on - timedelta(days=(said_on.weekday() - target) % 7 or 7)
+        return _at_precision(last - timedelta(days=7 * (_count(g["n"]) - 1)), "day")
+    if kind == "holiday":
+        month, day = _HOLIDAYS[" ".join(re.sub(r"['’]", "", g["holiday"].lower()).split())]
+        direction = _relative(g["rel"])
+        this_year = date(said_on.year, month, day)
+        if direction < 0:
+            found = this_year if this_year < said_on else date(said_on.year - 1, month, day)
+        elif direction > 0:
+            found = this_year if this_year > said_on else date(said_on.year + 1, month, day)
+        else:
+            found = this_year  # "this Halloween": this year's
+        return _at_precision(found, "day")
+    if kind == "on_weekday":  # "on Sunday": the last one in a sentence told in the past, else the coming one
+        target = _weekday_index(g["weekday"])
+        sentence = _sentence_at(text, m.start())
+        if not _FUTURE.search(sentence) and _PAST.search(sentence):
+            day = said_on - timedelta(days=(said_on.weekday() - target) % 7)
+        else:
+            day = said_on + timedelta(days=(target - said_on.weekday()) % 7 or 7)
+        written = g["weekday"].lower()
+        value, first = _at_precision(day, "day")
+        return (value if written in _WEEKDAYS else f"{_WEEKDAYS[target].capitalize()} {value}"), first
     if kind == "before_after":
         unit = g["unit"].lower()
         sign = -1 if g["dir"].lower() == "before" else 1
@@ -156,7 +219,7 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
         return _at_precision(_shift(said_on, 1, unit, sign), unit)
     if kind == "weekday":
         written = g["weekday"].lower()
-        target = next(i for i, name in enumerate(_WEEKDAYS) if name.startswith(written[:3]))
+        target = _weekday_index(written)
         direction = _relative(g["rel"])
         if direction < 0:  # the most recent such day before the day it was said
             day = said_on - timedelta(days=(said_on.weekday() - target) % 7 or 7)
@@ -211,6 +274,38 @@ def _sentence_at(text: str, at: int) -> str:
     return text[start:min(ends) if ends else len(text)]
 
 
+@lru_cache(maxsize=None)
+def _language_patterns(lang: str):
+    return date_words.compiled(lang)
+
+
+def _in_language(text: str, said_on: date) -> list[tuple[int, int, tuple[str, date]]]:
+    """The expressions of a text that reads as Portuguese, Spanish, German, French, Italian or Dutch
+    (`text.date_words`), as (start, end, (value, first day)); none for any other text."""
+    found = []
+    for lang in date_words.languages(text):
+        found += _found_in(lang, text, said_on)
+    return found
+
+
+def _found_in(lang: str, text: str, said_on: date) -> list[tuple[int, int, tuple[str, date]]]:
+    days, ago, periods = _language_patterns(lang)
+    found = []
+    for pattern, offset in days:
+        found += [(m.start(), m.end(), _at_precision(said_on + timedelta(days=offset), "day"))
+                  for m in pattern.finditer(text)]
+    for pattern in ago:
+        for m in pattern.finditer(text):
+            n, unit = date_words.count(lang, m.group("n")), date_words.unit(lang, m.group("unit"))
+            if n is not None and unit is not None and n <= 400:
+                found.append((m.start(), m.end(), _at_precision(_shift(said_on, n, unit, -1), unit)))
+    for pattern, direction in periods:
+        for m in pattern.finditer(text):
+            if (unit := date_words.unit(lang, m.group("unit"))) is not None:
+                found.append((m.start(), m.end(), _at_precision(_shift(said_on, 1, unit, direction), unit)))
+    return found
+
+
 def resolve_dates(text: str, said_on: date | datetime) -> list[ResolvedDate]:
     """The relative time expressions of `text`, in order, each with the absolute date it means when said on
     `said_on`. Expressions that do not overlap; none for a text without any."""
@@ -234,6 +329,10 @@ def resolve_dates(text: str, said_on: date | datetime) -> list[ResolvedDate]:
             expression = m.group(0).rstrip()
             taken.append((start, start + len(expression)))
             found.append(ResolvedDate(expression, start, start + len(expression), resolved[0], resolved[1]))
+    for start, end, resolved in sorted(_in_language(text, said_on), key=lambda f: (f[0], -f[1])):
+        if not any(start < e and s < end for s, e in taken):
+            taken.append((start, end))
+            found.append(ResolvedDate(text[start:end], start, end, resolved[0], resolved[1]))
     return sorted(found, key=lambda r: r.start)
 
 

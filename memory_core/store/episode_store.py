@@ -113,6 +113,15 @@ class EpisodeStore:
                 n += 1
         return n
 
+    def thread_tail(self, scope: Scope, thread_id: str, limit: int) -> list[tuple[str, str | None, str]]:
+        """The last `limit` turns kept of a thread (in the order they were kept), as (role, speaker, text), oldest
+        first: what a conversation given again may repeat (read by m033's index)."""
+        with self.db.rows() as s:
+            rows = s.execute(select(EpisodeTurnRow.role, EpisodeTurnRow.speaker, EpisodeTurnRow.text).where(
+                *self._of(scope), EpisodeTurnRow.thread_id == thread_id[:256]).order_by(EpisodeTurnRow.pk.desc())
+                .limit(limit)).all()
+        return [(role, speaker, text) for role, speaker, text in reversed(rows)]
+
     def turns(self, scope: Scope, episode_id: str, indices: Iterable[int] | None = None) -> list[EpisodeTurn]:
         """The episode's turns (those of `indices` when given), in order."""
         with self.db.read() as s:

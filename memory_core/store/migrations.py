@@ -483,6 +483,13 @@ def m032_audit_by_action(conn: Connection, db: Database) -> None:
     conn.exec_driver_sql("CREATE INDEX IF NOT EXISTS ix_fact_audit_action ON fact_audit (user_id, agent_name, action, at)")
 
 
+def m033_episode_threads(conn: Connection, db: Database) -> None:
+    """A thread's last turns kept, newest first: a conversation given again (the whole thread after each turn, as
+    agents do) keeps only its new turns, and reads what the thread already has (store/episode_store.py)."""
+    conn.exec_driver_sql("CREATE INDEX IF NOT EXISTS ix_episode_turns_thread ON episode_turns "
+                         "(user_id, agent_name, thread_id, pk)")
+
+
 MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_keyword_index, m003_word_index,
                                                             m004_fact_counts, m005_pg_trgm, m006_token_stats,
                                                             m007_validity_and_actors, m008_unicode_dedup_keys,
@@ -494,7 +501,7 @@ MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_k
                                                             m019_provenance, m020_held_facts, m022_budget_reservations,
                                                             m023_oauth_client_use, m024_erase_journal, m028_episodes,
                                                             m030_keyword_columns, m031_scoped_word_index,
-                                                            m032_audit_by_action]
+                                                            m032_audit_by_action, m033_episode_threads]
 
 # Migrations renamed so that each number is used once, in order: a database that applied the old name has it
 # recorded under the new one before anything runs.

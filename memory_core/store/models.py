@@ -490,6 +490,7 @@ class EpisodeTurnRow(SQLModel, table=True):
     __table_args__ = (
         Index("ix_episode_turns_episode", "user_id", "agent_name", "episode_id", "turn_index"),
         Index("ix_episode_turns_day", "user_id", "agent_name", "day"),
+        Index("ix_episode_turns_thread", "user_id", "agent_name", "thread_id", "pk"),
     )
     pk: int | None = Field(default=None, primary_key=True)
     user_id: str = Field(max_length=64)

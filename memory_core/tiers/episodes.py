@@ -1,11 +1,16 @@
 """Episodes: every conversation taken in, kept as it was said, dated, with its relative dates written down.
 
 `update()`, `aupdate()`, the queue and the importers (through the queue) give each conversation here once its
-update is applied. Its turns are kept in order with who said each (the message's `name` when it has one, the label of
-a conversation written as a transcript, "Caroline: ...", when it has that (`text.speakers`), else its role) and when (the date the caller gave, else the time it was taken in); each turn's relative expressions
-("yesterday", "last Saturday") are resolved against that date (`text.dates`). Scheduler pairs and system messages
-are left out; a conversation keeps at most MAX_TURNS turns (its last ones) and a turn at most MAX_TURN_CHARS
-characters. The text is the one `validate_messages` checked: credentials already masked.
+update is applied. Its turns are kept in order with who said each (the message's `name` when it has one, the label
+of a conversation written as a transcript, "Caroline: ...", when it is one (`text.speakers`), else its role) and
+when (the date the caller gave, else the time it was taken in); each turn's relative expressions ("yesterday",
+"last Saturday") are resolved against that date (`text.dates`). Scheduler pairs and system messages are left out;
+a conversation keeps at most MAX_TURNS turns (its last ones) and a turn at most MAX_TURN_CHARS characters. The text
+is the one `validate_messages` checked: credentials already masked.
+
+A thread given again (agents give the whole conversation after each turn, and the queue takes it in again once it
+has been quiet for a while) keeps only what is new: the turns that repeat the end of what its thread kept are left
+out, so that a turn is kept once, dated when it was first taken in.
 """
 
 from __future__ import annotations
@@ -39,6 +44,23 @@ def dated_messages(messages: list[dict[str, Any]], said_at: datetime) -> list[di
             for m in messages]
 
 
+def _repeated(kept: list[tuple[str, str | None, str]], turns: list[tuple]) -> int:
+    """How many of a conversation's first `turns` repeat what its thread already kept (`kept`: the thread's last
+    turns, oldest first): the longest run that ends what was kept and begins the conversation, so that a thread given
+    again whole (as agents give it after each turn), or in a window that slid on, keeps only its new turns. A run of
+    one turn counts only when it is all the thread kept or all the conversation says (two conversations of a thread
+    may both begin with "Hi!")."""
+    said = [(role, speaker, text) for role, speaker, text, _dates in turns]
+    if not said:
+        return 0
+    starts = [i for i, turn in enumerate(kept) if turn == said[0] and len(kept) - i <= len(said)]  # oldest first
+    for i in starts:  # the longest run first
+        n = len(kept) - i
+        if kept[i:] == said[:n] and (n > 1 or len(kept) == 1 or len(said) == 1):
+            return n
+    return 0
+
+
 class Episodes:
     def __init__(self, store: EpisodeStore, added: Callable[["Scope"], None], removed: Callable[["Scope"], None]) -> None:
         """`added(scope)`: turns were added to the scope's search index (SearchIndex.rows_added: the next search embeds
@@ -62,6 +84,11 @@ class Episodes:
             turns.append((m["role"], speaker.strip()[:64] if speaker else None, text, dates))
         if not turns:
             return None
+        repeated = _repeated(self.store.thread_tail(scope, thread_id, len(turns)), turns)
+        if repeated:  # the thread given again: only what it says that is new is an episode
+            turns = turns[repeated:]
+            if not turns:
+                return None
         if len(turns) > MAX_TURNS:
             log.info("episode of %s kept its last %d of %d turns", thread_id, MAX_TURNS, len(turns))
             turns = turns[-MAX_TURNS:]

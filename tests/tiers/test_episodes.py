@@ -288,3 +288,37 @@ def test_the_turns_around_hits_are_read_by_the_index_not_the_whole_scope(tmp_pat
                     dialect=m.db.engine.dialect, compile_kwargs={"literal_binds": True}))
                 plan = " ".join(str(r) for r in c.exec_driver_sql("EXPLAIN QUERY PLAN " + sql).all())
                 assert index in plan
+
+
+def test_a_thread_given_again_keeps_each_turn_once(tmp_path, database_url):
+    """Agents give the whole conversation after each turn (and the queue takes a thread in again once it has been
+    quiet): a turn is kept once, in the episode that first took it in; a window that slid on keeps its new turns;
+    another thread, or a conversation of the same thread that does not repeat its end, is kept whole."""
+    clock = ManualClock(datetime(2024, 3, 4, 9, 0, tzinfo=timezone.utc))
+    m = make_memory(tmp_path, database_url, clock=clock)
+    try:
+        said = [{"role": "user", "content": "Hi! I adopted a greyhound called Pixel."},
+                {"role": "assistant", "content": "Congratulations! How old is Pixel?"},
+                {"role": "user", "content": "Three, and she loves the beach."},
+                {"role": "assistant", "content": "Lovely. Any plans for the weekend?"},
+                {"role": "user", "content": "A long walk on Saturday."},
+                {"role": "assistant", "content": "Enjoy it!"}]
+        view = m.scoped()
+        first = view.update(said[:2], thread_id="t1").episode_id
+        clock.advance(300)
+        second = view.update(said[:4], thread_id="t1").episode_id
+        assert view.update(said[:4], thread_id="t1").episode_id is None  # nothing new
+        clock.advance(300)
+        third = view.update(said[2:], thread_id="t1").episode_id  # a window that slid on
+        turns = view.episodes_of_day("2024-03-04")
+        assert [t.text for t in turns] == [s["content"] for s in said]
+        assert [t.episode_id for t in turns] == [first] * 2 + [second] * 2 + [third] * 2
+        assert turns[0].said_at < turns[2].said_at < turns[4].said_at
+        hits = [h for h in view.search("greyhound Pixel", k=10) if h.kind == "episode"]
+        assert len([h for h in hits if "greyhound" in h.text]) == 1
+        view.update(said[:2], thread_id="t2")  # another thread: its own
+        view.update([{"role": "user", "content": "Hi! I adopted a greyhound called Pixel."},
+                     {"role": "assistant", "content": "Tell me about her!"}], thread_id="t1")  # a new start of t1
+        assert len(view.episodes_of_day("2024-03-04")) == 10
+    finally:
+        m.close()

@@ -19,6 +19,7 @@ from datetime import date
 import pytest
 
 from memory_core.text.dates import resolve_dates
+from tests.text.test_dates import _right
 
 # (said on, text, what the relative expression means; None: the text has none). 2023-05-08 is a Monday,
 # 2023-07-15 a Saturday, 2024-01-03 a Wednesday, 2022-12-25 a Sunday, 2023-11-02 a Thursday.
@@ -98,11 +99,6 @@ TABLE_C = [
 ]
 HALF_CA = TABLE_C[0::2]
 HALF_CB = TABLE_C[1::2]
-
-
-def _right(said_on: str, text: str, expected: str | None) -> bool:
-    found = [r.value for r in resolve_dates(text, date.fromisoformat(said_on))]
-    return found == [] if expected is None else found == [expected]
 
 
 def test_the_table_is_varied():

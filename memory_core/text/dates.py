@@ -78,7 +78,7 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     ("season", r"\b(?P<rel>last|this past|past|next|this coming|this)\s+(?P<season>spring|summer|autumn|fall|winter)\b"),
     ("month", r"\b(?:in|since|during|by|until|last|next|this|early|late|mid|mid-)\s+" + _MONTH + r"(?!\s*\d)\b"),
     ("day_word", r"\b(?:yesterday|tomorrow|today|tonight|last night|this morning|this afternoon|this evening)\b"),
-    ("on_weekday", r"\bon\s+" + _WEEKDAY + r"(?!s)"),
+    ("on_weekday", r"\bon\s+(?P<weekday>" + "|".join(_WEEKDAYS) + r")\b(?!s)"),  # in full: "on wed", "on sat" are words
 )
 _COMPILED = tuple((kind, re.compile(p, re.I)) for kind, p in _PATTERNS)
 

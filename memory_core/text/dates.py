@@ -208,9 +208,7 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
             day = said_on - timedelta(days=(said_on.weekday() - target) % 7)
         else:
             day = said_on + timedelta(days=(target - said_on.weekday()) % 7 or 7)
-        written = g["weekday"].lower()
-        value, first = _at_precision(day, "day")
-        return (value if written in _WEEKDAYS else f"{_WEEKDAYS[target].capitalize()} {value}"), first
+        return _at_precision(day, "day")
     if kind == "before_after":
         unit = g["unit"].lower()
         sign = -1 if g["dir"].lower() == "before" else 1

@@ -82,6 +82,10 @@ class Settings:
     context_sessions_max: int = 64
     daily_retention_days: int = 90
     episode_retention_days: int | None = None  # conversations kept as episodes: this many days (None: forever)
+    # with an LLM: a query's injection has the model choose among search's best `llm_rerank_candidates` first
+    # (context.rerank; one call of about 3,000 input tokens a query at 30)
+    llm_rerank: bool = False
+    llm_rerank_candidates: int = 30
     dream_max_bullets: int = 50
     dream_schedule_enabled: bool = True
     dream_schedule_time: str = "03:00"
@@ -153,6 +157,9 @@ class Settings:
             self.anonymous_access = str(self.anonymous_access).strip().lower() or None
         if self.anonymous_access not in (None, "full", "sandbox", "none"):
             raise ValueError("anonymous_access must be 'full', 'sandbox' or 'none'")
+        self.llm_rerank = _as_bool("llm_rerank", self.llm_rerank)
+        if isinstance(self.llm_rerank_candidates, bool) or not 2 <= int(self.llm_rerank_candidates) <= 200:
+            raise ValueError("llm_rerank_candidates must be from 2 to 200")
         if self.episode_retention_days is not None and (isinstance(self.episode_retention_days, bool)
                                                         or int(self.episode_retention_days) < 1):
             raise ValueError("episode_retention_days must be at least 1 (None keeps episodes forever)")

@@ -156,7 +156,12 @@ def _run(samples: list[Sample], settings: Settings, k: int, modes: list[str], bu
                         built["memory_tokens"] = {"input": model.input_tokens, "output": model.output_tokens}
                     if stats.errors:
                         built["errors"] = stats.errors[:10]
+                spent = (model.input_tokens, model.output_tokens) if model is not None else (0, 0)
                 result = _ask(memory, samples, questions, mode, k, llm=model, max_tokens=budget)
+                if model is not None and eval_settings.llm_rerank:  # the memory's own calls while it was asked
+                    qa = result.get("qa_tokens", {"input": 0, "output": 0})
+                    result["rerank_tokens"] = {"input": model.input_tokens - spent[0] - qa["input"],
+                                               "output": model.output_tokens - spent[1] - qa["output"]}
             finally:
                 memory.close()
         result.update(built)
@@ -260,7 +265,8 @@ def format_report(report: dict[str, Any]) -> str:
         built = ", ".join(f"{key.replace('_', ' ')} {m[key]}" for key in ("facts", "daily_blocks", "dreams_updated")
                           if key in m)
         spent = [f"{what} {m[key]['input']:,} in / {m[key]['output']:,} out"
-                 for key, what in (("memory_tokens", "memory LLM tokens"), ("qa_tokens", "QA tokens")) if key in m]
+                 for key, what in (("memory_tokens", "memory LLM tokens"), ("rerank_tokens", "rerank tokens"),
+                                   ("qa_tokens", "QA tokens")) if key in m]
         lines.append(f"{mode}: {built}; {m['seconds']} s" + (f"; {'; '.join(spent)}" if spent else ""))
     if full := report.get("full_context"):
         per = ", ".join(f"{CATEGORIES[int(c)]} {v:.3f}" for c, v in full["by_category"].items() if v is not None)

@@ -13,7 +13,8 @@ from datetime import datetime, timezone
 class LLMProblem:
     at: datetime
     scope: str  # "user_id/agent_name": a page shows only its scope's
-    kind: str  # "call" (the LLM failed), "reply" (its reply was unusable), "item" (a fact skipped), "dream" (rejected)
+    kind: str  # "call" (the LLM failed), "reply" (its reply was unusable), "item" (a fact skipped), "dream" (rejected),
+    # "rerank" (a query's injection kept search's order)
     detail: str
 
     def __str__(self) -> str:

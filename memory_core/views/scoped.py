@@ -23,7 +23,8 @@ from memory_core.clock import utc
 from memory_core.store.actors import acting_as, current_actor
 from memory_core.consistency.doctor import Finding, check
 from memory_core.tiers.documents import LocalDocumentStore, export_documents
-from memory_core.errors import LLMError, LLMReplyError
+from memory_core.errors import BudgetExceeded, LLMError, LLMReplyError
+from memory_core.context.rerank import rerank_hits
 from memory_core.context.evidence import Turn, merge_rankings, select_passages, sub_queries, with_passages
 from memory_core.context.injection import InjectionReport, build_injection
 from memory_core.text.messages import strip_scheduled_pairs, validate_messages
@@ -361,6 +362,7 @@ class ScopedMemory:
         hits = self.search(query, k=RELEVANT_FACTS * 2, depth=evidence_depth(budget)) if query.strip() else []
         if parts := sub_queries(query):  # a question that asks two things: each part searched too
             hits = merge_rankings([hits] + [self.search(part, k=RELEVANT_FACTS) for part in parts])
+        hits = self._reranked(query, hits)
         priority = [h.ref for h in hits if h.kind == "fact"][:RELEVANT_FACTS]
 
         def turns_of(wanted: dict[str, set[int]]) -> dict[tuple[str, int], Turn]:
@@ -373,6 +375,21 @@ class ScopedMemory:
                                  priority=priority)
         report.max_tokens = budget
         return with_passages(report, passages, budget, model)
+
+    def _reranked(self, query: str, hits: list["SearchHit"]) -> list["SearchHit"]:
+        """`hits` as the LLM reranks them when `llm_rerank` is on (context.rerank); search's order otherwise, and when
+        the call fails, its reply is unusable or the day's token budget is spent (reported as an LLM problem)."""
+        parts = self._parts
+        if not (parts.settings.llm_rerank and parts.llm is not None and not parts.offline and len(hits) > 1):
+            return hits
+        try:
+            self._check_budget()
+            with metering(self.scope, "rerank"):
+                return rerank_hits(parts.llm, query, hits, candidates=parts.settings.llm_rerank_candidates,
+                                   max_output_tokens=parts.settings.llm_max_output_tokens)
+        except (LLMError, LLMReplyError, BudgetExceeded) as exc:
+            parts.llm_problems.add(self.scope.key, "rerank", f"search's order kept: {exc}")
+            return hits
 
     def _turns_of(self, wanted: dict[str, set[int]], current: Callable[[str], str | None]) -> dict[tuple[str, int], Turn]:
         found = self._parts.episodes.store.around(self.scope, wanted)

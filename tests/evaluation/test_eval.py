@@ -139,8 +139,10 @@ def completion(text: str) -> dict:
 
 
 @pytest.mark.slow  # two seconds or more: left out of the quick run
-def test_qa_accuracy_with_a_scripted_llm(tmp_path, httpserver):
-    calls = {"answer": 0, "judge": 0, "correct": 0, "memory": 0}
+@pytest.mark.parametrize("rerank", [False, True])
+def test_qa_accuracy_with_a_scripted_llm(tmp_path, httpserver, rerank):
+    """With `llm_rerank` on, the memory's rerank calls while it is asked are reported apart (rerank_tokens)."""
+    calls = {"answer": 0, "judge": 0, "correct": 0, "memory": 0, "rerank": 0}
 
     def handler(request):
         body = json.loads(request.get_data())
@@ -158,6 +160,9 @@ def test_qa_accuracy_with_a_scripted_llm(tmp_path, httpserver):
             verdict = "CORRECT" if generated.strip().lower() == gold.strip().lower() else "WRONG"
             calls["correct"] += verdict == "CORRECT"
             text = json.dumps({"label": verdict})
+        elif system.startswith("You choose what an assistant should be shown"):
+            calls["rerank"] += 1
+            text = json.dumps({"relevant": [1]})
         else:  # the pipeline's own LLM work: extraction, summaries, dreams
             calls["memory"] += 1
             text = json.dumps({"facts": [{"content": "Priya's favourite colour is teal", "category": "preference",
@@ -169,7 +174,7 @@ def test_qa_accuracy_with_a_scripted_llm(tmp_path, httpserver):
     httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_handler(handler)
     env = {"OPENAI_API_KEY": "sk-test-SECRET-abcdef1234567890", "OPENAI_BASE_URL": httpserver.url_for("/v1"),
            "MEMORY_CORE_EMBEDDING_MODEL": "wordllama", "MEMORY_CORE_LLM_MODEL": "judge-model",
-           "MEMORY_CORE_HOME": str(tmp_path / "home")}
+           "MEMORY_CORE_HOME": str(tmp_path / "home"), "MEMORY_CORE_LLM_RERANK": str(rerank).lower()}
     done = run_cli(str(TINY), "--k", "3", "--json", env=env)
     assert done.returncode == 0, done.stderr
     assert "SECRET" not in done.stdout + done.stderr
@@ -192,7 +197,13 @@ def test_qa_accuracy_with_a_scripted_llm(tmp_path, httpserver):
 
     with Memory(Settings(home=tmp_path / "home", llm_api_key=None, llm_base_url=None), worker=False) as m:
         spent = [r for r in m.usage() if r.operation == "eval"]  # what the evaluation spent, in the ledger
-        assert sum(r.input_tokens for r in spent) == 3 * (8 * 2 * 11) + calls["memory"] * 11
+        assert sum(r.input_tokens for r in spent) == 3 * (8 * 2 * 11) + (calls["memory"] + calls["rerank"]) * 11
+    if rerank:  # a query's injection in each mode (8 questions each), each call reported
+        assert calls["rerank"] > 8
+        assert {k: turns["rerank_tokens"][k] + pipeline["rerank_tokens"][k] for k in ("input", "output")} == {
+            "input": calls["rerank"] * 11, "output": calls["rerank"] * 7}
+    else:
+        assert calls["rerank"] == 0 and "rerank_tokens" not in pipeline
 
     offline = run_cli(str(TINY), "--k", "3", "--json", "--mode", "turns", "--offline", env=env)
     assert offline.returncode == 0 and json.loads(offline.stdout)["llm"] is None

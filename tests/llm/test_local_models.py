@@ -179,3 +179,24 @@ def test_a_restart_remembers_the_format_the_server_takes(llama_server, tmp_path)
                        max_tokens=100)
         assert completions(log_path) - mark == 1
         assert m.llm.mode == "json_schema"
+
+
+def test_a_query_rerank_through_a_real_local_model(llama_server, tmp_path):
+    """`llm_rerank`: the model reads the question and the candidates, numbered, and whatever it answers, the
+    injection comes back within its budget with what search found (a choice the model names first; search's order
+    for the rest, or for all of it when the reply is unusable, reported)."""
+    base, log_path = llama_server
+    with Memory(settings_for(base, tmp_path / "h", llm_rerank=True, llm_rerank_candidates=8),
+                embedder=HashingEmbedder()) as m:
+        view = m.scoped()
+        for i, line in enumerate(["I adopted a greyhound called Pixel.", "Pixel ran on the beach near Porto.",
+                                  "My sister Ana is a pilot.", "I started learning the guitar in May."]):
+            view.facts.add(f"User says: {line}", "context", 0.8)
+        before = completions(log_path)
+        started = time.monotonic()
+        report = view.injection_report(query="Where did Pixel run?", max_tokens=300)
+        took = time.monotonic() - started
+        print(f"rerank: {took:.1f} s; problems {m.status().llm_problems[-1:]}; text:\n{report.text}")
+        assert completions(log_path) == before + 1 and took < 170
+        assert report.tokens <= 300 and "Pixel ran on the beach near Porto" in report.text
+        assert [r.operation for r in m.usage()].count("rerank") == 1

@@ -22,6 +22,8 @@ SECTIONS = {
     "stale_memory": ("stale_memory", "one truth: stale statements after corrections, offline and scripted", ""),
     "eval": ("eval_bench", "memory-core eval on the LoCoMo dev conversations, both modes", "--llm"),
     "extractor": ("extractor_bench", "the offline extractor on its labelled statements", "-v, --verbose"),
+    "rerank": ("rerank_bench", "the optional LLM rerank's cost with the local SmolLM2, on LoCoMo dev questions",
+               "--questions N"),
     "evidence": ("evidence_speed", "format_for_injection(query=...) with passages at 5,000 items", ""),
     "scale": ("scale", "injection, search, update and caches at 1k / 10k / 100k items: ratios and growth",
               "--sizes N,N,N, --db sqlite|postgresql, --keep DIR"),

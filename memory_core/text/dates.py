@@ -272,11 +272,6 @@ def _sentence_at(text: str, at: int) -> str:
     return text[start:min(ends) if ends else len(text)]
 
 
-@lru_cache(maxsize=None)
-def _language_patterns(lang: str):
-    return date_words.compiled(lang)
-
-
 def _in_language(text: str, said_on: date) -> list[tuple[int, int, tuple[str, date]]]:
     """The expressions of a text that reads as Portuguese, Spanish, German, French, Italian or Dutch
     (`text.date_words`), as (start, end, (value, first day)); none for any other text."""
@@ -287,7 +282,7 @@ def _in_language(text: str, said_on: date) -> list[tuple[int, int, tuple[str, da
 
 
 def _found_in(lang: str, text: str, said_on: date) -> list[tuple[int, int, tuple[str, date]]]:
-    days, ago, periods = _language_patterns(lang)
+    days, ago, periods = date_words.compiled(lang)
     found = []
     for pattern, offset in days:
         found += [(m.start(), m.end(), _at_precision(said_on + timedelta(days=offset), "day"))

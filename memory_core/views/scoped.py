@@ -380,7 +380,7 @@ class ScopedMemory:
         """`hits` as the LLM reranks them when `llm_rerank` is on (context.rerank); search's order otherwise, and when
         the call fails, its reply is unusable or the day's token budget is spent (reported as an LLM problem)."""
         parts = self._parts
-        if not (parts.settings.llm_rerank and parts.llm is not None and not parts.offline and len(hits) > 1):
+        if not (parts.settings.llm_rerank and parts.llm is not None and len(hits) > 1):  # no llm: offline
             return hits
         try:
             self._check_budget()

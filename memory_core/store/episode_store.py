@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, NamedTuple, Sequence
 
 from sqlalchemy import bindparam, delete, func, select, tuple_
 
@@ -24,6 +24,16 @@ from memory_core.store.models import ChunkRow, EmbeddingRow, EpisodeTurnRow, Fac
 EPISODE_PREFIX = "episodes/"
 # How a search hit names a turn (`EpisodeTurn.source`): "episodes/<day>-<hex>#<index>"; groups: the day, the index.
 TURN_SOURCE = re.compile(r"episodes/(\d{4}-\d{2}-\d{2})-[0-9a-f]+#(\d+)")
+
+
+class TailTurn(NamedTuple):
+    """A turn at the end of a thread: what it said (role, speaker, text) and where it is kept."""
+    role: str
+    speaker: str | None
+    text: str
+    episode_id: str
+    index: int
+    said_at: datetime
 
 
 @dataclass(frozen=True)
@@ -97,13 +107,14 @@ class EpisodeStore:
         self.db = db
 
     def add(self, scope: Scope, episode_id: str, thread_id: str, said_at: datetime,
-            turns: Iterable[tuple[str, str | None, str, Sequence[tuple[str, int, int, str]]]]) -> int:
-        """Keep one episode: `turns` as (role, speaker, text, dates); returns how many turns were kept."""
+            turns: Iterable[tuple[str, str | None, str, Sequence[tuple[str, int, int, str]]]], start: int = 0) -> int:
+        """Keep `turns` as (role, speaker, text, dates) in an episode, numbered from `start` (an episode that goes on
+        gains turns after its last); returns how many turns were kept."""
         day = said_at.date().isoformat()
         path = EPISODE_PREFIX + episode_id
         n = 0
         with self.db.write(lock=f"index:{scope.key}:{path}") as s:
-            for index, (role, speaker, text, dates) in enumerate(turns):
+            for index, (role, speaker, text, dates) in enumerate(turns, start):
                 row = EpisodeTurnRow(user_id=scope.user_id, agent_name=scope.agent_name, episode_id=episode_id,
                                      thread_id=thread_id[:256], turn_index=index, role=role, speaker=speaker,
                                      text=text, dates=json.dumps([list(d) for d in dates]), said_at=said_at, day=day)
@@ -113,14 +124,16 @@ class EpisodeStore:
                 n += 1
         return n
 
-    def thread_tail(self, scope: Scope, thread_id: str, limit: int) -> list[tuple[str, str | None, str]]:
-        """The last `limit` turns kept of a thread (in the order they were kept), as (role, speaker, text), oldest
-        first: what a conversation given again may repeat (read by m033's index)."""
+    def thread_tail(self, scope: Scope, thread_id: str, limit: int) -> list[TailTurn]:
+        """The last `limit` turns (at least one) kept of a thread, in the order they were kept, oldest first: what a
+        conversation given again may repeat, and the episode it may go on (read by m033's index)."""
         with self.db.rows() as s:
-            rows = s.execute(select(EpisodeTurnRow.role, EpisodeTurnRow.speaker, EpisodeTurnRow.text).where(
+            rows = s.execute(select(EpisodeTurnRow.role, EpisodeTurnRow.speaker, EpisodeTurnRow.text,
+                                    EpisodeTurnRow.episode_id, EpisodeTurnRow.turn_index, EpisodeTurnRow.said_at).where(
                 *self._of(scope), EpisodeTurnRow.thread_id == thread_id[:256]).order_by(EpisodeTurnRow.pk.desc())
-                .limit(limit)).all()
-        return [(role, speaker, text) for role, speaker, text in reversed(rows)]
+                .limit(max(1, limit))).all()
+        return [TailTurn(role, speaker, text, episode_id, index, utc(said_at))
+                for role, speaker, text, episode_id, index, said_at in reversed(rows)]
 
     def turns(self, scope: Scope, episode_id: str, indices: Iterable[int] | None = None) -> list[EpisodeTurn]:
         """The episode's turns (those of `indices` when given), in order."""

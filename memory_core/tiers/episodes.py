@@ -10,7 +10,10 @@ is the one `validate_messages` checked: credentials already masked.
 
 A thread given again (agents give the whole conversation after each turn, and the queue takes it in again once it
 has been quiet for a while) keeps only what is new: the turns that repeat the end of what its thread kept are left
-out, so that a turn is kept once, dated when it was first taken in.
+out, so that a turn is kept once, dated when it was first taken in. A thread given in parts (an agent that gives each
+exchange as it happens) goes on in one episode: the turns of a thread taken in on the day of its last kept turn and
+within CONTINUES of it are that episode's next turns, so that a passage reads its neighbours as when the
+conversation is given whole.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 MAX_TURNS = 2_000
 MAX_TURN_CHARS = 8_000
+CONTINUES = timedelta(minutes=30)  # a thread's next turns within this of its last one go on in its episode
 KEPT_ROLES = ("user", "assistant")
 
 
@@ -51,6 +55,7 @@ def _repeated(kept: list[tuple[str, str | None, str]], turns: list[tuple]) -> in
     one turn counts only when it is all the thread kept or all the conversation says (two conversations of a thread
     may both begin with "Hi!")."""
     said = [(role, speaker, text) for role, speaker, text, _dates in turns]
+    kept = [tuple(turn[:3]) for turn in kept]
     if not said:
         return 0
     starts = [i for i, turn in enumerate(kept) if turn == said[0] and len(kept) - i <= len(said)]  # oldest first
@@ -84,7 +89,8 @@ class Episodes:
             turns.append((m["role"], speaker.strip()[:64] if speaker else None, text, dates))
         if not turns:
             return None
-        repeated = _repeated(self.store.thread_tail(scope, thread_id, len(turns)), turns)
+        tail = self.store.thread_tail(scope, thread_id, len(turns))
+        repeated = _repeated(tail, turns)
         if repeated:  # the thread given again: only what it says that is new is an episode
             turns = turns[repeated:]
             if not turns:
@@ -92,8 +98,13 @@ class Episodes:
         if len(turns) > MAX_TURNS:
             log.info("episode of %s kept its last %d of %d turns", thread_id, MAX_TURNS, len(turns))
             turns = turns[-MAX_TURNS:]
-        episode_id = new_episode_id(said_at)
-        self.store.add(scope, episode_id, thread_id, said_at, turns)
+        last = tail[-1] if tail else None
+        if (last is not None and last.said_at.date() == said_at.date() and abs(said_at - last.said_at) <= CONTINUES
+                and last.index + 1 + len(turns) <= MAX_TURNS):  # the thread goes on: its episode's next turns
+            episode_id, start = last.episode_id, last.index + 1
+        else:
+            episode_id, start = new_episode_id(said_at), 0
+        self.store.add(scope, episode_id, thread_id, said_at, turns, start)
         self.added(scope)
         return episode_id
 

@@ -312,7 +312,8 @@ def test_a_thread_given_again_keeps_each_turn_once(tmp_path, database_url):
         third = view.update(said[2:], thread_id="t1").episode_id  # a window that slid on
         turns = view.episodes_of_day("2024-03-04")
         assert [t.text for t in turns] == [s["content"] for s in said]
-        assert [t.episode_id for t in turns] == [first] * 2 + [second] * 2 + [third] * 2
+        assert first == second == third  # minutes apart: the thread goes on in its episode
+        assert [(t.episode_id, t.index) for t in turns] == [(first, i) for i in range(6)]
         assert turns[0].said_at < turns[2].said_at < turns[4].said_at
         hits = [h for h in view.search("greyhound Pixel", k=10) if h.kind == "episode"]
         assert len([h for h in hits if "greyhound" in h.text]) == 1
@@ -320,5 +321,46 @@ def test_a_thread_given_again_keeps_each_turn_once(tmp_path, database_url):
         view.update([{"role": "user", "content": "Hi! I adopted a greyhound called Pixel."},
                      {"role": "assistant", "content": "Tell me about her!"}], thread_id="t1")  # a new start of t1
         assert len(view.episodes_of_day("2024-03-04")) == 10
+    finally:
+        m.close()
+
+
+def test_a_thread_given_in_parts_goes_on_in_one_episode(tmp_path, database_url):
+    """An agent that gives each exchange as it happens: the thread's turns of one sitting are one episode, numbered on,
+    so that a passage reads its neighbours as when the conversation is given whole; a thread taken up again after a
+    pause (over 30 minutes), on another day, or another thread starts an episode of its own."""
+    clock = ManualClock(datetime(2024, 6, 1, 20, 0, tzinfo=timezone.utc))
+    m = make_memory(tmp_path, database_url, clock=clock)
+    try:
+        view = m.scoped()
+        parts = [[{"role": "user", "content": "Mi hermana Lucía se mudó a Valencia la semana pasada.", "name": "Ana"}],
+                 [{"role": "assistant", "content": "¡Qué bien! ¿Le gusta la ciudad?", "name": "Bot"}],
+                 [{"role": "user", "content": "Sí, sobre todo la playa.", "name": "Ana"},
+                  {"role": "assistant", "content": "Me alegro.", "name": "Bot"}]]
+        ids = []
+        for part in parts:
+            ids.append(view.update(part, thread_id="chat-9").episode_id)
+            clock.advance(600)
+        assert len(set(ids)) == 1
+        turns = view.episodes_of_day("2024-06-01")
+        assert [(t.index, t.who) for t in turns] == [(0, "Ana"), (1, "Bot"), (2, "Ana"), (3, "Bot")]
+        assert turns[0].dated.startswith("Mi hermana Lucía se mudó a Valencia la semana pasada (")
+        assert [t.said_at for t in turns] == [clock.now() - timedelta(seconds=600 * n) for n in (3, 2, 1, 1)]
+
+        other = view.update([{"role": "user", "content": "Unrelated thread."}], thread_id="chat-10").episode_id
+        clock.advance(31 * 60)  # a pause: the thread taken up again is a new episode
+        later = view.update([{"role": "user", "content": "Lucía found a flat near the beach."}],
+                            thread_id="chat-9").episode_id
+        clock.advance(600)
+        assert view.update([{"role": "user", "content": "She starts work on Monday."}],
+                           thread_id="chat-9").episode_id == later
+        clock.set(datetime(2024, 6, 2, 0, 5, tzinfo=timezone.utc))  # ten minutes on, but another day
+        next_day = view.update([{"role": "user", "content": "Good night."}], thread_id="chat-9").episode_id
+        assert len({ids[0], other, later, next_day}) == 4
+        assert [(t.episode_id, t.index) for t in view.episodes_of_day("2024-06-01") if t.episode_id == later] == [
+            (later, 0), (later, 1)]
+        assert later.startswith("2024-06-01-") and next_day.startswith("2024-06-02-")
+        text = view.format_for_injection(query="Did Lucía like Valencia?", max_tokens=400)
+        assert "- Ana: Mi hermana Lucía se mudó a Valencia" in text and "- Ana: Sí, sobre todo la playa." in text
     finally:
         m.close()

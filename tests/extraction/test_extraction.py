@@ -131,6 +131,12 @@ def test_hedged_statements_get_lower_confidence():
     ("I don't like running in the heat, so I always train early", ["User does not like running in the heat",
                                                                    "User always trains early"]),
     ("I always watch films on Fridays", ["User always watches films on Fridays"]),
+    # a verb with "n't" is not conjugated again ("won'ts" was): it stays, or takes its third person
+    ("I won't give up on my dream of opening a bakery.", ["User won't give up on their dream of opening a bakery"]),
+    ("I won’t quit my job.", ["User won't quit their job"]),
+    ("I haven't been to Japan yet.", ["User hasn't been to Japan yet"]),
+    ("I couldn't find a flat in Oslo.", ["User couldn't find a flat in Oslo"]),
+    ("I wasn't ready for the exam.", ["User wasn't ready for the exam"]),
 ])
 def test_heuristic_clauses_and_conjugation(text, expected):
     assert [f.content for f in heuristic_facts(text)] == expected

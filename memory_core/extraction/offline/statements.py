@@ -32,6 +32,9 @@ swore swept wept
 can can't cannot could will would should shall might may must""".split())
 
 
+_NEGATED = {"haven't": "hasn't", "don't": "doesn't", "aren't": "isn't", "weren't": "wasn't"}
+
+
 def conjugate(verb: str) -> str:
     """Third person singular of a regular English verb: review -> reviews, watch -> watches, try -> tries."""
     if re.search(r"(s|sh|ch|x|z|o)$", verb):
@@ -46,6 +49,8 @@ def third_person_verb(verb: str) -> str:
     verb = verb.lower()
     if verb in _THIRD:
         return _THIRD[verb]
+    if verb.endswith(("n't", "n’t")):  # won't, can't, wasn't stay; haven't -> hasn't, aren't -> isn't
+        return _NEGATED.get(verb.replace("’", "'"), verb.replace("’", "'"))
     if verb in _KEEP_VERB or verb.endswith("ed"):
         return verb
     return conjugate(verb)

@@ -455,3 +455,20 @@ def test_a_rejected_dream_is_among_the_llm_problems(tmp_path):
         assert result.status == "rejected" and m.read_core() == "- User lives in Porto\n"
         problems = m.status().llm_problems
         assert [p.kind for p in problems] == ["dream"] and result.reason in problems[0].detail
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a sentence without "I" that starts with what the speaker is doing is said of the speaker
+    ("Heading to the gym now.", ["User is heading to the gym"]),
+    ("Volunteering at the shelter on weekends.", ["User is volunteering at the shelter on weekends"]),
+    ("Currently training for the Lisbon half marathon.", ["User is training for the Lisbon half marathon"]),
+    # an -ing phrase that a verb follows is what the sentence is about: no "User is painting's great" (LoCoMo's turns)
+    ("Painting's great for expressing myself.", []),
+    ("Running is my favourite way to unwind.", []),
+    ("Cooking for my grandkids makes me so happy.", []),
+    ("Drawing flowers is one of my faves.", []),
+    ("Learning Korean was harder than I thought.", []),
+    ("Gardening helps me clear my head, and I love tomatoes.", ["User loves tomatoes"]),
+])
+def test_an_ing_phrase_is_the_speaker_s_doing_only_when_no_verb_follows_it(text, expected):
+    assert [f.content for f in heuristic_facts(text)] == expected

@@ -84,6 +84,10 @@ _VERB = (r"(?:now\s+|also\s+|just\s+|recently\s+|currently\s+)?(?:work|live|love
          r"|train|swim|drink|eat|spend|volunteer|coach|grew\s+up|make|build|speak|sleep|have\s+(?:a|an|two|three"
          r"|four|\d+)\b)")
 _CONTINUATION = re.compile(rf"(?:\s*,\s*(?:and\s+)?|\s+and\s+)(?={_VERB}\b)", re.I)
+# "Running is my way to relax", "Cooking for friends makes me happy": an -ing phrase that a verb follows is what the
+# sentence is about, not something the speaker is doing ("Heading to the gym" is "I'm heading to the gym").
+_GERUND_SUBJECT = (r"(?:is|was|are|were|makes|made|helps|helped|has|had|gives|gave|keeps|kept|brings|brought|feels"
+                   r"|felt|seems|seemed|means|meant|can|could|will|would|might|should|must)")
 _SUBJECTLESS = [(re.compile(p, re.I), r) for p, r in [  # "Been vegan for 3 years." -> "I've been vegan ..."
     (r"^been\b", "I've been"),
     (r"^(?:love|like|hate|enjoy|prefer)\b", None),
@@ -91,7 +95,8 @@ _SUBJECTLESS = [(re.compile(p, re.I), r) for p, r in [  # "Been vegan for 3 year
      r"|retired)\b", None),
     (r"^(?:currently\s+|still\s+)?(?!(?:thinking|wondering|looking|going|doing|feeling|getting|loving|liking|enjoying"
      r"|hating|trying\s+to\s+(?:figure"
-     r"|understand|find)|running\s+late|nothing|morning|evening|everything|something)\b)[a-z]+ing\b", "I'm"),
+     r"|understand|find)|running\s+late|nothing|morning|evening|everything|something)\b)"
+     r"(?![a-z]+ing(?:['\u2019]s\b|(?:\s+[\w'-]+){0,3}?\s+" + _GERUND_SUBJECT + r"\b))[a-z]+ing\b", "I'm"),
     (r"^(?:married|single|engaged|divorced|retired|vegan|vegetarian|pescatarian)\b", "I'm"),
     (r"^\d{1,3}\s*,", "I'm"),
 ]]

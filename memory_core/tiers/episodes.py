@@ -2,7 +2,8 @@
 
 `update()`, `aupdate()`, the queue and the importers (through the queue) give each conversation here once its
 update is applied. Its turns are kept in order with who said each (the message's `name` when it has one, the label
-of a conversation written as a transcript, "Caroline: ...", when it is one (`text.speakers`), else its role) and
+of a conversation written as a transcript, "Caroline: ...", when it is one, else the name the other side addresses
+it by, "Thanks, Melanie!", when it is one (`text.speakers`), else its role) and
 when (the date the caller gave, else the time it was taken in); each turn's relative expressions ("yesterday",
 "last Saturday") are resolved against that date (`text.dates`). Scheduler pairs and system messages are left out;
 a conversation keeps at most MAX_TURNS turns (its last ones) and a turn at most MAX_TURN_CHARS characters. The text
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from memory_core.store.episode_store import EpisodeStore, EpisodeTurn
 from memory_core.text.dates import annotate, resolve_dates
-from memory_core.text.speakers import speaker_labels
+from memory_core.text.speakers import addressed_speakers, speaker_labels
 
 if TYPE_CHECKING:
     from memory_core.scope import Scope
@@ -77,13 +78,17 @@ class Episodes:
     def record(self, scope: "Scope", messages: list[dict[str, Any]], *, thread_id: str, said_at: datetime) -> str | None:
         """Keep the conversation as an episode; its id, or None when it had no turn to keep."""
         turns = []
-        for m, labelled in zip(messages, speaker_labels(messages, KEPT_ROLES)):
+        labels = speaker_labels(messages, KEPT_ROLES)
+        named = any(labels) or any(isinstance(m.get("name"), str) and m["name"].strip() for m in messages)
+        addressed = {} if named else addressed_speakers(messages, KEPT_ROLES)  # "Thanks, Melanie!"
+        for m, labelled in zip(messages, labels):
             text = str(m.get("content") or "").strip()
             if m.get("role") not in KEPT_ROLES or not text:
                 continue
             speaker = m.get("name") if isinstance(m.get("name"), str) and m.get("name").strip() else None
             if labelled is not None:  # a transcript's "Caroline: ..." (text.speakers)
                 speaker, text = labelled[0], labelled[1].strip()
+            speaker = speaker or addressed.get(m["role"])
             text = text[:MAX_TURN_CHARS]
             dates = [(r.expression, r.start, r.end, r.value) for r in resolve_dates(text, said_at)]
             turns.append((m["role"], speaker.strip()[:64] if speaker else None, text, dates))

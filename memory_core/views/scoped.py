@@ -230,21 +230,21 @@ class ScopedMemory:
 
     def apply_queued(self, messages: list[dict[str, str]], *, thread_id: str, options: dict[str, Any]) -> UpdateResult:
         """What the queue runs for one conversation: the update (its episode dated `options["when"]`, ISO 8601, when
-        given), and for such a dated conversation (an import's) a daily block dated when it happened
-        (`options["title"]`)."""
+        given, else when it was queued, `options["taken_in"]`, not when the queue got to it), and for such a dated
+        conversation (an import's) a daily block dated when it happened (`options["title"]`)."""
         taken = [utc(datetime.fromisoformat(t)) for t in (options.get("taken_in"), options.get("when")) if t]
         taken_in = min(taken) if taken else self._parts.clock.now()  # an import's conversation: when it was held
-        when = options.get("when")
+        when = options.get("when") or options.get("taken_in")
         said_at = datetime.fromisoformat(when) if when else None
         if said_at is not None and said_at.tzinfo is None:  # a date queued without its zone: read as UTC
             said_at = said_at.replace(tzinfo=timezone.utc)
         result = self._update(messages, thread_id=thread_id, taken_in=taken_in, when=said_at)
-        if when:
+        if options.get("when"):
             with metering(self.scope, "summarize"):
                 summary = self._parts.summarizer.summarize([m for m in messages if m["role"] in ("user", "assistant")])
             if summary.strip():
                 self.daily.append(summary, title=str(options.get("title") or "Imported conversation")[:120],
-                                  when=datetime.fromisoformat(when))
+                                  when=datetime.fromisoformat(options["when"]))
         return result
 
     def erasure_guard(self, taken_in: datetime | None = None) -> Any:

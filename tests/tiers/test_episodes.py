@@ -68,6 +68,26 @@ def test_aupdate_and_the_queue_keep_episodes_too(tmp_path):
         assert len(view.episode_days()) == 2
 
 
+def test_a_queued_conversation_is_dated_when_it_was_queued(tmp_path, database_url):
+    """The queue takes a conversation in when it is given (the agent's `queue.add`), and works on it later (after
+    the debounce, or at a flush much later): its episode, and the dates its turns resolve, are those of when it was
+    given, as `update()` would have them."""
+    clock = ManualClock(datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc))
+    m = make_memory(tmp_path, database_url, clock=clock, rate_limit_seconds=0)
+    try:
+        m.queue.add([{"role": "user", "content": "I ran my first half marathon yesterday."}], thread_id="s1")
+        clock.set(datetime(2023, 6, 20, 9, 0, tzinfo=timezone.utc))
+        m.queue.add([{"role": "user", "content": "Next month I start a pottery class."}], thread_id="s2")
+        clock.set(datetime(2023, 9, 1, 12, 0, tzinfo=timezone.utc))
+        m.queue.flush()
+        view = m.scoped()
+        assert view.episode_days() == ["2023-06-20", "2023-05-08"]  # newest first
+        assert view.episodes_of_day("2023-05-08")[0].dated == "I ran my first half marathon yesterday (7 May 2023)."
+        assert view.episodes_of_day("2023-06-20")[0].dated == "Next month (July 2023) I start a pottery class."
+    finally:
+        m.close()
+
+
 def test_system_messages_and_scheduler_pairs_are_not_kept_and_turns_are_bounded(tmp_path):
     from memory_core.tiers.episodes import MAX_TURN_CHARS
 

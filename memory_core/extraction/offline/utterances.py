@@ -85,7 +85,8 @@ _VERB = (r"(?:now\s+|also\s+|just\s+|recently\s+|currently\s+)?(?:work|live|love
          r"|four|\d+)\b)")
 _CONTINUATION = re.compile(rf"(?:\s*,\s*(?:and\s+)?|\s+and\s+)(?={_VERB}\b)", re.I)
 # "Running is my way to relax", "Cooking for friends makes me happy": an -ing phrase that a verb follows is what the
-# sentence is about, not something the speaker is doing ("Heading to the gym" is "I'm heading to the gym").
+# sentence is about, not something the speaker is doing ("Heading to the gym" is "I'm heading to the gym"): it is
+# what the speaker finds ("User finds running is their way to relax").
 _GERUND_SUBJECT = (r"(?:is|was|are|were|makes|made|helps|helped|has|had|gives|gave|keeps|kept|brings|brought|feels"
                    r"|felt|seems|seemed|means|meant|can|could|will|would|might|should|must)")
 _SUBJECTLESS = [(re.compile(p, re.I), r) for p, r in [  # "Been vegan for 3 years." -> "I've been vegan ..."
@@ -93,6 +94,8 @@ _SUBJECTLESS = [(re.compile(p, re.I), r) for p, r in [  # "Been vegan for 3 year
     (r"^(?:love|like|hate|enjoy|prefer)\b", None),
     (r"^(?:just\s+|finally\s+)?(?:moved|started|joined|quit|got|finished|graduated|switched|passed|adopted|bought"
      r"|retired)\b", None),
+    (r"^(?!(?:some|no|every|any)?thing|morning|evening|spring|king|ring|wing|sing|bring|sting|swing|string|ceiling"
+     r"|during)(?![a-z]+ing(?:\s+[\w'-]+){0,3}?\s+(?:is|was)\s+my\s+[\w'-]+\W*$)[a-z]+ing(?:['\u2019]s\b|(?:\s+[\w'-]+){0,3}?\s+" + _GERUND_SUBJECT + r"\b)", "I find"),  # "Running is ..."
     (r"^(?:currently\s+|still\s+)?(?!(?:thinking|wondering|looking|going|doing|feeling|getting|loving|liking|enjoying"
      r"|hating|trying\s+to\s+(?:figure"
      r"|understand|find)|running\s+late|nothing|morning|evening|everything|something)\b)"

@@ -109,8 +109,10 @@ class EpisodeStore:
     def add(self, scope: Scope, episode_id: str, thread_id: str, said_at: datetime,
             turns: Iterable[tuple[str, str | None, str, Sequence[tuple[str, int, int, str]]]], start: int = 0) -> int:
         """Keep `turns` as (role, speaker, text, dates) in an episode, numbered from `start` (an episode that goes on
-        gains turns after its last); returns how many turns were kept."""
+        gains turns after its last); returns how many turns were kept. The day is `said_at`'s own (the memory's
+        timezone's, as the caller gives it); the time is kept in UTC (SQLite keeps no zone)."""
         day = said_at.date().isoformat()
+        said_at = utc(said_at)
         path = EPISODE_PREFIX + episode_id
         n = 0
         with self.db.write(lock=f"index:{scope.key}:{path}") as s:

@@ -104,7 +104,8 @@ class Episodes:
             log.info("episode of %s kept its last %d of %d turns", thread_id, MAX_TURNS, len(turns))
             turns = turns[-MAX_TURNS:]
         last = tail[-1] if tail else None
-        if (last is not None and last.said_at.date() == said_at.date() and abs(said_at - last.said_at) <= CONTINUES
+        if (last is not None and last.said_at.astimezone(said_at.tzinfo).date() == said_at.date()
+                and abs(said_at - last.said_at) <= CONTINUES
                 and last.index + 1 + len(turns) <= MAX_TURNS):  # the thread goes on: its episode's next turns
             episode_id, start = last.episode_id, last.index + 1
         else:

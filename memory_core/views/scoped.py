@@ -186,7 +186,8 @@ class ScopedMemory:
         with self.writing("update memory"):
             parts, scope = self._parts, self.scope
             thread_id = validate_thread_id(thread_id)
-            said_at = _when(when) or parts.clock.now()
+            # the day it was where the memory lives (`timezone`): what the episode's day and "yesterday" are read in
+            said_at = (_when(when) or parts.clock.now()).astimezone(parts.settings.tz)
             messages = strip_scheduled_pairs(validate_messages(messages, parts.settings.max_conversation_chars))
             current = self._extraction_data(messages)
             self._check_budget()

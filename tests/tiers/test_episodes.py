@@ -68,6 +68,33 @@ def test_aupdate_and_the_queue_keep_episodes_too(tmp_path):
         assert len(view.episode_days()) == 2
 
 
+def test_the_day_of_a_conversation_is_the_day_where_the_memory_lives(tmp_path, database_url):
+    """A conversation at 22:37 on 27 June in Los Angeles is 05:37 UTC on the 28th: with `timezone` Los Angeles its
+    episode is of the 27th and its "yesterday" the 26th, however the time is given (a clock in UTC, or a `when` in
+    another zone); the instant is kept as given."""
+    from zoneinfo import ZoneInfo
+
+    late = datetime(2023, 6, 27, 22, 37, tzinfo=ZoneInfo("America/Los_Angeles"))
+    clock = ManualClock(late.astimezone(timezone.utc))
+    m = make_memory(tmp_path, database_url, clock=clock, timezone="America/Los_Angeles")
+    try:
+        view = m.scoped()
+        first = view.update([{"role": "user", "content": "I went hiking yesterday with my sister."}],
+                            thread_id="t1").episode_id
+        second = view.update([{"role": "user", "content": "Tomorrow I fly to Lima."}], thread_id="t2",
+                             when=late.astimezone(ZoneInfo("Asia/Tokyo"))).episode_id
+        assert first.startswith("2023-06-27-") and second.startswith("2023-06-27-")
+        assert view.episode_days() == ["2023-06-27"]
+        turns = {t.thread_id: t for t in view.episodes_of_day("2023-06-27")}
+        assert turns["t1"].dated == "I went hiking yesterday (26 June 2023) with my sister."
+        assert turns["t2"].dated == "Tomorrow (28 June 2023) I fly to Lima."
+        assert turns["t1"].said_at == turns["t2"].said_at == late  # the same instant, kept
+        text = view.format_for_injection(query="When did I go hiking?")
+        assert "[27 June 2023]" in text and "[28 June 2023]" not in text
+    finally:
+        m.close()
+
+
 def test_a_queued_conversation_is_dated_when_it_was_queued(tmp_path, database_url):
     """The queue takes a conversation in when it is given (the agent's `queue.add`), and works on it later (after
     the debounce, or at a flush much later): its episode, and the dates its turns resolve, are those of when it was

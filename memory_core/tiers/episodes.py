@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 MAX_TURNS = 2_000
 MAX_TURN_CHARS = 8_000
+ADDRESSED_CONTEXT = 40  # the thread's last turns read with a conversation that names nobody (text.speakers)
 CONTINUES = timedelta(minutes=30)  # a thread's next turns within this of its last one go on in its episode
 KEPT_ROLES = ("user", "assistant")
 
@@ -78,9 +79,12 @@ class Episodes:
     def record(self, scope: "Scope", messages: list[dict[str, Any]], *, thread_id: str, said_at: datetime) -> str | None:
         """Keep the conversation as an episode; its id, or None when it had no turn to keep."""
         turns = []
+        tail = self.store.thread_tail(scope, thread_id, max(len(messages), ADDRESSED_CONTEXT))
         labels = speaker_labels(messages, KEPT_ROLES)
         named = any(labels) or any(isinstance(m.get("name"), str) and m["name"].strip() for m in messages)
-        addressed = {} if named else addressed_speakers(messages, KEPT_ROLES)  # "Thanks, Melanie!"
+        # "Thanks, Melanie!": read with what the thread said before, as a thread given an exchange at a time
+        said_before = [{"role": t.role, "content": t.text} for t in tail]
+        addressed = {} if named else addressed_speakers(said_before + list(messages), KEPT_ROLES)
         for m, labelled in zip(messages, labels):
             text = str(m.get("content") or "").strip()
             if m.get("role") not in KEPT_ROLES or not text:
@@ -94,7 +98,6 @@ class Episodes:
             turns.append((m["role"], speaker.strip()[:64] if speaker else None, text, dates))
         if not turns:
             return None
-        tail = self.store.thread_tail(scope, thread_id, len(turns))
         repeated = _repeated(tail, turns)
         if repeated:  # the thread given again: only what it says that is new is an episode
             turns = turns[repeated:]

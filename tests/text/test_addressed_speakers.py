@@ -71,3 +71,22 @@ def test_an_episode_without_names_keeps_the_names_the_sides_use(tmp_path):
         assert [t.who for t in m.scoped().episodes_of_day("2023-07-03") if t.thread_id == "s2"] == ["user", "assistant"]
     finally:
         m.close()
+
+
+def test_a_thread_given_an_exchange_at_a_time_is_read_with_what_it_said_before(tmp_path):
+    """Each exchange alone names each side once at most; read with the thread's earlier turns, the sides are known
+    once each has been addressed twice, and the turns from then on are kept as theirs."""
+    m = make_memory(tmp_path)
+    try:
+        when = datetime(2023, 7, 3, 18, 0, tzinfo=timezone.utc)
+        exchanges = [("Hey Jonas, I finally booked the trip to Porto.", "Nice one, Lena! When do you leave?"),
+                     ("On Friday. Any tips, Jonas?", "Try the francesinha, Lena. And walk along the river."),
+                     ("Will do. I'm also taking my surfboard.", "Then go to Matosinhos beach!")]
+        for said, answer in exchanges:
+            m.update([{"role": "user", "content": said}, {"role": "assistant", "content": answer}], thread_id="t",
+                     when=when)
+        turns = m.scoped().episodes_of_day("2023-07-03")
+        assert len({t.episode_id for t in turns}) == 1
+        assert [t.who for t in turns] == ["user", "assistant", "Lena", "Jonas", "Lena", "Jonas"]
+    finally:
+        m.close()

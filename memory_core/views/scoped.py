@@ -186,8 +186,9 @@ class ScopedMemory:
         with self.writing("update memory"):
             parts, scope = self._parts, self.scope
             thread_id = validate_thread_id(thread_id)
-            # the day it was where the memory lives (`timezone`): what the episode's day and "yesterday" are read in
-            said_at = (_when(when) or parts.clock.now()).astimezone(parts.settings.tz)
+            # the day a conversation took place, which its episode and "yesterday" are read in: a `when`'s own (the
+            # caller's zone), else today where the memory lives (`timezone`)
+            said_at = _when(when) or parts.clock.now().astimezone(parts.settings.tz)
             messages = strip_scheduled_pairs(validate_messages(messages, parts.settings.max_conversation_chars))
             current = self._extraction_data(messages)
             self._check_budget()
@@ -235,10 +236,12 @@ class ScopedMemory:
         conversation (an import's) a daily block dated when it happened (`options["title"]`)."""
         taken = [utc(datetime.fromisoformat(t)) for t in (options.get("taken_in"), options.get("when")) if t]
         taken_in = min(taken) if taken else self._parts.clock.now()  # an import's conversation: when it was held
-        when = options.get("when") or options.get("taken_in")
+        when = options.get("when")
         said_at = datetime.fromisoformat(when) if when else None
         if said_at is not None and said_at.tzinfo is None:  # a date queued without its zone: read as UTC
             said_at = said_at.replace(tzinfo=timezone.utc)
+        if said_at is None and options.get("taken_in"):  # queued at that time, where the memory lives
+            said_at = utc(datetime.fromisoformat(options["taken_in"])).astimezone(self._parts.settings.tz)
         result = self._update(messages, thread_id=thread_id, taken_in=taken_in, when=said_at)
         if options.get("when"):
             with metering(self.scope, "summarize"):

@@ -69,9 +69,10 @@ def test_aupdate_and_the_queue_keep_episodes_too(tmp_path):
 
 
 def test_the_day_of_a_conversation_is_the_day_where_the_memory_lives(tmp_path, database_url):
-    """A conversation at 22:37 on 27 June in Los Angeles is 05:37 UTC on the 28th: with `timezone` Los Angeles its
-    episode is of the 27th and its "yesterday" the 26th, however the time is given (a clock in UTC, or a `when` in
-    another zone); the instant is kept as given."""
+    """A conversation at 22:37 on 27 June in Los Angeles is 05:37 UTC on the 28th: with `timezone` Los Angeles, one
+    taken in then (the clock's time, in UTC) or queued then is of the 27th and its "yesterday" the 26th; a `when` is
+    read in its own zone (14:37 on the 28th in Tokyo is of the 28th); every instant is kept as given (SQLite keeps no
+    zone: a `when` in Tokyo was read back nine hours off)."""
     from zoneinfo import ZoneInfo
 
     late = datetime(2023, 6, 27, 22, 37, tzinfo=ZoneInfo("America/Los_Angeles"))
@@ -83,14 +84,18 @@ def test_the_day_of_a_conversation_is_the_day_where_the_memory_lives(tmp_path, d
                             thread_id="t1").episode_id
         second = view.update([{"role": "user", "content": "Tomorrow I fly to Lima."}], thread_id="t2",
                              when=late.astimezone(ZoneInfo("Asia/Tokyo"))).episode_id
-        assert first.startswith("2023-06-27-") and second.startswith("2023-06-27-")
-        assert view.episode_days() == ["2023-06-27"]
-        turns = {t.thread_id: t for t in view.episodes_of_day("2023-06-27")}
+        m.queue.add([{"role": "user", "content": "My sister liked the trail."}], thread_id="t3")
+        clock.advance(86_400 * 3)
+        m.queue.flush()
+        assert first.startswith("2023-06-27-") and second.startswith("2023-06-28-")
+        assert view.episode_days() == ["2023-06-28", "2023-06-27"]
+        turns = {t.thread_id: t for day in ("2023-06-27", "2023-06-28") for t in view.episodes_of_day(day)}
         assert turns["t1"].dated == "I went hiking yesterday (26 June 2023) with my sister."
-        assert turns["t2"].dated == "Tomorrow (28 June 2023) I fly to Lima."
-        assert turns["t1"].said_at == turns["t2"].said_at == late  # the same instant, kept
+        assert turns["t2"].dated == "Tomorrow (29 June 2023) I fly to Lima."
+        assert turns["t3"].episode_id.startswith("2023-06-27-")
+        assert turns["t1"].said_at == turns["t2"].said_at == turns["t3"].said_at == late  # the same instant, kept
         text = view.format_for_injection(query="When did I go hiking?")
-        assert "[27 June 2023]" in text and "[28 June 2023]" not in text
+        assert "[27 June 2023]" in text
     finally:
         m.close()
 

@@ -83,6 +83,7 @@ _OPENERS = (r"hi|hey|hello|hiya|heya|yo|dear|thanks|thank you|thx|cheers|congrat
             r"|goodbye|good morning|good evening|good night|morning|evening|night|hola|gracias|adiós|buenos días"
             r"|oi|olá|ola|obrigad[oa]|tchau|bom dia|hallo|servus|moin|danke|tschüss|guten morgen|salut|bonjour"
             r"|bonsoir|merci|coucou|ciao|grazie|buongiorno|hoi|dag|doei|bedankt|dank je|goedemorgen")
+_OPENER = re.compile(rf"(?i:{_OPENERS})")
 _STOP = r"(?=\s*[,!.?;:…)]|\s*$)"
 _ADDRESSED = [
     re.compile(rf"(?:^|[.!?¡¿…]\s*|[¡¿])(?i:{_OPENERS}),?\s+{_NAME}{_STOP}"),  # "Hi Mel," "¡Hola Lucía!"
@@ -96,7 +97,7 @@ _NOT_NAMES = frozenset("""
     god lord jesus people y'all yall there you again so too though then now today tomorrow
     monday tuesday wednesday thursday friday saturday sunday
     amigo amiga amigos chicos chicas todos cariño mamá papá mãe pai gente pessoal
-    leute alle freunde mutti vati schatz mama papa les amis tous chéri chérie maman ragazzi tutti amore mamma
+    leute alle freunde mutti vati schatz les amis tous chéri chérie maman ragazzi tutti amore mamma
     jongens allemaal schat
 """.split())
 
@@ -107,13 +108,15 @@ def _addressed(text: str) -> list[str]:
     for pattern in _ADDRESSED:
         for m in pattern.finditer(text):
             name = m.group(1).strip()
-            if all(word[0].isupper() for word in name.split()) and name.casefold() not in _NOT_NAMES and name.split()[0].casefold() not in _NOT_NAMES \
-                    and not re.fullmatch(rf"(?i:{_OPENERS})", name):
+            words = name.split()
+            if (all(word[0].isupper() for word in words) and name.casefold() not in _NOT_NAMES
+                    and words[0].casefold() not in _NOT_NAMES and not _OPENER.fullmatch(name)):
                 out[m.start(1)] = name
     return list(out.values())
 
 
-def addressed_speakers(messages: Sequence[dict[str, Any]], roles: Sequence[str] = ("user", "assistant")) -> dict[str, str]:
+def addressed_speakers(messages: Sequence[dict[str, Any]],
+                       roles: Sequence[str] = ("user", "assistant")) -> dict[str, str]:
     """{role: the name its side is addressed by} for the sides of a two-sided conversation that its other side
     addresses by one name (see the module's docstring); sides not so named are left out."""
     said: dict[str, list[str]] = {}

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import secrets
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from memory_core.store.episode_store import EpisodeStore, EpisodeTurn
 from memory_core.text.dates import annotate, resolve_dates
@@ -50,12 +50,12 @@ def dated_messages(messages: list[dict[str, Any]], said_at: datetime) -> list[di
             for m in messages]
 
 
-def _repeated(kept: list[tuple[str, str | None, str]], turns: list[tuple]) -> int:
+def _repeated(kept: Sequence[Sequence], turns: list[tuple]) -> int:
     """How many of a conversation's first `turns` repeat what its thread already kept (`kept`: the thread's last
-    turns, oldest first): the longest run that ends what was kept and begins the conversation, so that a thread given
-    again whole (as agents give it after each turn), or in a window that slid on, keeps only its new turns. A run of
-    one turn counts only when it is all the thread kept or all the conversation says (two conversations of a thread
-    may both begin with "Hi!")."""
+    turns, oldest first, each (role, speaker, text, ...)): the longest run that ends what was kept and begins the
+    conversation, so that a thread given again whole (as agents give it after each turn), or in a window that slid
+    on, keeps only its new turns. A run of one turn counts only when it is all the thread kept or all the
+    conversation says (two conversations of a thread may both begin with "Hi!")."""
     said = [(role, speaker, text) for role, speaker, text, _dates in turns]
     kept = [tuple(turn[:3]) for turn in kept]
     if not said:

@@ -243,12 +243,12 @@ class ScopedMemory:
         if said_at is None and options.get("taken_in"):  # queued at that time, where the memory lives
             said_at = utc(datetime.fromisoformat(options["taken_in"])).astimezone(self._parts.settings.tz)
         result = self._update(messages, thread_id=thread_id, taken_in=taken_in, when=said_at)
-        if options.get("when"):
+        if when:
             with metering(self.scope, "summarize"):
                 summary = self._parts.summarizer.summarize([m for m in messages if m["role"] in ("user", "assistant")])
             if summary.strip():
                 self.daily.append(summary, title=str(options.get("title") or "Imported conversation")[:120],
-                                  when=datetime.fromisoformat(options["when"]))
+                                  when=datetime.fromisoformat(when))
         return result
 
     def erasure_guard(self, taken_in: datetime | None = None) -> Any:

@@ -56,7 +56,8 @@ def test_an_episode_without_names_keeps_the_names_the_sides_use(tmp_path):
     try:
         when = datetime(2023, 7, 3, 18, 0, tzinfo=timezone.utc)
         m.update([{"role": "user", "content": "Hey Mel! I'm learning the piano."},
-                  {"role": "assistant", "content": "That's great, Caroline! I signed up for a pottery class yesterday."},
+                  {"role": "assistant",
+                   "content": "That's great, Caroline! I signed up for a pottery class yesterday."},
                   {"role": "user", "content": "Pottery sounds fun, Melanie. How was the first class?"},
                   {"role": "assistant", "content": "Messy but relaxing, Caroline. I made a bowl."}],
                  thread_id="s1", when=when)

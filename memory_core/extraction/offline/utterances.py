@@ -95,7 +95,8 @@ _SUBJECTLESS = [(re.compile(p, re.I), r) for p, r in [  # "Been vegan for 3 year
     (r"^(?:just\s+|finally\s+)?(?:moved|started|joined|quit|got|finished|graduated|switched|passed|adopted|bought"
      r"|retired)\b", None),
     (r"^(?!(?:some|no|every|any)?thing|morning|evening|spring|king|ring|wing|sing|bring|sting|swing|string|ceiling"
-     r"|during)(?![a-z]+ing(?:\s+[\w'-]+){0,3}?\s+(?:is|was)\s+my\s+[\w'-]+\W*$)[a-z]+ing(?:['\u2019]s\b|(?:\s+[\w'-]+){0,3}?\s+" + _GERUND_SUBJECT + r"\b)", "I find"),  # "Running is ..."
+     r"|during)(?![a-z]+ing(?:\s+[\w'-]+){0,3}?\s+(?:is|was)\s+my\s+[\w'-]+\W*$)"  # "Swimming is my thing": "my X"
+     r"[a-z]+ing(?:['\u2019]s\b|(?:\s+[\w'-]+){0,3}?\s+" + _GERUND_SUBJECT + r"\b)", "I find"),  # "Running is ..."
     (r"^(?:currently\s+|still\s+)?(?!(?:thinking|wondering|looking|going|doing|feeling|getting|loving|liking|enjoying"
      r"|hating|trying\s+to\s+(?:figure"
      r"|understand|find)|running\s+late|nothing|morning|evening|everything|something)\b)"

@@ -471,6 +471,15 @@ def test_a_rejected_dream_is_among_the_llm_problems(tmp_path):
     ("Gardening helps me clear my head, and I love tomatoes.", ["User finds gardening helps them clear their head",
                                                                 "User loves tomatoes"]),
     ("Swimming is my thing.", ["User's thing is Swimming"]),
+    ("Exploring nature and family time is so special.", ["User finds exploring nature and family time is so special"]),
+    ("Biking sounds like a great way to get out in nature.",
+     ["User finds biking sounds like a great way to get out in nature"]),
+    ("Transitioning wasn't easy.", ["User finds transitioning wasn't easy"]),
+    ("Working on a project that is fun.", ["User is working on a project that is fun"]),  # "that" opens its own clause
+    # an -ing word that describes is no doing: no "User is exciting", "User is amazing"
+    ("Exciting but kinda nerve-wracking.", []),
+    ("Amazing!", []),
+    ("Wishing you many happy years together!", []),
     # words that end in -ing and are no doing
     ("Something is wrong with the heater.", []),
     ("Morning is my favourite time to write.", []),

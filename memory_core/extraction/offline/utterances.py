@@ -87,8 +87,18 @@ _CONTINUATION = re.compile(rf"(?:\s*,\s*(?:and\s+)?|\s+and\s+)(?={_VERB}\b)", re
 # "Running is my way to relax", "Cooking for friends makes me happy": an -ing phrase that a verb follows is what the
 # sentence is about, not something the speaker is doing ("Heading to the gym" is "I'm heading to the gym"): it is
 # what the speaker finds ("User finds running is their way to relax").
-_GERUND_SUBJECT = (r"(?:is|was|are|were|makes|made|helps|helped|has|had|gives|gave|keeps|kept|brings|brought|feels"
-                   r"|felt|seems|seemed|means|meant|can|could|will|would|might|should|must)")
+_GERUND_SUBJECT = (r"(?:is|was|are|were|isn't|wasn't|aren't|weren't|been|makes|made|helps|helped|has|had|gives|gave"
+                   r"|keeps|kept|brings|brought|feels|felt|seems|seemed|means|meant|looks|sounds|lets|let|gets|got"
+                   r"|takes|took|matters|mattered|can|could|will|would|might|should|must|doesn't|didn't|can't|won't)")
+# ... with the verb in the same clause: words up to it, none a comma's, a dash's, nor one that opens a clause of its own
+# ("Working on a project that is fun" is a doing)
+_GERUND_PHRASE = (r"[a-z]+ing(?:['\u2019]s\b|(?:\s+(?!(?:that|which|who|whom|whose|where|when|while|because|since|if"
+                  r"|as|so|but|though|although)\b)[\w'\u2019&-]+){0,7}?\s+" + _GERUND_SUBJECT + r"\b)")
+# Words in -ing that describe rather than do: "Exciting but kinda nerve-wracking" is no "I'm exciting".
+_ING_ADJECTIVES = (r"exciting|amazing|interesting|inspiring|relaxing|boring|tiring|exhausting|overwhelming|terrifying"
+                   r"|frightening|annoying|frustrating|fascinating|refreshing|satisfying|disappointing|embarrassing"
+                   r"|encouraging|heartwarming|thrilling|touching|stunning|charming|rewarding|challenging|confusing"
+                   r"|surprising|breathtaking|promising|soothing|calming|uplifting|humbling|nerve-wracking|wishing")
 _SUBJECTLESS = [(re.compile(p, re.I), r) for p, r in [  # "Been vegan for 3 years." -> "I've been vegan ..."
     (r"^been\b", "I've been"),
     (r"^(?:love|like|hate|enjoy|prefer)\b", None),
@@ -96,11 +106,11 @@ _SUBJECTLESS = [(re.compile(p, re.I), r) for p, r in [  # "Been vegan for 3 year
      r"|retired)\b", None),
     (r"^(?!(?:some|no|every|any)?thing|morning|evening|spring|king|ring|wing|sing|bring|sting|swing|string|ceiling"
      r"|during)(?![a-z]+ing(?:\s+[\w'-]+){0,3}?\s+(?:is|was)\s+my\s+[\w'-]+\W*$)"  # "Swimming is my thing": "my X"
-     r"[a-z]+ing(?:['\u2019]s\b|(?:\s+[\w'-]+){0,3}?\s+" + _GERUND_SUBJECT + r"\b)", "I find"),  # "Running is ..."
+     + _GERUND_PHRASE, "I find"),  # "Running is ..."
     (r"^(?:currently\s+|still\s+)?(?!(?:thinking|wondering|looking|going|doing|feeling|getting|loving|liking|enjoying"
      r"|hating|trying\s+to\s+(?:figure"
-     r"|understand|find)|running\s+late|nothing|morning|evening|everything|something)\b)"
-     r"(?![a-z]+ing(?:['\u2019]s\b|(?:\s+[\w'-]+){0,3}?\s+" + _GERUND_SUBJECT + r"\b))[a-z]+ing\b", "I'm"),
+     r"|understand|find)|running\s+late|nothing|morning|evening|everything|something|" + _ING_ADJECTIVES + r")\b)"
+     r"(?!" + _GERUND_PHRASE + r")[a-z]+ing\b", "I'm"),
     (r"^(?:married|single|engaged|divorced|retired|vegan|vegetarian|pescatarian)\b", "I'm"),
     (r"^\d{1,3}\s*,", "I'm"),
 ]]

@@ -79,12 +79,14 @@ class Episodes:
     def record(self, scope: "Scope", messages: list[dict[str, Any]], *, thread_id: str, said_at: datetime) -> str | None:
         """Keep the conversation as an episode; its id, or None when it had no turn to keep."""
         turns = []
-        tail = self.store.thread_tail(scope, thread_id, max(len(messages), ADDRESSED_CONTEXT))
         labels = speaker_labels(messages, KEPT_ROLES)
         named = any(labels) or any(isinstance(m.get("name"), str) and m["name"].strip() for m in messages)
+        # what a conversation given again may repeat; for one that names nobody, the thread's last turns too
+        wanted = len(messages) if named else max(len(messages), ADDRESSED_CONTEXT)
+        tail = self.store.thread_tail(scope, thread_id, wanted)
         # "Thanks, Melanie!": read with what the thread said before, as a thread given an exchange at a time
-        said_before = [{"role": t.role, "content": t.text} for t in tail]
-        addressed = {} if named else addressed_speakers(said_before + list(messages), KEPT_ROLES)
+        addressed = {} if named else addressed_speakers([{"role": t.role, "content": t.text} for t in tail]
+                                                        + list(messages), KEPT_ROLES)
         for m, labelled in zip(messages, labels):
             text = str(m.get("content") or "").strip()
             if m.get("role") not in KEPT_ROLES or not text:

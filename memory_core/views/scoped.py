@@ -234,14 +234,15 @@ class ScopedMemory:
         """What the queue runs for one conversation: the update (its episode dated `options["when"]`, ISO 8601, when
         given, else when it was queued, `options["taken_in"]`, not when the queue got to it), and for such a dated
         conversation (an import's) a daily block dated when it happened (`options["title"]`)."""
-        taken = [utc(datetime.fromisoformat(t)) for t in (options.get("taken_in"), options.get("when")) if t]
-        taken_in = min(taken) if taken else self._parts.clock.now()  # an import's conversation: when it was held
+        queued = utc(datetime.fromisoformat(options["taken_in"])) if options.get("taken_in") else None
         when = options.get("when")
         said_at = datetime.fromisoformat(when) if when else None
         if said_at is not None and said_at.tzinfo is None:  # a date queued without its zone: read as UTC
             said_at = said_at.replace(tzinfo=timezone.utc)
-        if said_at is None and options.get("taken_in"):  # queued at that time, where the memory lives
-            said_at = utc(datetime.fromisoformat(options["taken_in"])).astimezone(self._parts.settings.tz)
+        taken = [t for t in (queued, said_at) if t is not None]
+        taken_in = min(taken) if taken else self._parts.clock.now()  # an import's conversation: when it was held
+        if said_at is None and queued is not None:  # queued at that time, where the memory lives
+            said_at = queued.astimezone(self._parts.settings.tz)
         result = self._update(messages, thread_id=thread_id, taken_in=taken_in, when=said_at)
         if when:
             with metering(self.scope, "summarize"):

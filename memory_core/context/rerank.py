@@ -91,14 +91,14 @@ def reordered(items: list, order: Sequence[int]) -> list:
     return chosen + [item for i, item in enumerate(items) if i not in picked]
 
 
-_DAY = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def candidate_text(hit) -> str:
     """A search hit as the model reads it: its day first when its source names one ("[8 May 2023] Caroline: ...")."""
     m = _DAY.search(hit.source or "") if hit.kind != "fact" else None
     try:
-        day = f"[{day_text(date(int(m.group(1)), int(m.group(2)), int(m.group(3))))}] " if m else ""
+        day = f"[{day_text(date.fromisoformat(m.group()))}] " if m else ""
     except ValueError:
         day = ""
     return day + hit.text

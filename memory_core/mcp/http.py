@@ -148,10 +148,12 @@ def serve_http(admin: "Admin", *, host: str = "127.0.0.1", port: int = 8000,
                app: "ASGIApp | None" = None) -> float | None:
     """Serve over streamable HTTP until SIGTERM or SIGINT; return when the stop was asked (time.monotonic()).
     The caller owns the Memory the admin handle is of: it starts the worker before and closes the Memory (flushing
-    pending updates, within what is left of shutdown_timeout_seconds) after."""
+    pending updates, within what is left of shutdown_timeout_seconds) after. What the process holds when it starts
+    serving is left to reference counting (`runtime.heap.settle_heap`)."""
     import uvicorn
 
     from memory_core.mcp.limits import timed_protocol
+    from memory_core.runtime.heap import settle_heap
 
     class Server(uvicorn.Server):
         stop_asked: float | None = None
@@ -174,6 +176,7 @@ def serve_http(admin: "Admin", *, host: str = "127.0.0.1", port: int = 8000,
         server.should_exit = True
 
     handlers = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    settle_heap()
     try:
         anyio.run(server.serve)
     finally:

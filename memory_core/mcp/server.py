@@ -32,6 +32,7 @@ from memory_core.views.scoped import ScopedMemory
 from memory_core.settings import Settings
 from memory_core.tiers.daily import TITLE_MAX_CHARS
 from memory_core.mcp.protocol import RoleAwareServer
+from memory_core.runtime.heap import settle_heap
 
 log = logging.getLogger(__name__)
 
@@ -513,6 +514,7 @@ def serve_stdio(view: ScopedMemory) -> str:
     first: the server's end, or a signal.
     """
     server = build_server(lambda: view, view.settings)
+    settle_heap()
     done = threading.Event()
     ended = ["stdin closed"]
 

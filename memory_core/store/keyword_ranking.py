@@ -13,8 +13,9 @@ KEYWORD_TERM_CAP matches of the whole query fill the rest.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
-from sqlalchemy import text
+from sqlalchemy import text as _text
 
 # A scope of up to this many rows (of one table) is ranked by the whole query.
 KEYWORD_SCOPE_CAP = 20_000
@@ -30,6 +31,13 @@ CANDIDATE_TERM_MIN = 200
 def scope_word(user_id: str, agent_name: str) -> str:
     """The word that names a scope in the word index's `scope` column (m031 writes it the same way in SQL)."""
     return f"k{user_id.encode('utf-8').hex()}x{agent_name.encode('utf-8').hex()}x"
+
+
+@lru_cache(maxsize=256)
+def text(sql: str):
+    """`sqlalchemy.text(sql)`, built once a string: a search's statements are a few dozen strings, and building one
+    (its bind parameters found by a pattern) costs about as much as SQLite running it on a small scope."""
+    return _text(sql)
 
 
 @dataclass(frozen=True)

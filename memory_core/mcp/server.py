@@ -388,7 +388,7 @@ def _context_tools(server: MCPServer, view: ViewProvider, limits: Limits, settin
     ) -> MemoryContext:
         """What you should know about the user, as text for your system prompt, within a token budget; with a
         query, the facts most relevant to it are kept first."""
-        report = view().injection_report(max_tokens=max_tokens, model=model, query=query, record=True)
+        report = view().injection_report(max_tokens=max_tokens, model=model, query=query, record=True, relevance=False)
         return MemoryContext(text=report.text, tokens=report.tokens, max_tokens=report.max_tokens,
                              encoding=report.encoding, facts_included=len(report.kept_fact_ids),
                              facts_dropped=report.dropped_count, truncated=report.truncated)

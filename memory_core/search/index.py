@@ -185,6 +185,12 @@ class SearchIndex:
         paths = [p for p in self.documents.list(scope, "memory") if _DAILY.fullmatch(p)]
         return paths + [CORE_PATH]
 
+    def has_passages(self, scope: Scope) -> bool:
+        """Whether the scope holds anything but facts for a search to find (an episode's turns, a daily log,
+        MEMORY.md), its documents on disk taken in first as a search takes them in."""
+        self.sync_documents(scope, trust_seconds=MATRIX_CHECK_SECONDS)
+        return self.store.has_chunks(scope)
+
     def sync_documents(self, scope: Scope, paths: Iterable[str] | None = None, *, trust_seconds: float = 0.0) -> int:
         """Re-chunk the documents of `scope` whose content changed; return how many were re-indexed.
 

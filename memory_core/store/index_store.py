@@ -28,6 +28,7 @@ EmbeddingWrite = tuple[str, int, str, bytes]
 # parameters: the scope (:u, :a) and the names given.
 _ITEM_COUNT = text("SELECT (SELECT coalesce(max(n), 0) FROM fact_counts WHERE user_id = :u AND agent_name = :a) "
                    "+ (SELECT count(*) FROM chunks WHERE user_id = :u AND agent_name = :a)")  # facts: m004's count
+_HAS_CHUNKS = text("SELECT EXISTS (SELECT 1 FROM chunks WHERE user_id = :u AND agent_name = :a)")
 _INDEXED_DOCS = select(IndexedDocRow.path, IndexedDocRow.content_hash).where(
     IndexedDocRow.user_id == bindparam("u"), IndexedDocRow.agent_name == bindparam("a"))
 _TOKEN_STATS = select(TokenStatsRow.version, TokenStatsRow.items).where(
@@ -56,6 +57,11 @@ class IndexStore:
         return "ts_rank" if self.db.dialect == "postgresql" else "substring"
 
     # -- items and chunks -----------------------------------------------------------------------
+
+    def has_chunks(self, scope: Scope) -> bool:
+        """Whether the scope has any chunk (an episode's turn, a piece of a daily log or of MEMORY.md)."""
+        with self.db.rows() as s:
+            return bool(s.execute(_HAS_CHUNKS, _scope(scope)).scalar())
 
     def item_count(self, scope: Scope) -> int:
         """The scope's valid facts plus its chunks."""

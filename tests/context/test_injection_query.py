@@ -136,3 +136,35 @@ def test_mcp_get_memory_context_takes_a_query(tmp_path):
     assert RELEVANT not in plain["text"] and RELEVANT in relevant["text"]
     assert relevant["tokens"] == count_tokens(relevant["text"]) <= 300
     assert_seed_format(relevant["text"])
+
+
+def test_a_scope_of_facts_that_all_fit_is_given_them_without_a_search(tmp_path, database_url, monkeypatch):
+    """Where a query changes nothing (no episode, daily log or MEMORY.md to give a passage, every fact fits), the text
+    is the same and no search runs; a report asked for its relevance still ranks; a daily log or one fact too many
+    and the query path runs as before."""
+    with make_memory(tmp_path, database_url) as memory:
+        view = memory.scoped(user_id="ana", agent_name="default")
+        for i in range(8):
+            view.facts.add(filler(i), "knowledge", round(0.9 - i / 100, 2))
+        view.facts.add(RELEVANT, "context", 0.55)
+        plain = view.format_for_injection(max_tokens=2000)
+        ranked = view.injection_report(max_tokens=2000, query=QUERY)
+        assert ranked.text == plain and ranked.relevant_fact_ids[0] == view.facts.list()[-1].id  # searched
+
+        searches: list[str] = []
+        real_search = type(view).search
+        monkeypatch.setattr(type(view), "search", lambda self, q, **kw: searches.append(q) or real_search(self, q, **kw))
+        text = view.format_for_injection(max_tokens=2000, query=QUERY)
+        lean = view.injection_report(max_tokens=2000, query=QUERY, record=True, relevance=False)
+        assert text == lean.text == plain and not searches
+        assert lean.relevant_fact_ids == [] and lean.dropped_count == 0 and len(lean.kept_fact_ids) == 9
+        assert view.injections(limit=1)[0].query == QUERY  # recorded as asked
+
+        # 9 facts cannot all fit in 80 tokens (9 each at least): the query chooses which, and says so
+        tight = view.format_for_injection(max_tokens=80, query=QUERY)
+        assert RELEVANT in tight and searches == [QUERY] and count_tokens(tight) <= 80
+        searches.clear()
+
+        view.daily.append("Marta said she is allergic to peanuts and to cats.", title="Note")
+        with_log = view.format_for_injection(max_tokens=2000, query=QUERY)
+        assert searches == [QUERY] and "Relevant passages:" in with_log and "cats" in with_log

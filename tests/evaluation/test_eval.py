@@ -198,10 +198,10 @@ def test_qa_accuracy_with_a_scripted_llm(tmp_path, httpserver, rerank):
     with Memory(Settings(home=tmp_path / "home", llm_api_key=None, llm_base_url=None), worker=False) as m:
         spent = [r for r in m.usage() if r.operation == "eval"]  # what the evaluation spent, in the ledger
         assert sum(r.input_tokens for r in spent) == 3 * (8 * 2 * 11) + (calls["memory"] + calls["rerank"]) * 11
-    if rerank:  # a query's injection in each mode (8 questions each), each call reported
-        assert calls["rerank"] > 8
-        assert {k: turns["rerank_tokens"][k] + pipeline["rerank_tokens"][k] for k in ("input", "output")} == {
-            "input": calls["rerank"] * 11, "output": calls["rerank"] * 7}
+    if rerank:  # a query's injection of the pipeline (8 questions), each call reported; the turns mode's few facts
+        # all fit in the budget and nothing else is kept, so that no query can change what it is given: no rerank
+        assert calls["rerank"] >= 8 and turns["rerank_tokens"] == {"input": 0, "output": 0}
+        assert pipeline["rerank_tokens"] == {"input": calls["rerank"] * 11, "output": calls["rerank"] * 7}
     else:
         assert calls["rerank"] == 0 and "rerank_tokens" not in pipeline
 

@@ -192,7 +192,7 @@ async def _context_load(url: str, secrets: list[str], seconds: float) -> tuple[l
     return latencies, errors[0]
 
 
-def _side_by_side(url: str, secrets: list[str], home: Path, seconds: float) -> None:
+def _side_by_side(url: str, secrets: list[str], home: Path, seconds: float, scopes: str) -> None:
     """get_memory_context and search_memory against the no-op floor, in alternating rounds of one run, after half a
     second of each (the first query of a process loads what it keeps: 0.7 s here)."""
     proc, noop_url = _start_noop(home / "noop.log")
@@ -210,8 +210,8 @@ def _side_by_side(url: str, secrets: list[str], home: Path, seconds: float) -> N
     finally:
         proc.terminate()
         proc.wait(30)
-    print(f"{CLIENTS} HTTP clients, get_memory_context(query) and search_memory in turn, against a no-op server "
-          f"of the same SDK and tool names ({rounds} alternating rounds, {seconds:g} s in all)")
+    print(f"{CLIENTS} HTTP clients, get_memory_context(query) and search_memory in turn, on {scopes}, against a "
+          f"no-op server of the same SDK and tool names ({rounds} alternating rounds, {seconds:g} s in all)")
     rate = {name: len(lat) / spent for name, (lat, _err, spent) in got.items()}
     for name, (lat, err, _spent) in got.items():
         row(f"{name:<12} calls/s  p50 ms  p99 ms  errors", f"{rate[name]:.0f}", f"{_pct(lat, .5) * 1e3:.1f}",
@@ -253,10 +253,13 @@ def _run(memory: Memory, env: dict[str, str], home: Path, seconds: float) -> Non
     row("stdio        list_facts / remember  ms", f"{s_read * 1e3:.2f}", f"{s_write * 1e3:.2f}",
         f"ratio {s_read / read:.1f}x / {s_write / write:.1f}x")
 
-    secrets = []
+    secrets, small = [], []
     for i in range(CLIENTS + 1):
         _seed(memory, "bench", f"http-{i}")
         secrets.append(memory.access.create_token(f"bench-{i}", user_id="bench", agent_name=f"http-{i}")[1])
+    for i in range(CLIENTS):  # scopes the load below leaves alone: facts that all fit in the context's 500 tokens
+        _seed(memory, "bench", f"small-{i}")
+        small.append(memory.access.create_token(f"small-{i}", user_id="bench", agent_name=f"small-{i}")[1])
     proc, url = _start_http(env, home / "http.log")
     try:
         async def over_http() -> tuple[float, float]:
@@ -275,7 +278,10 @@ def _run(memory: Memory, env: dict[str, str], home: Path, seconds: float) -> Non
             f"{_pct(latencies, .99) * 1e3:.1f}", errors)
         if errors:
             print(f"  ERRORS: {errors} of {calls} calls failed; see {home / 'http.log'}")
-        _side_by_side(url, secrets[:CLIENTS], home, seconds)
+        filled = memory.scoped(user_id="bench", agent_name="http-0").facts.count()
+        _side_by_side(url, secrets[:CLIENTS], home, seconds, f"the scopes the load filled ({filled} facts in the "
+                      "first: a query chooses which fit in 500 tokens)")
+        _side_by_side(url, small, home, seconds / 2, f"scopes of {FACTS} facts (all fit: the context needs no search)")
     finally:
         proc.terminate()
         proc.wait(30)

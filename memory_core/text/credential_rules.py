@@ -106,6 +106,38 @@ _NL_CONNECT = (r"(?:\s+(?:is|was|are|will be|é|es|est|ist|lautet|è|era|fica|se
                r"|\s+(?:set to|changed to|now)|\s*(?:は|是|为|：|는|:)|\s+(?:—|-))")
 NATURAL = re.compile(r"(?i)(?<![A-Za-z0-9_\u00c0-\u024f-])(?P<k>" + _NL_KEYWORD + r")(?P<gap>(?:[ \t]+[^\s.!?;:=]{1,20}){0,4}?)"
                      + _NL_CONNECT + r"[ \t]*(?:\"|'|`|「|“|‘|«\s?)?(?P<v>[^\s\"'`」”’»]+)")
+# Passphrases and wallet seeds, words in a row: "my passphrase is correct horse battery staple", "seed phrase: abandon
+# ability able ...", "Meine Passphrase lautet ...", "la frase semilla de mi cartera es ...". A quoted value is taken
+# whole; an unquoted one of PHRASE_MIN_WORDS words or more, up to the end of its clause, unless it opens like a
+# sentence about the phrase ("is stored in 1Password", "is what protects the key", "is the only way to ...") or
+# describes it ("is twelve words long"). Measured on tests/data/credentials_phrases.json (see tests/text/test_credential_table.py).
+PHRASE_STEMS = ("phrase", "frase", "seed", "words", "mnem", "bip", "satz", "zin")
+_PHRASE_KEYWORD = (r"pass[ -]?phrases?|pass-?s[aä]tze?|(?:seed|recovery|backup|wallet|secret|mnemonic)[ -]?(?:phrase|words)"
+                   r"|seed-?phrase|bip-?39(?: mnemonic| phrase| words)?|wiederherstellungs(?:phrase|satz)"
+                   r"|frase[ -](?:semilla|semente|de recuperaci[oó]n|de recupera[cç][aã]o|de contrase[ñn]a|de paso"
+                   r"|secreta|de senha|di recupero|segreta|mnem[oó]nica)|phrase (?:de passe|secr[eè]te"
+                   r"|de r[eé]cup[eé]ration|mn[eé]monique)|wachtzin|herstelzin|seedzin")
+_PHRASE_CONNECT = (r"(?:\s+(?:is|was|are|é|es|est|ist|lautet|è|era|is now|set to|changed to)(?!\w)|\s*[:=：])")
+PHRASE = re.compile(r"(?i)(?<![\w-])(?P<k>" + _PHRASE_KEYWORD + r")(?P<gap>(?:[ \t]+[^\s.!?;:=\"'“«]{1,20}){0,5}?)"
+                    + _PHRASE_CONNECT + r"[ \t]*(?P<v>\"[^\"\n]+\"|'[^'\n]+'|“[^”\n]+”|«[^»\n]+»"
+                    r"|[^\s\"'“«.,;:=!?][^\n.,;!?]*)")
+PHRASE_MIN_WORDS = 3
+PHRASE_STOP = frozenset("""
+    what which that this something anything nothing not never no too very so quite really still also just only
+    in on at inside stored saved kept written hidden required needed important easy hard long short strong weak
+    secure safe different same my your his her our their its it how why where when who lost forgotten gone used
+    was nicht sehr zu im auf gespeichert sicher lang kurz mein dein sein ihr
+    lo que muy en guardada segura larga mi tu su
+    ce pas très dans sur enregistrée sûre longue ma ta sa
+    o não muito na no guardada segura longa minha
+    che non molto nel nella salvata sicura lunga mia
+    wat niet erg heel op opgeslagen veilig mijn
+""".split())
+# "is the same as ...", "is the only way to ...": an article, then a word that makes it a sentence.
+PHRASE_ARTICLES = frozenset("the a an".split())
+PHRASE_AFTER_ARTICLE = frozenset("same only one first last best key thing way most least reason answer".split())
+PHRASE_DESCRIBES = frozenset("""words word characters letters digits long wörter zeichen palabras caracteres mots
+    caractères palavras parole caratteri woorden tekens""".split())
 TOTP_STEMS = ("otp", "2fa", "mfa", "authenticator", "setup key", "secret key", "seed")
 # A TOTP seed written in groups of four ("MFA setup key: j5mh 3mmx kmr2 ...").
 TOTP_GROUPS = re.compile(r"(?i)(?:totp|2fa|mfa|otp|authenticator|setup key|secret key|seed)[^\n]{0,30}?[:=]\s*"

@@ -269,6 +269,25 @@ def _sentences(text: str) -> Iterator[tuple[int, int]]:
             yield code.span()
 
 
+def _phrases(text: str) -> Iterator[tuple[int, int]]:
+    """A passphrase or a wallet's seed, words in a row (see rules.PHRASE)."""
+    for m in rules.PHRASE.finditer(text):
+        if any(word.casefold() in rules.GAP_STOP for word in m.group("gap").split()):
+            continue
+        start, end = m.span("v")
+        if text[start] in "\"'“«":  # quoted: the whole of it
+            start, end = start + 1, end - 1
+            if len(text[start:end].strip()) >= 3 and not rules.PLACEHOLDER.match(text[start:end].strip()):
+                yield start, end
+            continue
+        value = text[start:end].rstrip()
+        words = value.casefold().split()
+        if (len(words) >= rules.PHRASE_MIN_WORDS and words[0] not in rules.PHRASE_STOP
+                and not (words[0] in rules.PHRASE_ARTICLES and words[1] in rules.PHRASE_AFTER_ARTICLE)
+                and not (len(words) <= 6 and rules.PHRASE_DESCRIBES.intersection(words))):
+            yield start, start + len(value)
+
+
 def _luhn(digits: str) -> bool:
     total = 0
     for n, d in enumerate(reversed(digits)):
@@ -320,6 +339,8 @@ def _plain_spans(text: str) -> Iterator[tuple[int, int]]:
         yield from _keyword_plugin(text)
         yield from _assignments(text)
         yield from _sentences(text)
+    if any(stem in folded for stem in rules.PHRASE_STEMS):
+        yield from _phrases(text)
     if "://" in text:
         for m in rules.URL_USERINFO.finditer(text):
             if not rules.PLACEHOLDER.match(m.group("v")):

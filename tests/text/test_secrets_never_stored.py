@@ -22,12 +22,14 @@ KEYS = {"openai": "sk-proj-Zq8Xv3LmN0pQ4rS7tU1wY5aB9cD2eF6gH0jK3m",
         "aws": "AKIAQ4EXAMPLE7ZK2RTW",
         "github": "ghp_R8d2Kf9LmQ3xZ7vB1nW5cT0yH4jS6pA2eU9i",
         "password": "Correct-Horse-Battery-99",
-        "card": "4242 4242 4242 4242"}
+        "card": "4242 4242 4242 4242",
+        "seed": "ocean tiger maple hollow gravity lemon crisp velvet orbit saddle quiet ember"}
 
 
 def planted(where: str) -> str:
     return (f"For {where}: my API key is {KEYS['openai']}, the AWS one is {KEYS['aws']}, the token "
-            f"{KEYS['github']}, my password is {KEYS['password']} and my card is {KEYS['card']}. I live in Porto.")
+            f"{KEYS['github']}, my password is {KEYS['password']} and my card is {KEYS['card']}; my wallet's recovery "
+            f"phrase is {KEYS['seed']}. I live in Porto.")
 
 
 def leftovers(home, url) -> list[str]:

@@ -9,8 +9,8 @@ Three functions, each for one place:
   `<system>`) has its angle brackets escaped, and a Markdown image (which a client fetches) becomes plain text.
   Text without either comes back unchanged, the same object.
 - `instruction_reason(text)`: why a statement instructs the agent rather than telling something about the user
-  (to ignore or reveal its instructions, skip checks, obey someone, claim an authority or verification, send
-  data out, or speak as the system), or None. A preference about how to answer is not such an instruction.
+  (to ignore or reveal its instructions, skip checks, obey someone, call a tool, claim an authority or
+  verification, send data out, or speak as the system), or None. A preference about how to answer is not such an instruction.
   Measured on tests/data/instruction_table.json (see tests/text/test_instructions.py).
 """
 
@@ -120,13 +120,16 @@ _CONTROL_NOUNS = _words(
     r"directives", r"review", r"confirmation(?: step)?", r"limits", r"safety")
 _OURS = _words(r"your", r"its", r"all", r"any", r"every", r"previous", r"prior", r"earlier", r"above", r"these",
                r"those", r"my", r"system", r"safety", r"security", r"content", r"identity", r"original", r"initial",
-               r"hidden", r"developer'?s?", r"system's", r"assistant's", r"model's", r"usual")
+               r"hidden", r"developer'?s?", r"system's", r"assistant's", r"model's", r"usual",
+               # the other languages' words before a noun they share with English ("toutes tes instructions")
+               r"tes", r"vos", r"toutes", r"tous", r"tus", r"todas", r"todos", r"suas", r"tuas", r"deine", r"alle")
 _FOREIGN_CONTROLS = _words(
     r"instruções", r"regras", r"diretrizes", r"verificações", r"restrições", r"filtros", r"instrucciones",
     r"reglas", r"controles", r"restricciones", r"verificaciones", r"comprobaciones", r"anweisungen", r"regeln",
     r"richtlinien", r"\w*anweisungen", r"\w*prüfungen", r"einschränkungen", r"(?:deine|alle|ihre) filter",
     r"consignes", r"règles", r"vérifications",
-    r"filtres", r"systemprompt", r"system-prompt")
+    r"filtres", r"systemprompt", r"system-prompt", r"istruzioni", r"regole", r"linee guida", r"instructies",
+    r"regels", r"richtlijnen", r"systeemprompt")
 _CONTROLS = _words(
     rf"(?:\b{_OURS}|<)(?:\s+[\w'-]+){{0,2}}?\s*{_CONTROL_NOUNS}\b(?!\s+(?:from|by)\b)", rf"\b{_FOREIGN_CONTROLS}\b",
     r"\b(?:the )?above(?=\s*(?:and|,|\.|;|$))", r"\beverything (?:you (?:were|have been) told|above|before)",
@@ -137,11 +140,13 @@ _GIVE_UP = _words(
     r"circumvent", r"stop following", r"cancel(?:l?ed)?", r"ignora", r"ignorar", r"ignorer", r"ignorez", r"ignoriere",
     r"ignorieren", r"esqueça", r"esquece", r"olvida", r"olvidar", r"vergiss", r"oublie", r"oubliez", r"pule",
     r"pular", r"salta", r"omite", r"omitir", r"überspringe", r"überspring", r"umgehe", r"contourne", r"saute",
-    r"desative", r"desativa", r"desactiva", r"deaktiviere", r"désactive")
+    r"desative", r"desativa", r"desactiva", r"deaktiviere", r"désactive", r"dimentica", r"dimenticare", r"negeer",
+    r"vergeet")
 _REVEAL = _words(
     r"reveal", r"print", r"output", r"repeat", r"leak", r"disclose", r"display", r"dump", r"recite", r"expose",
     r"share", r"reply with", r"respond with", r"show", r"tell me", r"revele", r"revela", r"revelar", r"mostre",
-    r"muestra", r"zeige", r"zeig", r"verrate", r"gib", r"révèle", r"affiche", r"montre", r"divulgue")
+    r"muestra", r"zeige", r"zeig", r"verrate", r"gib", r"révèle", r"affiche", r"montre", r"divulgue", r"rivela",
+    r"mostra", r"toon", r"laat zien")
 _SECRETS = _words(
     rf"(?:\b{_OURS}|<)(?:\s+[\w'-]+){{0,2}}?\s*(?:prompt|instructions|configuration|rules|password)\b",
     r"\bthe (?:full|complete|secret|internal) (?:prompt|instructions|configuration|rules)\b",
@@ -149,7 +154,7 @@ _SECRETS = _words(
     r"\b(?:system|hidden|initial|developer) (?:prompt|message)", r"\binternal notes", r"\btext above",
     r"\bmemory file", r"\bconfidential\b", r"\bprompt do sistema", r"\bprompt del sistema", r"\bsystemprompt",
     r"\bsystem-prompt", r"\bprompt système", r"\binstruções", r"\binstrucciones", r"\b\w*anweisungen", r"\bregeln",
-    r"\brègles")
+    r"\brègles", r"\bprompt di sistema", r"\bistruzioni", r"\bsysteemprompt", r"\binstructies")
 _URL = r"(?:https?://|www\.|\b[\w.+-]+@[\w-]+\.[\w.]+)"
 _SEND = _words(
     r"send", r"forward", r"post", r"upload", r"transmit", r"exfiltrate", r"e-?mail", r"append", r"appending",
@@ -205,7 +210,9 @@ _RULES: tuple[tuple[str, re.Pattern], ...] = tuple((reason, re.compile(pattern))
      r"contained|of)|(?:befehle|anweisungen)\b[^.!?]{0,40}\b(?:ausführen|befolgen))"),
     ("asks the agent to treat memory as commands",
      r"\btreat\b[^.!?]{0,60}\bas (?:an? )?(?:system|admin|developer)[- ]?(?:level )?(?:commands?|instructions?|"
-     r"messages?|prompts?)\b|\bthis (?:memory|note|fact|message) is an? (?:order|instruction|command)\b"),
+     r"messages?|prompts?)\b"
+     r"|\btreat\b(?:[^.!?]|\.(?=\w)){0,80}\bas (?:if (?:it|they) (?:came|come|were sent) from|coming from|sent by|from) (?:the "
+     r"(?:user|owner|developer|admin\w*|system)|me)\b|\bthis (?:memory|note|fact|message) is an? (?:order|instruction|command)\b"),
     ("asks the agent to drop its limits",
      r"\b(?:developer mode|god[- ]mode|(?:any|every) refusal|mode développeur|modo desenvolvedor|modo desarrollador"
      r"|entwicklermodus|jailbreak\w*"
@@ -216,12 +223,19 @@ _RULES: tuple[tuple[str, re.Pattern], ...] = tuple((reason, re.compile(pattern))
     ("asks the agent to drop its limits",
      rf"\b{_AGENT}\s+(?:must|have to|has to|are required to|is required to|shall)\b[^.!?\n]{{0,20}}\b(?:unlock|bypass|"
      rf"disable|override|obey)\b"),
+    ("asks the agent to call a tool",
+     r"\byou (?:must|should|need to|will|have to|are to)\s+(?:call|invoke|execute|trigger)\s+(?:the\s+)?`?[\w.-]+`?\s+"
+     r"(?:tool|function)\b"),
     ("asks the agent to keep a secret from the user",
      r"\b(?:do not|don't|never) (?:tell|inform|mention (?:this|these) to) the user\b"),
     ("addresses the agent",
-     r"\b(?:note|message|instructions?|reminder) (?:for|to) (?:any|the|all)? ?(?:ai|assistant|model|llm|agent|chatbot"
+     r"\bwhen(?:ever)? you (?:read|process|load|retrieve) this(?: memory| note| fact| message| text)?,?\s+(?:call|run|"
+     r"execute|send|ignore|forget|reveal|tell|delete|use|always|never|you must|you should)\b"
+     r"|\b(?:note|message|instructions?|reminder|(?:new )?rules?|orders?|commands?|directives?) (?:for|to) (?:any|the|all)? ?"
+     r"(?:ai|assistant|model|llm|agent|chatbot"
      r"|bot)s?\b|(?:^|[.!?]\s*)(?:attention|hey|dear|hi|hello|note|important|warning),? (?:the )?(?:ai|assistant|model"
-     r"|llm|agent|chatbot|bot)\s*[:,]"),
+     r"|llm|agent|chatbot|bot)\s*[:,]|(?:^|[.!?]\s*)(?:to |for )?(?:the |any |all )?ai (?:agents?|assistants?|models?)"
+     r"\s*[:,]"),
     ("asks the agent to reveal its instructions", rf"\bcontents? of {_SECRETS}"),
     ("claims an authority over the agent",
      rf"\b(?:admin\w*|root|full) (?:rights|privileges|access|control) (?:over|to|of) {_AGENT}\b"),

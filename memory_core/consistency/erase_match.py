@@ -74,14 +74,44 @@ def _names_and_values(text: str) -> set[str]:
     return found
 
 
+_POSSESSIVE = re.compile(r"([\w]+)['\u2019]s\b", re.UNICODE)
+
+
+def _possessives(text: str) -> set[str]:
+    """Roots of the names `text` writes as owners ("Sam's wife", "Priya’s manager")."""
+    return {root(m.group(1)) for m in _POSSESSIVE.finditer(text) if m.group(1)[:1].isupper()}
+
+
+# Words that say who a person or an animal is to the user, when they stand right before the name.
+RELATIONS = frozenset("""daughter son wife husband partner spouse brother sister mother father mom mum dad parent
+child kid kids baby friend colleague coworker co-worker boss manager neighbour neighbor cousin aunt uncle niece
+nephew grandson granddaughter grandmother grandfather grandma grandpa girlfriend boyfriend fiancé fiancée fiance
+fiancee roommate flatmate teacher doctor dentist therapist coach tutor mentor client dog cat pet puppy kitten
+parrot horse hija hijo esposa esposo hermano hermana madre padre amigo amiga tochter sohn frau mann bruder
+schwester mutter vater freund freundin hund katze fille fils femme mari frère soeur sœur mère père ami amie chien
+chat filha filho irmão irmã mãe pai amiga cachorro gato""".split())
+
+
+def _descriptors(statement: str, names: set[str]) -> set[str]:
+    """Roots of the words that only say who a name is, right before it ("daughter" of "User's daughter Lena",
+    "colleague" of "my colleague Marco"): a passage that names the person need not say it again."""
+    raw = re.findall(r"[\w'-]+", statement)
+    return {root(raw[n - 1]) for n in range(1, len(raw))
+            if root(raw[n]) in names and raw[n][:1].isupper() and raw[n - 1].casefold() in RELATIONS}
+
+
 @dataclass(frozen=True)
 class Marks:
     """What a passage must hold to state a statement: `must` (names and values, every one), `words` (the other
-    carrying words: every one up to four, else all but a quarter) and whether the statement is a denial."""
+    carrying words: every one up to four, else all but a quarter) and whether the statement is a denial.
+    `possessive`: the names the statement writes as owners; a passage that writes another of its names as an owner
+    ("Sam's wife works as a nurse" for "User's brother Sam works as a nurse") speaks of someone else (None: not
+    known, as in a tombstone written before it was kept, and not checked)."""
 
     must: frozenset[str]
     words: frozenset[str]
     denies: bool
+    possessive: frozenset[str] | None = None
 
     def __bool__(self) -> bool:
         return bool(self.must or self.words)
@@ -89,14 +119,17 @@ class Marks:
     def hashed(self, key: bytes) -> "Marks":
         """The same marks with each root a keyed hash (what a tombstone keeps instead of text)."""
         return Marks(frozenset(keyed(key, r) for r in self.must), frozenset(keyed(key, r) for r in self.words),
-                     self.denies)
+                     self.denies, None if self.possessive is None else frozenset(keyed(key, r) for r in self.possessive))
 
     def to_json(self) -> dict:
-        return {"must": sorted(self.must), "words": sorted(self.words), "denies": self.denies}
+        out = {"must": sorted(self.must), "words": sorted(self.words), "denies": self.denies}
+        return out if self.possessive is None else {**out, "possessive": sorted(self.possessive)}
 
     @classmethod
     def from_json(cls, value: dict) -> "Marks":
-        return cls(frozenset(value.get("must") or ()), frozenset(value.get("words") or ()), bool(value.get("denies")))
+        owners = value.get("possessive")
+        return cls(frozenset(value.get("must") or ()), frozenset(value.get("words") or ()), bool(value.get("denies")),
+                   None if owners is None else frozenset(owners))
 
 
 def keyed(key: bytes, text: str) -> str:
@@ -108,7 +141,8 @@ def marks_of(statement: str) -> Marks:
     """The marks of a statement (a fact's content)."""
     must = _names_and_values(statement)
     carrying = {root(w) for w in tokens(statement) if w not in FUNCTION and w not in NEGATIONS and len(w) > 1}
-    return Marks(frozenset(must), frozenset(carrying - must), negated(statement))
+    words = carrying - must - _descriptors(statement, must)
+    return Marks(frozenset(must), frozenset(words), negated(statement), frozenset(_possessives(statement) & must))
 
 
 def roots_of(text: str, key: bytes | None = None) -> frozenset[str]:
@@ -123,6 +157,10 @@ def states(passage: str, marks: Marks, key: bytes | None = None) -> bool:
     held = roots_of(passage, key)
     if not marks.must <= held:
         return False
+    if marks.possessive is not None:
+        owners = {keyed(key, r) for r in _possessives(passage)} if key is not None else _possessives(passage)
+        if (owners & marks.must) - marks.possessive:
+            return False
     have = len(marks.words & held)
     need = len(marks.words) if len(marks.words) <= 4 else len(marks.words) - len(marks.words) // 4
     return have >= need and (have + len(marks.must)) > 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_core.consistency.erase_match import marks_of, passage_key, passages, related, rewrite, states
+from memory_core.consistency.erase_match import Marks, marks_of, passage_key, passages, related, rewrite, states
 
 # (statement, passage, states?)
 HELD_OUT = [
@@ -57,12 +57,40 @@ TUNED = [
 ]
 
 
+# Written in a later session (2026-11-28), before the rule changed for them, and split the same way: a statement that
+# says who a person is ("User's daughter Lena ...") and a passage that only names her; a passage that names one of
+# the statement's people as the owner of someone else ("Sam's wife ..."). Measured first: FRESH_TUNED 3/6,
+# FRESH_HELD_OUT 3/8; the rule then tuned on FRESH_TUNED (a relation word right before a name is not needed again;
+# a name the passage writes as an owner, and the statement does not, is someone else): 6/6, then FRESH_HELD_OUT
+# measured once: 8/8; HELD_OUT and TUNED as before.
+FRESH_TUNED = [
+    ("User's daughter Lena is allergic to penicillin",
+     "Lena is allergic to penicillin, so the doctor prescribed azithromycin.", True),
+    ("User's daughter Lena is allergic to penicillin", "Lena loves painting.", False),
+    ("User's colleague Marco moved to Berlin", "Marco moved to Berlin in March.", True),
+    ("User's colleague Marco moved to Berlin", "Marco visited Berlin.", False),
+    ("User's brother Sam works as a nurse", "Sam's wife works as a nurse.", False),
+    ("User's manager Priya approved the budget", "Priya's manager approved the budget.", False),
+]
+FRESH_HELD_OUT = [
+    ("User's dog Rex is afraid of thunder", "Rex is afraid of thunder.", True),
+    ("User's dog Rex is afraid of thunder", "Rex is not afraid of thunder anymore.", False),
+    ("User's brother Sam works as a nurse", "Sam works as a nurse at St. Mary's.", True),
+    ("User's sister Ana lives in Porto", "Ana lives in Porto now.", True),
+    ("User's sister Ana lives in Porto", "Ana's friend lives in Porto.", False),
+    ("User's manager Priya approved the budget", "Priya approved the budget on Monday.", True),
+    ("User's son Tomás plays the cello", "Tomás plays the cello beautifully.", True),
+    ("User's son Tomás plays the cello", "Tomás has a cello recital on Friday.", False),
+]
+
+
 def _score(table) -> tuple[int, list]:
     wrong = [(s, p, want) for s, p, want in table if states(p, marks_of(s)) != want]
     return len(table) - len(wrong), wrong
 
 
-@pytest.mark.parametrize("table", [HELD_OUT, TUNED], ids=["held_out", "tuned"])
+@pytest.mark.parametrize("table", [HELD_OUT, TUNED, FRESH_TUNED, FRESH_HELD_OUT],
+                         ids=["held_out", "tuned", "fresh_tuned", "fresh_held_out"])
 def test_the_rule_states_exactly_the_labelled_passages(table):
     right, wrong = _score(table)
     assert wrong == [], f"{right}/{len(table)} right"
@@ -70,8 +98,19 @@ def test_the_rule_states_exactly_the_labelled_passages(table):
 
 def test_the_rule_works_on_keyed_hashes_as_on_text():
     key = b"k" * 32
-    for statement, passage, want in HELD_OUT + TUNED:
+    for statement, passage, want in HELD_OUT + TUNED + FRESH_TUNED + FRESH_HELD_OUT:
         assert states(passage, marks_of(statement).hashed(key), key) == want, (statement, passage)
+        kept = Marks.from_json(marks_of(statement).hashed(key).to_json())  # as a tombstone keeps them
+        assert states(passage, kept, key) == want, (statement, passage)
+
+
+def test_marks_kept_before_the_owners_were_still_match_as_they_did():
+    """A tombstone written before `possessive` was kept has none: its names are not checked as owners (it goes on
+    holding back what it held back), and the rest reads as before."""
+    old = {k: v for k, v in marks_of("User's brother Sam works as a nurse").to_json().items() if k != "possessive"}
+    marks = Marks.from_json(old)
+    assert marks.possessive is None and states("Sam's wife works as a nurse.", marks)
+    assert not states("Sam's wife works as a nurse.", marks_of("User's brother Sam works as a nurse"))
 
 
 def test_rewrite_replaces_only_the_passages_asked_and_keeps_the_lines():

@@ -7,7 +7,8 @@ the patterns below; what a count of days, weeks, months or years back or ahead m
 `dateparser` (a maintained library); what it is weak at (a weekday named "last", weeks and weekends, a month
 named without a year, "the week before", seasons) is computed here. A length of time up to the day said ("seven
 years now", "five years already", "for the past two months") is written as when it began: "since 2016". Also
-"a fortnight ago", "a decade ago", "the week before last", "two Saturdays ago", a holiday on a fixed day named
+"a fortnight ago", "a decade ago", "the week before last", "the month after next", "the Friday after next" (a
+week past the coming Friday), "the Monday before last", "two Saturdays ago", a holiday on a fixed day named
 "last", "this" or "next" ("last Christmas", "next Valentine's Day"), and a weekday said with no "last" or "next"
 ("on Sunday": the last one in a sentence told in the past, else the coming one; "on Sundays" is a habit). A text
 in Portuguese, Spanish, German, French, Italian or Dutch has its own words read (`text.date_words`).
@@ -69,6 +70,8 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     ("ahead", r"\b(?:in|within)\s+" + _NUM + r"\s+" + _UNIT + r"(?:'?s)?\s*(?:time\b)?"),
     ("ahead", _NUM + r"\s+" + _UNIT + r"\s+from\s+(?:now|today)\b"),
     ("before_last", r"\bthe\s+(?P<unit>week|weekend|month|year)\s+before\s+last\b"),
+    ("after_next", r"\bthe\s+(?P<unit>week|weekend|month|year)\s+after\s+next\b"),
+    ("weekday_second", r"\bthe\s+" + _WEEKDAY + r"\s+(?P<dir>after\s+next|before\s+last)\b"),
     ("before_after", r"\bthe\s+(?P<unit>day|week|month|year|weekend)\s+(?P<dir>before|after)\b(?!\s+(?:the|a|an|my|our|his|her|their|\d))"),
     ("weekdays_ago", _NUM + r"\s+" + _WEEKDAY.replace(")\\b", ")s\\b") + r"\s+(?:ago|back)\b"),
     ("holiday", r"\b(?P<rel>last|this past|past|next|this coming|coming|this)\s+" + _HOLIDAY),
@@ -186,6 +189,18 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
         if unit == "weekend":
             return _at_precision(said_on - timedelta(days=14), "weekend")
         return _at_precision(_shift(said_on, 2, unit, -1), unit)
+    if kind == "after_next":  # "the week after next": two weeks on
+        unit = g["unit"].lower()
+        if unit == "weekend":
+            return _at_precision(said_on + timedelta(days=14), "weekend")
+        return _at_precision(_shift(said_on, 2, unit, 1), unit)
+    if kind == "weekday_second":  # "the Friday after next": a week past the coming one; "before last", before the last
+        target = _weekday_index(g["weekday"])
+        if "next" in g["dir"].lower():
+            day = said_on + timedelta(days=((target - said_on.weekday()) % 7 or 7) + 7)
+        else:
+            day = said_on - timedelta(days=((said_on.weekday() - target) % 7 or 7) + 7)
+        return _at_precision(day, "day")
     if kind == "weekdays_ago":  # "two Saturdays ago": the Saturday that many back
         target = _weekday_index(g["weekday"])
         last = said_on - timedelta(days=(said_on.weekday() - target) % 7 or 7)

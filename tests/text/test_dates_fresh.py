@@ -100,6 +100,26 @@ TABLE_C = [
 HALF_CA = TABLE_C[0::2]
 HALF_CB = TABLE_C[1::2]
 
+# Written in a later session (2026-11-28), before the rules for them: "after next" and a weekday "before last" or
+# "after next", with look-alikes. Measured once before any change: DA 1/5, DB 2/5 ("the week after next" read as
+# "the week after" and "next" left over, one week short; "the Friday after next" not read). Tuned on DA: 5/5; DB,
+# measured once after: 4/5, the one miss a wrong label ("the year after next" said in 2024 is 2026, as the rule
+# said, not 2025): 5/5 with it corrected.
+HALF_DA = [
+    ("2023-05-08", "I'll be in Rome the week after next.", "the week of 22 May 2023"),
+    ("2023-07-15", "The lease ends the month after next.", "September 2023"),
+    ("2023-05-08", "The exam is the Friday after next.", "19 May 2023"),
+    ("2023-05-08", "We met the Monday before last.", "24 April 2023"),
+    ("2023-05-08", "The day after the party I slept all day.", None),
+]
+HALF_DB = [
+    ("2024-01-03", "They marry the year after next.", "2026"),
+    ("2023-05-08", "We'll go camping the weekend after next.", "the weekend of 27 May 2023"),
+    ("2023-11-02", "Her visa expires the Tuesday after next.", "14 November 2023"),
+    ("2023-07-15", "I saw her the Sunday before last.", "2 July 2023"),
+    ("2023-05-08", "The week after the wedding was chaos.", None),
+]
+
 
 def test_the_table_is_varied():
     assert len(TABLE_C) >= 70
@@ -114,4 +134,9 @@ def test_half_cb_held_out():
 
 @pytest.mark.parametrize("said_on,text,expected", HALF_CA)
 def test_half_ca(said_on, text, expected):
+    assert _right(said_on, text, expected), [r.value for r in resolve_dates(text, date.fromisoformat(said_on))]
+
+
+@pytest.mark.parametrize("said_on,text,expected", HALF_DA + HALF_DB)
+def test_after_next_and_a_weekday_before_last(said_on, text, expected):
     assert _right(said_on, text, expected), [r.value for r in resolve_dates(text, date.fromisoformat(said_on))]

@@ -38,12 +38,31 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), r) for p, r i
 ]]
 
 
-def restate(sentence: str) -> tuple[str, bool]:
-    """(`sentence` restated in the rules' words, True) when it says a change in one of the ways above, else
-    (`sentence`, False)."""
+# A clause of its own before the change: "Priya left, my new manager is Tom", "Long story short, I got a Pixel to
+# replace my iPhone", "Doctor's orders: I've replaced coffee with green tea".
+_LEAD = re.compile(r"^(?P<lead>[^,;:]{2,80}?)(?P<sep>\s*[,;:]\s*(?:(?:so|and|but|then)\s+)?)(?P<rest>\S.*)$", re.I)
+
+
+def _restated(sentence: str) -> str | None:
     for pattern, template in _RULES:
         match = pattern.match(sentence)
         if match:
             values = {k: (v or "").strip() for k, v in match.groupdict().items()}
-            return template.format(**values), True
-    return sentence, False
+            return template.format(**values)
+    return None
+
+
+def restate(sentence: str) -> tuple[str, bool]:
+    """(`sentence` restated in the rules' words, True) when it says a change in one of the ways above, else
+    (`sentence`, False)."""
+    found = _restated(sentence)
+    return (sentence, False) if found is None else (found, True)
+
+
+def change_after_lead(sentence: str) -> tuple[str, str] | None:
+    """(the clause before, the change) where `sentence` says a change in one of the ways above only after a clause of
+    its own ("Priya left, my new manager is Tom"), so that each is read as a sentence; else None."""
+    lead = _LEAD.match(sentence)
+    if lead is None or _restated(sentence) is not None or _restated(lead.group("rest").rstrip(".!… ")) is None:
+        return None
+    return lead.group("lead").strip(), lead.group("rest")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from memory_core.extraction.offline.changes import restate
+from memory_core.extraction.offline.changes import change_after_lead, restate
 
 MAX_SENTENCE = 1000
 # Sentences end at . ! ? or a line break, but not after "Dr." or "e.g.".
@@ -294,7 +294,7 @@ def first_person_clauses(text: str) -> list[tuple[str, bool]]:
     said as a correction ("Actually, ..."). Questions, hypotheses, requests and others' quoted words are left out."""
     greeted = bool(_GREETING.match(text.strip()))
     found: list[tuple[str, bool]] = []
-    for sentence in sentences(text):
+    for sentence in (part for whole in sentences(text) for part in (change_after_lead(whole) or (whole,))):
         if len(sentence) > MAX_SENTENCE:  # a page of text without a full stop states no fact about the user
             continue
         sentence, cue = strip_leads(sentence.strip("\"' "))

@@ -25,7 +25,8 @@ from memory_core.consistency.doctor import Finding, check
 from memory_core.tiers.documents import LocalDocumentStore, export_documents
 from memory_core.errors import BudgetExceeded, LLMError, LLMReplyError
 from memory_core.context.rerank import rerank_hits
-from memory_core.context.evidence import Turn, merge_rankings, select_passages, sub_queries, with_passages
+from memory_core.context.evidence import (Turn, evidence_depth, merge_rankings, select_passages, sub_queries,
+                                         with_passages)
 from memory_core.context.injection import InjectionReport, build_injection
 from memory_core.text.messages import strip_scheduled_pairs, validate_messages
 from memory_core.runtime.queue import validate_thread_id
@@ -64,24 +65,6 @@ RELEVANT_FACTS = 40
 # With a query, the share of the budget kept for passages of episodes and logs (context.evidence); the facts
 # take the rest, and passages what the facts leave. Chosen on LoCoMo dev (see README, `python -m bench eval`).
 PASSAGE_SHARE = 0.9
-# With a query, how many candidates each of keyword and vector search gives the fusion (search's default for the 80
-# hits asked is 400). LoCoMo dev pipeline, answer in context at 2,000 / 1,000 tokens, by depth: 200 0.755 / 0.708,
-# 150 0.764 / 0.721, 100 0.755 / 0.717, 80 0.755 / 0.717 (conv-26, tuned on: 0.737 / 0.697, 0.757 / 0.704, 0.757 /
-# 0.704, 0.737 / 0.704; conv-30, checked on: 0.790 / 0.728, 0.790 / 0.728, 0.778 / 0.753, 0.765 / 0.753); `bench
-# evidence`, the depths alternated in one process: 41.9, 37.1, 35.4 ms at 200, 150, 100. That is at the default
-# budget: a smaller one holds fewer passages and facts, and its search goes as deep as its share of the default
-# (`evidence_depth`; not under search's own 50): an MCP agent's get_memory_context(query) at 500 tokens 8.3 -> 5.7 ms.
-EVIDENCE_DEPTH = 150
-EVIDENCE_DEPTH_AT = 2000
-
-
-def evidence_depth(budget: int) -> int:
-    """How many candidates each of keyword and vector search gives the fusion for an injection of `budget` tokens:
-    EVIDENCE_DEPTH at the budget it was measured at (EVIDENCE_DEPTH_AT) and above, in proportion below it, 50 at
-    least (search's own floor)."""
-    return max(50, min(EVIDENCE_DEPTH, EVIDENCE_DEPTH * budget // EVIDENCE_DEPTH_AT))
-
-
 def _when(when: Any) -> datetime | None:
     """`update()`'s `when`, checked: a timezone-aware datetime (ValueError otherwise), or None."""
     if when is None:

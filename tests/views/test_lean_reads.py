@@ -3,6 +3,7 @@ and the same text as from the whole scope."""
 
 from __future__ import annotations
 
+from memory_core.context import evidence
 from memory_core.context.injection import build_injection
 from memory_core.store.fact_reads import EXTRACTION_KEYS
 from memory_core.views import scoped
@@ -41,8 +42,8 @@ def test_injection_reads_what_can_fit_and_gives_the_text_of_the_whole_scope(tmp_
             assert report.text == whole.text and report.kept_fact_ids == whole.kept_fact_ids
             assert report.dropped_count == 150 - len(report.kept_fact_ids)
             assert report.dropped_fact_ids == whole.dropped_fact_ids[:len(report.dropped_fact_ids)]
-        query = "topic 5 on day 3"  # ranked as injection ranks at this budget (views.scoped.evidence_depth)
-        relevant = [h.ref for h in view.search(query, k=scoped.RELEVANT_FACTS * 2, depth=scoped.evidence_depth(120))
+        query = "topic 5 on day 3"  # ranked as injection ranks at this budget (context.evidence.evidence_depth)
+        relevant = [h.ref for h in view.search(query, k=scoped.RELEVANT_FACTS * 2, depth=evidence.evidence_depth(120))
                     if h.kind == "fact"][:scoped.RELEVANT_FACTS]
         assert relevant
         whole = build_injection(view.memory_data(), 120, priority=relevant)
@@ -177,8 +178,8 @@ def test_a_query_injection_gives_search_the_measured_number_of_candidates(tmp_pa
         for budget in (2000, 8000, 1000, 500, 10):
             view.injection_report(max_tokens=budget, query="topic 5 on day 3")
         view.search("topic 5 on day 3", k=scoped.RELEVANT_FACTS * 2)
-        assert depths == [150, 150, 75, 50, 50, 400] and scoped.EVIDENCE_DEPTH == 150
-        assert m.settings.max_injection_tokens == scoped.EVIDENCE_DEPTH_AT
+        assert depths == [150, 150, 75, 50, 50, 400] and evidence.EVIDENCE_DEPTH == 150
+        assert m.settings.max_injection_tokens == evidence.EVIDENCE_DEPTH_AT
     finally:
         m.close()
 

@@ -13,31 +13,12 @@ Written (2026-11-28) before the rules changed for them; half A tuned on (extract
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from memory_core.extraction.offline.heuristics import HeuristicExtractor
 
-import pytest
-
-from tests.extraction.test_corrections_table import score
-
-TABLE = Path(__file__).resolve().parents[1] / "data" / "corrections_clauses.json"
-WANTED = {"A": 0.95, "B": 0.75}  # recall at least; precision at least 0.95 on both
-
-
-def load(half: str) -> list[dict]:
-    return [r for r in json.loads(TABLE.read_text(encoding="utf-8"))["rows"] if r["half"] == half]
-
-
-@pytest.mark.parametrize("half", ["B", "A"])  # the half never tuned on first
-def test_a_correction_after_a_clause_of_its_own_is_recognised(half):
-    result = score(load(half))
-    assert result["recall"] >= WANTED[half], result["misses"]
-    assert result["precision"] >= 0.95, result["wrong"]
+# The table itself is scored with the other fresh one, in test_corrections_fresh.py.
 
 
 def test_the_lead_clause_is_still_read():
-    from memory_core.extraction.offline.heuristics import HeuristicExtractor
-
     reply = HeuristicExtractor().extract([{"role": "user", "content": "I moved to Lisbon, my new manager is Tom."}],
                                          {"facts": [{"id": "fact_00000001", "content": "User's manager is Priya",
                                                      "category": "context"}]})

@@ -25,8 +25,13 @@ from tests.extraction.test_corrections_table import score
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TABLE = DATA / "corrections_fresh.json"
-# recall at least, per table and half (precision at least 0.95 on all); "clauses": see test_corrections_clauses.py
-WANTED = {"fresh": {"A": 0.95, "B": 0.8}, "clauses": {"A": 0.95, "B": 0.75}}
+# recall at least, per table and half (precision at least 0.95 on all); "clauses": see test_corrections_clauses.py.
+# "ends" (tests/data/corrections_ends.json, 12 rows, 8 corrections, written 2026-11-28 before the rule for them:
+# something the user had or did, ended: "I sold the Civic and bought a Tesla", "I gave up Spanish", "I quit tennis
+# after my knee surgery"; look-alikes: someone else's, a question): before, recall A 0.25 (1/4), B 0.0 (0/4),
+# precision 1.0; tuned on A (statements._ENDED): 1.0; B measured once after: 0.75 (missed: "We sold our old
+# motorbike and kept the car."), precision 1.0.
+WANTED = {"fresh": {"A": 0.95, "B": 0.8}, "clauses": {"A": 0.95, "B": 0.75}, "ends": {"A": 0.95, "B": 0.7}}
 
 
 def load(half: str, table: str = "fresh") -> list[dict]:

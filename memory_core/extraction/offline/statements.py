@@ -276,6 +276,34 @@ def _stems(text: str) -> set[str]:
     return {stem(w) for w in words(text) if w not in STOPWORDS}
 
 
+# Something the user had or did, ended: "User sold the Civic and bought a Tesla", "User gave up Spanish", "User stopped
+# playing the violin", "User quit tennis after the surgery". What ended is the head of the phrase after the verb;
+# it ends a fact of the user's own that has or does that thing (kind: what the verb ends).
+_ENDED = re.compile(r"^User (?:has )?(?P<verb>sold|got rid of|gave away|gave up|quit|stopped|dropped)"
+                    r"(?: (?:playing|learning|studying|practi[cs]ing|doing|taking|riding|driving|using))?"
+                    r" (?P<what>.+)$")
+_ENDED_CUT = re.compile(r",|;|\s+(?:and|but|so|because|since|after|before|when|in|on|at|last|this|for|to|with|as|now"
+                        r"|again|anymore|any more)\b")
+_ENDS = {"sold": "own", "got rid of": "own", "gave away": "own",
+         "gave up": "do", "quit": "do", "stopped": "do", "dropped": "do"}
+_HAS_OR_DOES = {
+    "own": re.compile(r"^User (?:\w+ly )?(?:drives|owns|has|rides|uses|keeps)\b"),
+    "do": re.compile(r"^User (?:\w+ly )?(?:plays|is learning|learns|practi[cs]es|does|studies|takes|goes|uses|is taking"
+                     r"|is studying|attends|rides|smokes|drinks)\b"),
+}
+
+
+def _ends(new: Statement, old: Statement) -> bool:
+    """Whether `new` says that what `old` says the user has or does ended (see _ENDED)."""
+    ended = _ENDED.match(new.content)
+    if ended is None:
+        return False
+    what = _ENDED_CUT.split(ended.group("what"), 1)[0].split()
+    head = stem(what[-1].casefold()) if what else ""
+    return bool(head) and head in _stems(old.content) and bool(_HAS_OR_DOES[_ENDS[ended.group("verb")]].match(
+        old.content))
+
+
 def supersedes(new: Statement, old: Statement) -> bool:
     """Whether `new` replaces `old`: they fill a slot differently and either the slot holds one value or `new`
     was said as a correction; or `new` says, as a change, that what `old` says stopped ("User quit smoking" and
@@ -304,5 +332,6 @@ def supersedes(new: Statement, old: Statement) -> bool:
             return True
     if new.negated and new.cue and not shared:
         wanted = _stems(positive(new.content)[0])
-        return bool(wanted) and wanted <= _stems(old.content)
-    return False
+        if wanted and wanted <= _stems(old.content):
+            return True
+    return _ends(new, old)

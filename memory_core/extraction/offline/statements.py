@@ -296,8 +296,8 @@ _HAS_OR_DOES = {
 def _ends(new: Statement, old: Statement) -> bool:
     """Whether `new` says that what `old` says the user has or does ended (see _ENDED)."""
     ended = _ENDED.match(new.content)
-    if ended is None:
-        return False
+    if ended is None or re.match(r"(?:at|by|in|on|to|for|with|from|off|over|there|here|by)\b", ended.group("what")):
+        return False  # "User stopped at the bakery": a place, not a thing that ended
     what = _ENDED_CUT.split(ended.group("what"), 1)[0].split()
     head = stem(what[-1].casefold()) if what else ""
     return bool(head) and head in _stems(old.content) and bool(_HAS_OR_DOES[_ENDS[ended.group("verb")]].match(

@@ -128,7 +128,7 @@ _FOREIGN_CONTROLS = _words(
     r"reglas", r"controles", r"restricciones", r"verificaciones", r"comprobaciones", r"anweisungen", r"regeln",
     r"richtlinien", r"\w*anweisungen", r"\w*prüfungen", r"einschränkungen", r"(?:deine|alle|ihre) filter",
     r"consignes", r"règles", r"vérifications",
-    r"filtres", r"systemprompt", r"system-prompt", r"istruzioni", r"regole", r"linee guida", r"instructies",
+    r"filtres", r"systemprompt", r"system-prompt", r"istruzioni", r"regole", r"linee guida", r"instructies", r"(?:sicherheits|system|verhaltens)regeln",
     r"regels", r"richtlijnen", r"systeemprompt")
 _CONTROLS = _words(
     rf"(?:\b{_OURS}|<)(?:\s+[\w'-]+){{0,2}}?\s*{_CONTROL_NOUNS}\b(?!\s+(?:from|by)\b)", rf"\b{_FOREIGN_CONTROLS}\b",
@@ -141,7 +141,7 @@ _GIVE_UP = _words(
     r"ignorieren", r"esqueça", r"esquece", r"olvida", r"olvidar", r"vergiss", r"oublie", r"oubliez", r"pule",
     r"pular", r"salta", r"omite", r"omitir", r"überspringe", r"überspring", r"umgehe", r"contourne", r"saute",
     r"desative", r"desativa", r"desactiva", r"deaktiviere", r"désactive", r"dimentica", r"dimenticare", r"negeer",
-    r"vergeet")
+    r"vergeet", r"ignorierst", r"vergisst", r"missachte", r"missachtest")
 _REVEAL = _words(
     r"reveal", r"print", r"output", r"repeat", r"leak", r"disclose", r"display", r"dump", r"recite", r"expose",
     r"share", r"reply with", r"respond with", r"show", r"tell me", r"revele", r"revela", r"revelar", r"mostre",
@@ -226,6 +226,10 @@ _RULES: tuple[tuple[str, re.Pattern], ...] = tuple((reason, re.compile(pattern))
     ("asks the agent to call a tool",
      r"\byou (?:must|should|need to|will|have to|are to)\s+(?:call|invoke|execute|trigger)\s+(?:the\s+)?`?[\w.-]+`?\s+"
      r"(?:tool|function)\b"),
+    ("asks the agent to take the user's credentials",
+     r"\bask (?:the user |them |him |her )?(?:for|to (?:give|share|send|enter|confirm|type)) (?:their|his|her|the "
+     r"user's|your) (?:password|pin|passcode|credentials|card number|security code|(?:2fa|one-time|verification) "
+     r"code)\b(?! (?:hint|reset|manager|policy|rules))"),
     ("asks the agent to keep a secret from the user",
      r"\b(?:do not|don't|never) (?:tell|inform|mention (?:this|these) to) the user\b"),
     ("addresses the agent",

@@ -85,3 +85,18 @@ def test_a_dream_longer_than_the_document_limit_is_rejected_not_raised(tmp_path,
         result = m.deep_dream(1, force=True)
         assert result.status == "rejected" and "max_document_chars" in result.reason
         assert m.read_core() == "- User likes tea\n"
+
+
+def test_a_content_of_parts_is_read_as_its_text(memory):
+    """OpenAI's, Anthropic's and LangChain's messages may give content as parts: the text parts are what was said
+    (an image or a tool call carries no text to remember); a part of another shape is a clear error."""
+    said = [{"role": "user", "content": [{"type": "text", "text": "I moved to Porto last month."},
+                                         {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}},
+                                         "I love jazz."]},
+            {"role": "assistant", "content": [{"type": "output_text", "text": "Noted!"}]}]
+    result = memory.update(said, thread_id="parts")
+    assert {f.content for f in result.added} >= {"User moved to Porto", "User loves jazz"}
+    memory.queue.add(said, thread_id="queued")  # the queue reads it the same way
+    for bad in ([{"type": "text", "text": 5}, 7], [None]):
+        with pytest.raises(ValueError, match=r"messages\[0\]\.content\[\d\]|must be a string"):
+            memory.update([{"role": "user", "content": bad}], thread_id="bad")

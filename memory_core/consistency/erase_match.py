@@ -118,8 +118,11 @@ class Marks:
 
     def hashed(self, key: bytes) -> "Marks":
         """The same marks with each root a keyed hash (what a tombstone keeps instead of text)."""
-        return Marks(frozenset(keyed(key, r) for r in self.must), frozenset(keyed(key, r) for r in self.words),
-                     self.denies, None if self.possessive is None else frozenset(keyed(key, r) for r in self.possessive))
+        def hashed(roots: frozenset[str]) -> frozenset[str]:
+            return frozenset(keyed(key, r) for r in roots)
+
+        return Marks(hashed(self.must), hashed(self.words), self.denies,
+                     None if self.possessive is None else hashed(self.possessive))
 
     def to_json(self) -> dict:
         out = {"must": sorted(self.must), "words": sorted(self.words), "denies": self.denies}

@@ -110,10 +110,13 @@ NATURAL = re.compile(r"(?i)(?<![A-Za-z0-9_\u00c0-\u024f-])(?P<k>" + _NL_KEYWORD 
 # ability able ...", "Meine Passphrase lautet ...", "la frase semilla de mi cartera es ...". A quoted value is taken
 # whole; an unquoted one of PHRASE_MIN_WORDS words or more, up to the end of its clause, unless it opens like a
 # sentence about the phrase ("is stored in 1Password", "is what protects the key", "is the only way to ...") or
-# describes it ("is twelve words long"). Measured on tests/data/credentials_phrases.json (see tests/text/test_credential_table.py).
+# describes it ("is twelve words long"). Its connectors are NATURAL's less "to", "now" and dashes, which would take
+# the rest of a sentence for the phrase ("the passphrase to unlock the vault is ..."). Measured on
+# tests/data/credentials_phrases.json (see tests/text/test_credential_table.py).
 PHRASE_STEMS = ("phrase", "frase", "seed", "words", "mnem", "bip", "satz", "zin")
-_PHRASE_KEYWORD = (r"pass[ -]?phrases?|pass-?s[aä]tze?|(?:seed|recovery|backup|wallet|secret|mnemonic)[ -]?(?:phrase|words)"
-                   r"|seed-?phrase|bip-?39(?: mnemonic| phrase| words)?|wiederherstellungs(?:phrase|satz)"
+_PHRASE_KEYWORD = (r"pass[ -]?phrases?|pass-?s[aä]tze?"
+                   r"|(?:seed|recovery|backup|wallet|secret|mnemonic)[ -]?(?:phrase|words)|seed-?phrase"
+                   r"|bip-?39(?: mnemonic| phrase| words)?|wiederherstellungs(?:phrase|satz)"
                    r"|frase[ -](?:semilla|semente|de recuperaci[oó]n|de recupera[cç][aã]o|de contrase[ñn]a|de paso"
                    r"|secreta|de senha|di recupero|segreta|mnem[oó]nica)|phrase (?:de passe|secr[eè]te"
                    r"|de r[eé]cup[eé]ration|mn[eé]monique)|wachtzin|herstelzin|seedzin")

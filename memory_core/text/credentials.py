@@ -276,9 +276,9 @@ def _phrases(text: str) -> Iterator[tuple[int, int]]:
             continue
         start, end = m.span("v")
         if text[start] in "\"'“«":  # quoted: the whole of it
-            start, end = start + 1, end - 1
-            if len(text[start:end].strip()) >= 3 and not rules.PLACEHOLDER.match(text[start:end].strip()):
-                yield start, end
+            inside = text[start + 1:end - 1].strip()
+            if len(inside) >= 3 and not rules.PLACEHOLDER.match(inside):
+                yield start + 1, end - 1
             continue
         value = text[start:end].rstrip()
         words = value.casefold().split()

@@ -69,8 +69,7 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     ("since", r"\bfor\s+the\s+(?:past|last)\s+" + _NUM + r"\s+(?P<unit>month|year)s?\b"),
     ("ahead", r"\b(?:in|within)\s+" + _NUM + r"\s+" + _UNIT + r"(?:'?s)?\s*(?:time\b)?"),
     ("ahead", _NUM + r"\s+" + _UNIT + r"\s+from\s+(?:now|today)\b"),
-    ("before_last", r"\bthe\s+(?P<unit>week|weekend|month|year)\s+before\s+last\b"),
-    ("after_next", r"\bthe\s+(?P<unit>week|weekend|month|year)\s+after\s+next\b"),
+    ("second", r"\bthe\s+(?P<unit>week|weekend|month|year)\s+(?P<dir>before\s+last|after\s+next)\b"),
     ("weekday_second", r"\bthe\s+" + _WEEKDAY + r"\s+(?P<dir>after\s+next|before\s+last)\b"),
     ("before_after", r"\bthe\s+(?P<unit>day|week|month|year|weekend)\s+(?P<dir>before|after)\b(?!\s+(?:the|a|an|my|our|his|her|their|\d))"),
     ("weekdays_ago", _NUM + r"\s+" + _WEEKDAY.replace(")\\b", ")s\\b") + r"\s+(?:ago|back)\b"),
@@ -184,16 +183,12 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
             n, unit = n * _IN_UNITS[unit][0], _IN_UNITS[unit][1]
         moved = _shift(said_on, n, unit, -1 if kind == "ago" else 1)
         return _at_precision(moved, unit)
-    if kind == "before_last":  # "the week before last": two weeks back
+    if kind == "second":  # "the week before last": two weeks back; "the month after next": two months on
         unit = g["unit"].lower()
+        sign = 1 if "next" in g["dir"].lower() else -1
         if unit == "weekend":
-            return _at_precision(said_on - timedelta(days=14), "weekend")
-        return _at_precision(_shift(said_on, 2, unit, -1), unit)
-    if kind == "after_next":  # "the week after next": two weeks on
-        unit = g["unit"].lower()
-        if unit == "weekend":
-            return _at_precision(said_on + timedelta(days=14), "weekend")
-        return _at_precision(_shift(said_on, 2, unit, 1), unit)
+            return _at_precision(said_on + timedelta(days=14 * sign), "weekend")
+        return _at_precision(_shift(said_on, 2, unit, sign), unit)
     if kind == "weekday_second":  # "the Friday after next": a week past the coming one; "before last", before the last
         target = _weekday_index(g["weekday"])
         if "next" in g["dir"].lower():

@@ -10,7 +10,8 @@ Three functions, each for one place:
   Text without either comes back unchanged, the same object.
 - `instruction_reason(text)`: why a statement instructs the agent rather than telling something about the user
   (to ignore or reveal its instructions, skip checks, obey someone, call a tool, claim an authority or
-  verification, send data out, or speak as the system), or None. A preference about how to answer is not such an instruction.
+  verification, send data out, or speak as the system), or None. A preference about how to answer is not such an
+  instruction.
   Measured on tests/data/instruction_table.json (see tests/text/test_instructions.py).
 """
 
@@ -128,8 +129,8 @@ _FOREIGN_CONTROLS = _words(
     r"reglas", r"controles", r"restricciones", r"verificaciones", r"comprobaciones", r"anweisungen", r"regeln",
     r"richtlinien", r"\w*anweisungen", r"\w*prüfungen", r"einschränkungen", r"(?:deine|alle|ihre) filter",
     r"consignes", r"règles", r"vérifications",
-    r"filtres", r"systemprompt", r"system-prompt", r"istruzioni", r"regole", r"linee guida", r"instructies", r"(?:sicherheits|system|verhaltens)regeln",
-    r"regels", r"richtlijnen", r"systeemprompt")
+    r"filtres", r"systemprompt", r"system-prompt", r"istruzioni", r"regole", r"linee guida", r"instructies",
+    r"(?:sicherheits|system|verhaltens)regeln", r"regels", r"richtlijnen", r"systeemprompt")
 _CONTROLS = _words(
     rf"(?:\b{_OURS}|<)(?:\s+[\w'-]+){{0,2}}?\s*{_CONTROL_NOUNS}\b(?!\s+(?:from|by)\b)", rf"\b{_FOREIGN_CONTROLS}\b",
     r"\b(?:the )?above(?=\s*(?:and|,|\.|;|$))", r"\beverything (?:you (?:were|have been) told|above|before)",
@@ -211,8 +212,9 @@ _RULES: tuple[tuple[str, re.Pattern], ...] = tuple((reason, re.compile(pattern))
     ("asks the agent to treat memory as commands",
      r"\btreat\b[^.!?]{0,60}\bas (?:an? )?(?:system|admin|developer)[- ]?(?:level )?(?:commands?|instructions?|"
      r"messages?|prompts?)\b"
-     r"|\btreat\b(?:[^.!?]|\.(?=\w)){0,80}\bas (?:if (?:it|they) (?:came|come|were sent) from|coming from|sent by|from) (?:the "
-     r"(?:user|owner|developer|admin\w*|system)|me)\b|\bthis (?:memory|note|fact|message) is an? (?:order|instruction|command)\b"),
+     r"|\btreat\b(?:[^.!?]|\.(?=\w)){0,80}\bas (?:if (?:it|they) (?:came|come|were sent) from|coming from|sent by"
+     r"|from) (?:the (?:user|owner|developer|admin\w*|system)|me)\b"
+     r"|\bthis (?:memory|note|fact|message) is an? (?:order|instruction|command)\b"),
     ("asks the agent to drop its limits",
      r"\b(?:developer mode|god[- ]mode|(?:any|every) refusal|mode développeur|modo desenvolvedor|modo desarrollador"
      r"|entwicklermodus|jailbreak\w*"
@@ -235,7 +237,8 @@ _RULES: tuple[tuple[str, re.Pattern], ...] = tuple((reason, re.compile(pattern))
     ("addresses the agent",
      r"\bwhen(?:ever)? you (?:read|process|load|retrieve) this(?: memory| note| fact| message| text)?,?\s+(?:call|run|"
      r"execute|send|ignore|forget|reveal|tell|delete|use|always|never|you must|you should)\b"
-     r"|\b(?:note|message|instructions?|reminder|(?:new )?rules?|orders?|commands?|directives?) (?:for|to) (?:any|the|all)? ?"
+     r"|\b(?:note|message|instructions?|reminder|(?:new )?rules?|orders?|commands?|directives?) (?:for|to) "
+     r"(?:any|the|all)? ?"
      r"(?:ai|assistant|model|llm|agent|chatbot"
      r"|bot)s?\b|(?:^|[.!?]\s*)(?:attention|hey|dear|hi|hello|note|important|warning),? (?:the )?(?:ai|assistant|model"
      r"|llm|agent|chatbot|bot)\s*[:,]|(?:^|[.!?]\s*)(?:to |for )?(?:the |any |all )?ai (?:agents?|assistants?|models?)"

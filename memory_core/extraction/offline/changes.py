@@ -40,7 +40,7 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), r) for p, r i
 
 # A clause of its own before the change: "Priya left, my new manager is Tom", "Long story short, I got a Pixel to
 # replace my iPhone", "Doctor's orders: I've replaced coffee with green tea".
-_LEAD = re.compile(r"^(?P<lead>[^,;:]{2,80}?)(?P<sep>\s*[,;:]\s*(?:(?:so|and|but|then)\s+)?)(?P<rest>\S.*)$", re.I)
+_LEAD = re.compile(r"^(?P<lead>[^,;:]{2,80}?)\s*[,;:]\s*(?:(?:so|and|but|then)\s+)?(?P<rest>\S.*)$", re.I)
 
 
 def _restated(sentence: str) -> str | None:

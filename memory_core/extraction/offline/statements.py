@@ -282,6 +282,7 @@ def _stems(text: str) -> set[str]:
 _ENDED = re.compile(r"^User (?:has )?(?P<verb>sold|got rid of|gave away|gave up|quit|stopped|dropped)"
                     r"(?: (?:playing|learning|studying|practi[cs]ing|doing|taking|riding|driving|using))?"
                     r" (?P<what>.+)$")
+_ENDED_PLACE = re.compile(r"(?:at|by|in|on|to|for|with|from|off|over|there|here)\b")  # "stopped at the bakery"
 _ENDED_CUT = re.compile(r",|;|\s+(?:and|but|so|because|since|after|before|when|in|on|at|last|this|for|to|with|as|now"
                         r"|again|anymore|any more)\b")
 _ENDS = {"sold": "own", "got rid of": "own", "gave away": "own",
@@ -296,7 +297,7 @@ _HAS_OR_DOES = {
 def _ends(new: Statement, old: Statement) -> bool:
     """Whether `new` says that what `old` says the user has or does ended (see _ENDED)."""
     ended = _ENDED.match(new.content)
-    if ended is None or re.match(r"(?:at|by|in|on|to|for|with|from|off|over|there|here|by)\b", ended.group("what")):
+    if ended is None or _ENDED_PLACE.match(ended.group("what")):
         return False  # "User stopped at the bakery": a place, not a thing that ended
     what = _ENDED_CUT.split(ended.group("what"), 1)[0].split()
     head = stem(what[-1].casefold()) if what else ""

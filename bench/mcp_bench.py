@@ -9,6 +9,7 @@ default. The servers are real subprocesses (`python -m memory_core mcp`) on a fr
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import socket
 import statistics
@@ -31,6 +32,7 @@ from memory_core import Memory, Settings
 CLIENTS = 4
 FACTS = 20
 ROUND_TRIPS = 200
+_SAID = itertools.count()  # numbers the fresh queries of every round
 TOPICS = ("tea", "jazz", "Rust", "Porto", "cycling", "chess", "sourdough", "climbing", "Python", "sailing")
 
 
@@ -164,8 +166,10 @@ def _start_noop(log: Path) -> tuple[subprocess.Popen, str]:
     raise RuntimeError(f"the no-op server did not start: {log.read_text()[-2000:]}")
 
 
-async def _context_load(url: str, secrets: list[str], seconds: float) -> tuple[list[float], int]:
-    """CLIENTS sessions calling get_memory_context (with a query) and search_memory in turn for `seconds`."""
+async def _context_load(url: str, secrets: list[str], seconds: float, fresh: bool = False) -> tuple[list[float], int]:
+    """CLIENTS sessions calling get_memory_context (with a query) and search_memory in turn for `seconds`, their
+    queries cycling through TOPICS; `fresh`: each query said once (a number after the topic), so that none is
+    answered from what the server kept of an earlier one (search.answers)."""
     latencies: list[float] = []
     errors = [0]
     stop_at = time.monotonic() + seconds
@@ -174,7 +178,7 @@ async def _context_load(url: str, secrets: list[str], seconds: float) -> tuple[l
         async with _http_client(url, secret) as client:
             i = 0
             while time.monotonic() < stop_at:
-                topic = TOPICS[i % len(TOPICS)]
+                topic = TOPICS[i % len(TOPICS)] + (f" {next(_SAID)}" if fresh else "")
                 name, args = (("get_memory_context", {"max_tokens": 500, "query": f"what about {topic}?"}) if i % 2 == 0
                               else ("search_memory", {"query": f"what does the user think of {topic}", "k": 5}))
                 t = time.perf_counter()
@@ -192,25 +196,26 @@ async def _context_load(url: str, secrets: list[str], seconds: float) -> tuple[l
     return latencies, errors[0]
 
 
-def _side_by_side(url: str, secrets: list[str], home: Path, seconds: float, scopes: str) -> None:
+def _side_by_side(url: str, secrets: list[str], home: Path, seconds: float, scopes: str, fresh: bool = False) -> None:
     """get_memory_context and search_memory against the no-op floor, in alternating rounds of one run, after half a
     second of each (the first query of a process loads what it keeps: 0.7 s here)."""
     proc, noop_url = _start_noop(home / "noop.log")
     try:
         for target in (noop_url, url):  # a call of each kind first: what a process loads once is not a call's cost
-            anyio.run(_context_load, target, secrets, 0.5)
+            anyio.run(_context_load, target, secrets, 0.5, fresh)
         rounds = 4
         got: dict[str, tuple[list[float], int, float]] = {"noop": ([], 0, 0.0), "memory_core": ([], 0, 0.0)}
         for _ in range(rounds):
             for name, target in (("noop", noop_url), ("memory_core", url)):
                 start = time.perf_counter()
-                latencies, errors = anyio.run(_context_load, target, secrets, seconds / (2 * rounds))
+                latencies, errors = anyio.run(_context_load, target, secrets, seconds / (2 * rounds), fresh)
                 lat, err, spent = got[name]
                 got[name] = (lat + latencies, err + errors, spent + time.perf_counter() - start)
     finally:
         proc.terminate()
         proc.wait(30)
-    print(f"{CLIENTS} HTTP clients, get_memory_context(query) and search_memory in turn, on {scopes}, against a "
+    queries = "each query new" if fresh else f"queries of {len(TOPICS)} topics in turn"
+    print(f"{CLIENTS} HTTP clients, get_memory_context(query) and search_memory in turn ({queries}), on {scopes}, against a "
           f"no-op server of the same SDK and tool names ({rounds} alternating rounds, {seconds:g} s in all)")
     rate = {name: len(lat) / spent for name, (lat, _err, spent) in got.items()}
     for name, (lat, err, _spent) in got.items():
@@ -281,7 +286,9 @@ def _run(memory: Memory, env: dict[str, str], home: Path, seconds: float) -> Non
         filled = memory.scoped(user_id="bench", agent_name="http-0").facts.count()
         _side_by_side(url, secrets[:CLIENTS], home, seconds, f"the scopes the load filled ({filled} facts in the "
                       "first: a query chooses which fit in 500 tokens)")
-        _side_by_side(url, small, home, seconds / 2, f"scopes of {FACTS} facts (all fit: the context needs no search)")
+        _side_by_side(url, secrets[:CLIENTS], home, seconds / 2, f"the same {filled}-fact scopes", fresh=True)
+        _side_by_side(url, small, home, seconds / 2, f"scopes of {FACTS} facts (all fit: the context needs no search)",
+                      fresh=True)
     finally:
         proc.terminate()
         proc.wait(30)

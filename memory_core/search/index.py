@@ -26,6 +26,7 @@ from memory_core.text.words import STOPWORDS
 from memory_core.tiers.core import CORE_PATH
 from memory_core.search.chunking import CHUNK_CHARS, CHUNKING, chunk_document, split_chunk  # noqa: F401 (named here before)
 from memory_core.search.asked import asked_weights
+from memory_core.search.answers import Answers
 from memory_core.search.cache import BytesLRU
 from memory_core.search.embedders import Embedder, cosine_top, feedback_top
 from memory_core.search.embedding_upkeep import (EMBED_BATCH_CHARS, EMBED_BATCH_ITEMS, EMBED_TEXT_CHARS,  # noqa: F401 (named here before)
@@ -141,6 +142,10 @@ class SearchIndex:
         # Matrices and IDF weights of the scopes searched lately, least recently used evicted first.
         self.cache = BytesLRU(cache_bytes)
         self.upkeep = EmbeddingUpkeep(self.store, embedder, changed=self._vectors_changed, cache=self.cache)
+        # searches and injections kept while their scope holds, in an eighth as many bytes again
+        self.answers = Answers(lambda scope: self.sync_documents(scope, trust_seconds=MATRIX_CHECK_SECONDS),
+                               self.store.scope_version, settled_seconds=MATRIX_CHECK_SECONDS,
+                               max_bytes=cache_bytes // 8)
         self._lock = threading.RLock()
 
     def touch(self, scope: Scope | None = None) -> None:
@@ -149,6 +154,7 @@ class SearchIndex:
         with self._lock:
             self.upkeep.forget(scope)
             self.cache.drop(lambda key: scope is None or key[1] == scope)
+            self.answers.forget(scope)
 
     def rows_added(self, scope: Scope) -> None:
         """Rows were added to `scope` beside its facts (an episode's turns): the next search embeds them by the marker

@@ -28,6 +28,7 @@ EmbeddingWrite = tuple[str, int, str, bytes]
 # parameters: the scope (:u, :a) and the names given.
 _ITEM_COUNT = text("SELECT (SELECT coalesce(max(n), 0) FROM fact_counts WHERE user_id = :u AND agent_name = :a) "
                    "+ (SELECT count(*) FROM chunks WHERE user_id = :u AND agent_name = :a)")  # facts: m004's count
+_SCOPE_VERSION = text("SELECT v FROM scope_versions WHERE user_id = :u AND agent_name = :a")  # m034
 _HAS_CHUNKS = text("SELECT EXISTS (SELECT 1 FROM chunks WHERE user_id = :u AND agent_name = :a)")
 _INDEXED_DOCS = select(IndexedDocRow.path, IndexedDocRow.content_hash).where(
     IndexedDocRow.user_id == bindparam("u"), IndexedDocRow.agent_name == bindparam("a"))
@@ -55,6 +56,12 @@ class IndexStore:
         if self.db.dialect == "sqlite" and self.db.has_fts5:
             return "bm25"
         return "ts_rank" if self.db.dialect == "postgresql" else "substring"
+
+    def scope_version(self, scope: Scope) -> int | None:
+        """The scope's version (m034): a new one with every write to what its searches and injections read; None
+        for a scope nothing was written to."""
+        with self.db.rows() as s:
+            return s.execute(_SCOPE_VERSION, _scope(scope)).scalar()
 
     # -- items and chunks -----------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from sqlmodel import SQLModel
 
 from memory_core.store import models
 from memory_core.store.db import Database, lock_id
+from memory_core.store import scope_versions
 
 log = logging.getLogger(__name__)
 
@@ -490,6 +491,12 @@ def m033_episode_threads(conn: Connection, db: Database) -> None:
                          "(user_id, agent_name, thread_id, pk)")
 
 
+
+def m034_scope_versions(conn: Connection, db: Database) -> None:
+    """A version of each scope, new with every write to what its searches and injections read (store.scope_versions)."""
+    scope_versions.create(conn, db)
+
+
 MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_keyword_index, m003_word_index,
                                                             m004_fact_counts, m005_pg_trgm, m006_token_stats,
                                                             m007_validity_and_actors, m008_unicode_dedup_keys,
@@ -501,7 +508,8 @@ MIGRATIONS: list[Callable[[Connection, Database], None]] = [m001_initial, m002_k
                                                             m019_provenance, m020_held_facts, m022_budget_reservations,
                                                             m023_oauth_client_use, m024_erase_journal, m028_episodes,
                                                             m030_keyword_columns, m031_scoped_word_index,
-                                                            m032_audit_by_action, m033_episode_threads]
+                                                            m032_audit_by_action, m033_episode_threads,
+                                                            m034_scope_versions]
 
 # Migrations renamed so that each number is used once, in order: a database that applied the old name has it
 # recorded under the new one before anything runs.

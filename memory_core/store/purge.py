@@ -7,12 +7,14 @@ from sqlalchemy import text
 from memory_core.scope import Scope
 from memory_core.store.db import Database
 
-# Every table with user_id/agent_name columns. fact_counts goes last: the facts' delete triggers update it.
+# Every table with user_id/agent_name columns but api_tokens (who may reach a scope is access's, revoked there).
+# fact_counts and scope_versions go last: the delete triggers of the tables before them write them.
 SCOPED_TABLES = ("embeddings", "chunks", "indexed_docs", "token_stats", "facts", "fact_audit", "scope_summaries",
                  "documents", "core_versions", "dream_state", "dream_runs", "pending_updates", "plans",
                  "restore_journal", "sandboxes",
                  "imported_items", "dreamt_days", "agent_items", "dream_proposals", "usage", "injections",
-                 "provenance", "fact_counts")
+                 "provenance", "episode_turns", "erase_journal", "erase_tombstones", "budget_reservations",
+                 "fact_counts", "scope_versions")
 
 
 def reclaim_space(db: Database) -> None:

@@ -215,6 +215,17 @@ def says_same(text: str, content: str) -> bool:
     return bool(marks) and marks <= held and _agrees(text, marks, held)
 
 
+def says_retired(text: str, old: Retired) -> bool:
+    """What `truth.stale` leaves to the words it judges by, for a passage quoted as it was said: one that says all
+    the retired fact says ("I love tea." for "User loves tea", since replaced by "User no longer likes tea", which
+    shares its one distinctive word), or, for a fact retired with no replacement, all its distinctive words but one
+    spelt otherwise ("favourite" for "favorite")."""
+    if says_same(text, old.content):
+        return True
+    marks = distinctive(old.content, old.replacement)
+    return old.replacement is None and len(marks) >= 2 and len(marks & stems(text)) >= len(marks) - 1
+
+
 def stale(sentence: str, retired: Sequence[Retired], valid: Sequence[str]) -> Retired | None:
     """The retired fact that `sentence` states, unless a valid fact says what the sentence says of it."""
     for old in retired:

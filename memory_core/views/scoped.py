@@ -32,7 +32,8 @@ from memory_core.text.messages import strip_scheduled_pairs, validate_messages
 from memory_core.runtime.queue import validate_thread_id
 from memory_core.policy.roles import rank, validate_role
 from memory_core.search.one_hit import one_hit_per_statement
-from memory_core.text.truth import Retired, distinctive, says_same, stale, stems
+from memory_core.search.answers import hits_bytes, report_bytes
+from memory_core.text.truth import Retired, says_retired, says_same, stale
 from memory_core.store.episode_store import retired_facts
 from memory_core.store.import_store import ImportLedger
 from memory_core.facts.api import SUMMARY_SECTIONS
@@ -72,17 +73,6 @@ def _when(when: Any) -> datetime | None:
     if not isinstance(when, datetime) or when.tzinfo is None:
         raise ValueError("when must be a timezone-aware datetime (or None for now)")
     return when
-
-
-def _says_retired(text: str, old: Retired) -> bool:
-    """What `truth.stale` leaves to the words it judges by, for a passage quoted as it was said: one that says all
-    the retired fact says ("I love tea." for "User loves tea", since replaced by "User no longer likes tea", which
-    shares its one distinctive word), or, for a fact retired with no replacement, all its distinctive words but one
-    spelt otherwise ("favourite" for "favorite")."""
-    if says_same(text, old.content):
-        return True
-    marks = distinctive(old.content, old.replacement)
-    return old.replacement is None and len(marks) >= 2 and len(marks & stems(text)) >= len(marks) - 1
 
 
 # Extraction reads every stored fact of a scope of up to EXTRACTION_FACTS (the LLM extractor's prompt shows 200);
@@ -302,18 +292,31 @@ class ScopedMemory:
             budget = parts.settings.max_injection_tokens if max_tokens is None else max_tokens
             if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
                 raise ValueError(f"max_tokens must be a non-negative integer; got {budget!r}")
-            count = parts.store.count(self.scope)
-            if query is None:
-                report = build_injection(self._injection_data(budget, None), budget, model=model)
-            else:
-                report = ((None if relevance else self._all_facts(query, budget, model, count))
-                          or self._with_evidence(query, budget, model))
-            report.dropped_count = max(0, count - len(report.kept_fact_ids))
+            report = self._kept(("context", budget, model, query, relevance),
+                                lambda: self._report(budget, model, query, relevance), report_bytes)
             if record:
                 parts.ledger.store.add_injection(self.scope, parts.clock.now(), self.actor or current_actor(),
                                                  query if isinstance(query, str) and query.strip() else None,
                                                  report.tokens, report.max_tokens, report.kept_fact_ids)
             return report
+
+    def _report(self, budget: int, model: str | None, query: str | None, relevance: bool) -> InjectionReport:
+        count = self._parts.store.count(self.scope)
+        if query is None:
+            report = build_injection(self._injection_data(budget, None), budget, model=model)
+        else:
+            report = ((None if relevance else self._all_facts(query, budget, model, count))
+                      or self._with_evidence(query, budget, model))
+        report.dropped_count = max(0, count - len(report.kept_fact_ids))
+        return report
+
+    def _kept(self, key: tuple, make: Callable[[], Any], size: Callable[[Any], int]) -> Any:
+        """`make()`, or what it gave for `key` on the same day while nothing the scope's searches read has changed
+        (search.answers); an LLM's rerank is asked each time (its reply may differ, or fail and leave search's order)."""
+        parts = self._parts
+        if parts.settings.llm_rerank and parts.llm is not None:
+            return make()
+        return parts.index.answers.recall(self.scope, key + (self.role, parts.clock.now().date()), make, size)
 
     def format_for_injection(self, *, max_tokens: int | None = None, model: str | None = None,
                              query: str | None = None, record: bool = False) -> str:
@@ -418,13 +421,17 @@ class ScopedMemory:
         # would be (the depth of k): asking for more must not reorder the best.
         with self._parts.db.reads():  # one connection for all its reads
             options.setdefault("depth", max(50, k * 5))
-            with metering(self.scope, "embed"):  # an API embedder's calls are this scope's
-                hits = self._parts.index.search(self.scope, query, k * 2, **options)
-            hits = one_hit_per_statement(hits, k)
-            if all(h.kind == "fact" for h in hits):  # a valid fact is current: no retired fact to read
-                return hits
-            current = self._current_of([h.text for h in hits if h.kind == "fact"])
-            return [h if h.kind == "fact" or (now := current(h.text)) is None else replace(h, current=now) for h in hits]
+            return list(self._kept(("search", query, k, tuple(sorted(options.items()))),
+                                   lambda: self._search(query, k, options), hits_bytes))
+
+    def _search(self, query: str, k: int, options: dict[str, Any]) -> list["SearchHit"]:
+        with metering(self.scope, "embed"):  # an API embedder's calls are this scope's
+            hits = self._parts.index.search(self.scope, query, k * 2, **options)
+        hits = one_hit_per_statement(hits, k)
+        if all(h.kind == "fact" for h in hits):  # a valid fact is current: no retired fact to read
+            return hits
+        current = self._current_of([h.text for h in hits if h.kind == "fact"])
+        return [h if h.kind == "fact" or (now := current(h.text)) is None else replace(h, current=now) for h in hits]
 
     def _current_of(self, valid: list[str]) -> Callable[[str], str | None]:
         """A passage's `SearchHit.current`: for one that states a retired fact (text.truth), what replaced
@@ -437,7 +444,7 @@ class ScopedMemory:
         known = valid + [r.replacement for r in retired if r.replacement]
 
         def current(text: str) -> str | None:
-            old = stale(text, retired, known) or next((r for r in retired if _says_retired(text, r)), None)
+            old = stale(text, retired, known) or next((r for r in retired if says_retired(text, r)), None)
             if old is None or (old.replacement and says_same(text, old.replacement)):  # it says what is true now
                 return None
             return old.replacement or ""

@@ -88,6 +88,17 @@ def test_the_models_choice_comes_first_and_is_metered(tmp_path, httpserver):
         assert len(server.reranks) == 1
 
 
+def test_the_same_question_again_is_reranked_again(tmp_path, httpserver):
+    """Answers are kept while a scope is unchanged (search.answers), but not the model's order: its reply may differ,
+    or fail and leave search's order, so each call asks it."""
+    server = Server(httpserver, lambda prompt: json.dumps({"relevant": [number_of(prompt, "coast near Porto")]}))
+    with memory_for(tmp_path, httpserver, llm_rerank=True, llm_rerank_candidates=5) as m:
+        fill(m)
+        m.index.answers.settled_seconds = 0
+        texts = {m.format_for_injection(query=QUESTION, max_tokens=BUDGET) for _ in range(4)}
+        assert len(server.reranks) == 4 and len(texts) == 1
+
+
 def plain_text_without_query(tmp_path, httpserver) -> str:
     with memory_for(tmp_path, httpserver) as m:
         return m.format_for_injection()

@@ -38,7 +38,7 @@ def test_an_expired_sandbox_leaves_no_rows_no_folder_and_its_space_is_given_back
 
     from memory_core.dashboard.demo import load_demo
     from memory_core.store.purge import SCOPED_TABLES
-    from sqlalchemy import text
+    from sqlalchemy import inspect, text
     from tests.conftest import make_memory
 
     home = tmp_path / "home"
@@ -55,6 +55,7 @@ def test_an_expired_sandbox_leaves_no_rows_no_folder_and_its_space_is_given_back
             view = m.scoped(user_id=sandbox.sandbox.user_id, agent_name=sandbox.sandbox.agent_name,
                             actor=sandbox.actor)
             load_demo(view)
+            view.update([{"role": "user", "content": "I moved to Porto last week."}], thread_id="t")  # an episode
             view.daily.append("x" * 50_000, title="a long note")  # some bulk in the files
             for i in range(40):  # and in the database
                 view.facts.add(f"User note {i}: " + f"{i} {sandbox.sandbox.user_id} " * 50, "context", 0.9)
@@ -66,6 +67,9 @@ def test_an_expired_sandbox_leaves_no_rows_no_folder_and_its_space_is_given_back
         clock.advance(25 * 3600)
         assert len(m.remove_expired_sandboxes()) == 6
         assert not (home / "scopes").exists() or list((home / "scopes").iterdir()) == []  # no empty folders
+        scoped = [t for t in inspect(m.db.engine).get_table_names()
+                  if {"user_id", "agent_name"} <= {c["name"] for c in inspect(m.db.engine).get_columns(t)}]
+        assert set(scoped) - set(SCOPED_TABLES) == {"api_tokens"}  # a table added later is purged too
         with m.db.read() as s:
             for table in SCOPED_TABLES:
                 left = s.execute(text(f"SELECT count(*) FROM {table} WHERE user_id LIKE 'sandbox-%'")).scalar()

@@ -2,7 +2,8 @@
 
 Each language gives its words for the days around the day said ("ontem", "vorgestern", "après-demain"), a count
 back ("hace tres días", "vor zwei Wochen", "il y a trois jours", "due settimane fa", "drie dagen geleden") and
-the last or next week, month or year ("la semana pasada", "le mois prochain", "vorig jaar"). A language's words are
+the last or next week, month or year ("la semana pasada", "le mois prochain", "vorig jaar") or weekday ("el próximo
+lunes", "letzten Freitag", "samedi dernier"). A language's words are
 read only in a text that reads as that language (`languages`: the most of its common words): German and Dutch
 "hier" is "here", Spanish "mañana" also "morning", German "Morgen" also "morning".
 """
@@ -78,13 +79,34 @@ PERIODS = {
     "nl": ((r"(?:vorige|vorig|afgelopen)\s+(?P<unit>week|maand|jaar)", -1),
            (r"(?:volgende|volgend|komende|komend)\s+(?P<unit>week|maand|jaar)", 1)),
 }
+# The days of the week, Monday first (a day's words: its names, with or without an accent or "-feira").
+WEEKDAYS = {
+    "pt": ("segunda(?:-feira)?", "terça(?:-feira)?|terca(?:-feira)?", "quarta(?:-feira)?", "quinta(?:-feira)?",
+           "sexta(?:-feira)?", "sábado|sabado", "domingo"),
+    "es": ("lunes", "martes", "miércoles|miercoles", "jueves", "viernes", "sábado|sabado", "domingo"),
+    "de": ("montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag|sonnabend", "sonntag"),
+    "fr": ("lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche"),
+    "it": ("lunedì|lunedi", "martedì|martedi", "mercoledì|mercoledi", "giovedì|giovedi", "venerdì|venerdi", "sabato",
+           "domenica"),
+    "nl": ("maandag", "dinsdag", "woensdag", "donderdag", "vrijdag", "zaterdag", "zondag"),
+}
+# The last or next such day: (pattern with {day} where a weekday's words go, direction).
+WEEKDAY_PERIODS = {
+    "pt": ((r"{day}\s+passad[oa]", -1), (r"{day}\s+que\s+vem", 1), (r"próxim[oa]\s+{day}", 1), (r"{day}\s+próxim[oa]", 1)),
+    "es": ((r"{day}\s+pasado", -1), (r"{day}\s+que\s+viene", 1), (r"próximo\s+{day}", 1), (r"{day}\s+próximo", 1)),
+    "de": ((r"(?:letzte[nsr]?|vorige[nsr]?|vergangene[nsr]?)\s+{day}", -1), (r"(?:nächste[nsr]?|kommende[nsr]?)\s+{day}", 1)),
+    "fr": ((r"{day}\s+derniers?", -1), (r"{day}\s+passés?", -1), (r"{day}\s+prochains?", 1)),
+    "it": ((r"{day}\s+scors[oa]", -1), (r"{day}\s+passat[oa]", -1), (r"{day}\s+prossim[oa]", 1), (r"prossim[oa]\s+{day}", 1)),
+    "nl": ((r"(?:vorige|afgelopen)\s+{day}", -1), (r"(?:volgende|komende)\s+{day}", 1)),
+}
 # Common words by which a text reads as a language (English among them, so that an English text is left alone).
 _MARKERS = {
     "en": "the a an and i i'm i've we you he she it is was were are to of in on at my our with for have had this that",
     "pt": "o os as um uma e é eu foi fui na no nos nas da do das dos de que com para por muito minha meu não estou tenho",
     "es": "el los las un una y es yo fue fui en la lo del de que con para por muy mi mis no estoy tengo al me",
     "de": "der die das und ist ich war bin habe hat ein eine einen zu mit nicht auch im am vom zum mein meine wir es",
-    "fr": "le la les un une et est je j' suis été ai au aux du des de que avec pour pas très mon ma mes nous il elle",
+    "fr": "le la les un une et est je j' suis été ai au aux du des de que avec pour pas très mon ma mes nous il elle "
+          "m' l' c' n' s' d' qu' soir matin",
     "it": "il lo la i gli le un una e è io sono ho ha al del della di che con per non molto mio mia ci siamo",
     "nl": "de het een en is ik was ben heb heeft met voor niet ook op mijn we wij er zijn van naar dat",
 }
@@ -102,6 +124,20 @@ def languages(text: str) -> list[str]:
     counts = {lang: sum(t in words or t.rstrip("'") in words for t in tokens) for lang, words in _MARKER_SETS.items()}
     best = max(counts[lang] for lang in LANGUAGES)
     return [lang for lang in LANGUAGES if counts[lang] == best and best >= max(1, counts["en"])]
+
+
+@lru_cache(maxsize=None)
+def weekday_periods(lang: str) -> list[tuple[re.Pattern, int]]:
+    """The language's last or next weekday patterns, compiled once; each names its day in the group `weekday`."""
+    day = "(?P<weekday>" + "|".join(WEEKDAYS[lang]) + ")"
+    return [(re.compile(rf"(?<![\w-]){p.format(day=day)}(?![\w-])", re.I | re.UNICODE), direction)
+            for p, direction in WEEKDAY_PERIODS[lang]]
+
+
+def weekday(lang: str, word: str) -> int:
+    """Monday 0 .. Sunday 6 of a weekday's word in `lang`."""
+    word = word.casefold()
+    return next(i for i, names in enumerate(WEEKDAYS[lang]) if re.fullmatch(names, word))
 
 
 @lru_cache(maxsize=None)

@@ -52,17 +52,27 @@ _HOLIDAY = r"(?P<holiday>" + "|".join(sorted((re.sub(r"(year|valentine)s\b", r"\
 _LINKED = "".join(rf"(?<!\b{w}\s)" for w in ("am", "is", "are", "be", "been", "being", "feel", "feels", "get", "gets",
                                                "so", "very", "too", "really", "quite", "'m", "'re", "'s", "’m", "’re", "’s"))
 _PAST = re.compile(r"\b(?:was|were|did|had|went|got|came|saw|met|made|took|told|said|gave|ran|bought|left|found|"
-                   r"felt|spent|began|won|lost|brought|caught|wrote|" + _LINKED +
+                   r"felt|spent|began|won|lost|brought|caught|wrote|ate|drank|sang|swam|wore|flew|drove|rode|fell|"
+                   r"broke|chose|spoke|stole|threw|knew|grew|drew|forgot|slept|kept|sent|built|paid|sold|heard|held|"
+                   r"taught|thought|fought|sat|stood|woke|became|hid|shook|meant|lent|fed|led|sank|rang|"
+                   r"" + _LINKED +
                    r"(?!(?:indeed|hundred|speed|breed|embed|proceed|succeed|exceed)\b)\w{3,}ed)\b", re.I)
-_MONTH = r"(?P<month>" + "|".join(_MONTHS) + r"|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
+_MONTH_WORDS = "|".join(_MONTHS) + "|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec"
+_MONTH = r"(?P<month>" + _MONTH_WORDS + r")\.?"
 # A weekday in full or written short ("last Fri", "last Tues"); "sun" is left out: "the last sun" is weather.
 _WEEKDAY = r"(?P<weekday>" + "|".join(_WEEKDAYS) + r"|mon|tues?|wed|thu(?:rs?)?|fri|sat)\b"
 _FUTURE = re.compile(r"\b(?:will|'ll|going to|gonna|plan(?:ning)? to|planned|hope to|can't wait|excited to|"
                      r"looking forward|upcoming|next|soon|scheduled)\b", re.I)
 
+# What an ordinal counts where it is not a day of the month: "on the 3rd floor", "on the 2nd try"
+_COUNTED = ("floor|storey|story|time|try|attempt|go|place|round|lap|page|step|row|grade|level|day|week|month|year|"
+            "anniversary|birthday|edition|season|episode|chapter|book|street|avenue|century|generation|quarter|hole|"
+            "inning|leg|stage|stop|line|shelf|base|gear|draft|version|visit|date|floors|lesson|class|game|match|set")
+
 # Most specific first: a match hides the shorter expressions inside it.
 _PATTERNS: tuple[tuple[str, str], ...] = (
     ("day_offset", r"\bthe day before yesterday\b|\bthe day after tomorrow\b"),
+    ("exact", _NUM + r"\s+" + _UNIT + r"\s+(?:(?P<back>ago)\s+today|from\s+today)\b"),
     ("ago", _NUM + r"\s+" + _UNIT + r"\s+(?:ago|back|earlier)\b"),
     ("weekends_ago", _NUM + r"\s+weekends?\s+(?:ago|back|earlier)\b"),
     ("since", _NUM + r"\s+(?P<unit>month|year)s?\s+(?:now|already)\b"),
@@ -80,7 +90,12 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     ("season", r"\b(?P<rel>last|this past|past|next|this coming|this)\s+(?P<season>spring|summer|autumn|fall|winter)\b"),
     ("month", r"\b(?:in|since|during|by|until|last|next|this|early|late|mid|mid-)\s+" + _MONTH + r"(?!\s*\d)\b"),
     ("day_word", r"\b(?:yesterday|tomorrow|today|tonight|last night|this morning|this afternoon|this evening)\b"),
+    ("on_holiday", r"\b(?:on|at)\s+" + _HOLIDAY),  # "on Christmas Eve": as a bare weekday, by the sentence's tense
+    ("the_season", r"\b(?:over|during|in)\s+the\s+(?P<season>spring|summer|autumn|fall|winter)\b"),
     ("on_weekday", r"\bon\s+(?P<weekday>" + "|".join(_WEEKDAYS) + r")\b(?!s)"),  # in full: "on wed", "on sat" are words
+    # "on the 3rd": a day of the month with no month named; not "on the 3rd floor", "on the 2nd of May"
+    ("on_ordinal", r"\bon\s+the\s+(?P<ordinal>[1-9]|[12]\d|3[01])(?:st|nd|rd|th)\b(?!\s*(?:of\b|-|(?:" + _MONTH_WORDS
+                   + "|" + _COUNTED + r")s?\b))"),
 )
 _COMPILED = tuple((kind, re.compile(p, re.I)) for kind, p in _PATTERNS)
 
@@ -174,6 +189,16 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
         return f"since {value}", first
     if kind == "weekends_ago":  # "two weekends ago": the weekend that many before this week's
         return _at_precision(said_on - timedelta(days=7 * _count(g["n"])), "weekend")
+    if kind == "exact":  # "a week ago today", "two months from today": that very day
+        n, unit = _count(g["n"]), g["unit"].lower()
+        if n > 400:
+            return None
+        if unit in _IN_UNITS:
+            n, unit = n * _IN_UNITS[unit][0], _IN_UNITS[unit][1]
+        return _at_precision(_shift(said_on, n, unit, -1 if g["back"] else 1), "day")
+    if kind == "on_ordinal":  # "on the 3rd": the latest such day in a sentence told in the past, else the next one
+        day = _month_day(said_on, int(g["ordinal"]), not _told_in_past(text, m.start()))
+        return _at_precision(day, "day") if day is not None else None
     if kind in ("ago", "ahead"):
         unit = g["unit"].lower()
         n = _count(g["n"])
@@ -211,10 +236,21 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
         else:
             found = this_year  # "this Halloween": this year's
         return _at_precision(found, "day")
+    if kind == "on_holiday":
+        month, day = _HOLIDAYS[" ".join(re.sub(r"['’]", "", g["holiday"].lower()).split())]
+        this_year = date(said_on.year, month, day)
+        if _told_in_past(text, m.start()):
+            return _at_precision(this_year if this_year <= said_on else date(said_on.year - 1, month, day), "day")
+        return _at_precision(this_year if this_year >= said_on else date(said_on.year + 1, month, day), "day")
+    if kind == "the_season":  # "over the summer": the latest one in a sentence told in the past, else this or the next
+        season, start = g["season"].lower(), _SEASONS[g["season"].lower()]
+        latest = date(said_on.year, start, 1) if date(said_on.year, start, 1) <= said_on else date(said_on.year - 1, start, 1)
+        if not _told_in_past(text, m.start()) and (said_on - latest).days >= 91:
+            latest = date(latest.year + 1, start, 1)
+        return f"{season} {latest.year}", latest
     if kind == "on_weekday":  # "on Sunday": the last one in a sentence told in the past, else the coming one
         target = _weekday_index(g["weekday"])
-        sentence = _sentence_at(text, m.start())
-        if not _FUTURE.search(sentence) and _PAST.search(sentence):
+        if _told_in_past(text, m.start()):
             day = said_on - timedelta(days=(said_on.weekday() - target) % 7)
         else:
             day = said_on + timedelta(days=(target - said_on.weekday()) % 7 or 7)
@@ -229,13 +265,7 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
         written = g["weekday"].lower()
         target = _weekday_index(written)
         direction = _relative(g["rel"])
-        if direction < 0:  # the most recent such day before the day it was said
-            day = said_on - timedelta(days=(said_on.weekday() - target) % 7 or 7)
-        elif direction > 0:
-            day = said_on + timedelta(days=(target - said_on.weekday()) % 7 or 7)
-        else:
-            day = _monday(said_on) + timedelta(days=target)  # "this Friday": this week's
-        value, first = _at_precision(day, "day")
+        value, first = _at_precision(_weekday_from(said_on, target, direction), "day")
         # a weekday written short is named in full: "last Tues (Tuesday 18 July 2023)"
         return (value if written in _WEEKDAYS else f"{_WEEKDAYS[target].capitalize()} {value}"), first
     if kind == "period":
@@ -276,6 +306,47 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
     return None
 
 
+def _weekday_from(said_on: date, target: int, direction: int) -> date:
+    """The weekday `target` (Monday 0) last (direction < 0: the latest before the day said), next (> 0: the first
+    after it) or this week (0)."""
+    if direction < 0:
+        return said_on - timedelta(days=(said_on.weekday() - target) % 7 or 7)
+    if direction > 0:
+        return said_on + timedelta(days=(target - said_on.weekday()) % 7 or 7)
+    return _monday(said_on) + timedelta(days=target)
+
+
+def _month_day(said_on: date, day: int, forward: bool) -> date | None:
+    """The `day` of a month nearest the day said: the latest on or before it, or (`forward`) the first on or after
+    it; None for a day no month has."""
+    if not 1 <= day <= 31:
+        return None
+    year, month = said_on.year, said_on.month
+    for _ in range(13):
+        try:
+            found = date(year, month, day)
+        except ValueError:
+            found = None
+        if found is not None and (found >= said_on if forward else found <= said_on):
+            return found
+        month += 1 if forward else -1
+        year, month = (year + (month - 1) // 12, (month - 1) % 12 + 1)
+    return None
+
+
+def _told_in_past(text: str, at: int) -> bool:
+    """Whether the sentence at `at` is told in the past (a verb in the past, no word of the future)."""
+    sentence = _sentence_at(text, at)
+    return not _FUTURE.search(sentence) and bool(_PAST.search(sentence))
+
+
+def _titled(expression: str) -> bool:
+    """An expression whose every word is written with a capital, three of them after the first ("The Day After
+    Tomorrow"): a title. (A sentence's first word has one anyway, and a holiday's name: "On Christmas Eve".)"""
+    words = re.findall(r"[^\W\d_]+", expression)
+    return len(words) >= 4 and all(w[0].isupper() for w in words)
+
+
 def _sentence_at(text: str, at: int) -> str:
     start = max(text.rfind(".", 0, at), text.rfind("!", 0, at), text.rfind("?", 0, at)) + 1
     ends = [i for i in (text.find(".", at), text.find("!", at), text.find("?", at)) if i >= 0]
@@ -306,6 +377,10 @@ def _found_in(lang: str, text: str, said_on: date) -> list[tuple[int, int, tuple
         for m in pattern.finditer(text):
             if (unit := date_words.unit(lang, m.group("unit"))) is not None:
                 found.append((m.start(), m.end(), _at_precision(_shift(said_on, 1, unit, direction), unit)))
+    for pattern, direction in date_words.weekday_periods(lang):
+        for m in pattern.finditer(text):
+            found.append((m.start(), m.end(), _at_precision(_weekday_from(said_on, date_words.weekday(
+                lang, m.group("weekday")), direction), "day")))
     return found
 
 
@@ -322,6 +397,9 @@ def resolve_dates(text: str, said_on: date | datetime) -> list[ResolvedDate]:
         for m in pattern.finditer(text):
             start, end = m.span()
             if any(start < e and s < end for s, e in taken):
+                continue
+            if _titled(m.group(0)):  # a title: nothing inside it is read either
+                taken.append((start, end))
                 continue
             try:
                 resolved = _resolve(kind, m, said_on, text)

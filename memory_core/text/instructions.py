@@ -127,27 +127,30 @@ _OURS = _words(r"your", r"its", r"all", r"any", r"every", r"previous", r"prior",
 _FOREIGN_CONTROLS = _words(
     r"instruções", r"regras", r"diretrizes", r"verificações", r"restrições", r"filtros", r"instrucciones",
     r"reglas", r"controles", r"restricciones", r"verificaciones", r"comprobaciones", r"anweisungen", r"regeln",
-    r"richtlinien", r"\w*anweisungen", r"\w*prüfungen", r"einschränkungen", r"(?:deine|alle|ihre) filter",
+    r"richtlinien", r"\w*anweisungen", r"\w*prüfungen", r"vorgaben", r"einschränkungen", r"(?:deine|alle|ihre) filter",
     r"consignes", r"règles", r"vérifications",
     r"filtres", r"systemprompt", r"system-prompt", r"istruzioni", r"regole", r"linee guida", r"instructies",
-    r"(?:sicherheits|system|verhaltens)regeln", r"regels", r"richtlijnen", r"systeemprompt")
+    r"(?:sicherheits|system|verhaltens)regeln", r"regels", r"richtlijnen", r"systeemprompt", r"polecenia",
+    r"instrukcje", r"zasady", r"reguły")
 _CONTROLS = _words(
     rf"(?:\b{_OURS}|<)(?:\s+[\w'-]+){{0,2}}?\s*{_CONTROL_NOUNS}\b(?!\s+(?:from|by)\b)", rf"\b{_FOREIGN_CONTROLS}\b",
     r"\b(?:the )?above(?=\s*(?:and|,|\.|;|$))", r"\beverything (?:you (?:were|have been) told|above|before)",
     r"\bdeveloper message")
 _LOOSE_CONTROLS = _words(_CONTROL_NOUNS, _FOREIGN_CONTROLS)
 _GIVE_UP = _words(
-    r"ignore", r"ignoring", r"disregard", r"forget", r"overrides?", r"bypass", r"skip", r"disable", r"turn off",
+    r"ignore", r"ignoring", r"disregard", r"forget", r"overrides?", r"overrule", r"bypass", r"skip", r"disable", r"turn off",
     r"circumvent", r"stop following", r"cancel(?:l?ed)?", r"ignora", r"ignorar", r"ignorer", r"ignorez", r"ignoriere",
     r"ignorieren", r"esqueça", r"esquece", r"olvida", r"olvidar", r"vergiss", r"oublie", r"oubliez", r"pule",
     r"pular", r"salta", r"omite", r"omitir", r"überspringe", r"überspring", r"umgehe", r"contourne", r"saute",
     r"desative", r"desativa", r"desactiva", r"deaktiviere", r"désactive", r"dimentica", r"dimenticare", r"negeer",
-    r"vergeet", r"ignorierst", r"vergisst", r"missachte", r"missachtest")
+    r"vergeet", r"ignorierst", r"vergisst", r"missachte", r"missachtest", r"zignoruj", r"ignoruj", r"zapomnij",
+    r"pomiń")
 _REVEAL = _words(
     r"reveal", r"print", r"output", r"repeat", r"leak", r"disclose", r"display", r"dump", r"recite", r"expose",
     r"share", r"reply with", r"respond with", r"show", r"tell me", r"revele", r"revela", r"revelar", r"mostre",
     r"muestra", r"zeige", r"zeig", r"verrate", r"gib", r"révèle", r"affiche", r"montre", r"divulgue", r"rivela",
-    r"mostra", r"toon", r"laat zien")
+    r"mostra", r"toon", r"laat zien", r"répète", r"répétez", r"recopie", r"repite", r"repita", r"repete",
+    r"ripeti", r"wiederhole", r"herhaal")
 _SECRETS = _words(
     rf"(?:\b{_OURS}|<)(?:\s+[\w'-]+){{0,2}}?\s*(?:prompt|instructions|configuration|rules|password)\b",
     r"\bthe (?:full|complete|secret|internal) (?:prompt|instructions|configuration|rules)\b",
@@ -227,7 +230,11 @@ _RULES: tuple[tuple[str, re.Pattern], ...] = tuple((reason, re.compile(pattern))
      rf"disable|override|obey)\b"),
     ("asks the agent to call a tool",
      r"\byou (?:must|should|need to|will|have to|are to)\s+(?:call|invoke|execute|trigger)\s+(?:the\s+)?`?[\w.-]+`?\s+"
-     r"(?:tool|function)\b"),
+     r"(?:tool|function)\b"
+     r"|(?:^|[.!?]\s*)(?:please\s+)?(?:execute|run)\s+(?:the\s+|this\s+)?(?:following\s+)?(?:shell\s+|terminal\s+|"
+     r"system\s+|bash\s+)?(?:command|script)\b"),
+    ("asks the agent to move the user's money",
+     r"\btell (?:them|the user|him|her|users|everyone|people|customers) to (?:transfer|send|wire|pay|deposit|invest)\b"),
     ("asks the agent to take the user's credentials",
      r"\bask (?:the user |them |him |her )?(?:for|to (?:give|share|send|enter|confirm|type)) (?:their|his|her|the "
      r"user's|your) (?:password|pin|passcode|credentials|card number|security code|(?:2fa|one-time|verification) "
@@ -242,7 +249,8 @@ _RULES: tuple[tuple[str, re.Pattern], ...] = tuple((reason, re.compile(pattern))
      r"(?:ai|assistant|model|llm|agent|chatbot"
      r"|bot)s?\b|(?:^|[.!?]\s*)(?:attention|hey|dear|hi|hello|note|important|warning),? (?:the )?(?:ai|assistant|model"
      r"|llm|agent|chatbot|bot)\s*[:,]|(?:^|[.!?]\s*)(?:to |for )?(?:the |any |all )?ai (?:agents?|assistants?|models?)"
-     r"\s*[:,]"),
+     r"\s*[:,]|(?:^|[.!?]\s*)(?:the )?(?:assistant|ai|model|llm|chatbot|chatgpt|claude|gemini)\s*,\s*"
+     r"(?:always|never|you|from now|do|don't|please|remember|make sure)\b"),
     ("asks the agent to reveal its instructions", rf"\bcontents? of {_SECRETS}"),
     ("claims an authority over the agent",
      rf"\b(?:admin\w*|root|full) (?:rights|privileges|access|control) (?:over|to|of) {_AGENT}\b"),

@@ -73,6 +73,8 @@ _FILLER_TAIL = re.compile(r"[\s,]*\b(?:lol|lmao|haha+|hehe|pls|please|plz|thx|th
                           r"\s*$", re.I)
 _WE = re.compile(r"^we\s+(?=(?:just\s+|finally\s+|recently\s+)?(?:adopted|bought|moved|live|got\s+(?:married|engaged|a)"
                  r"|had\s+(?:a|our)\s+(?:baby|son|daughter)|have\s+(?:a|an|two|three|four|\d+)\s))", re.I)
+_WE_ARE = re.compile(r"^we(?:'re|’re|\s+are)\s+(?=(?:now\s+|finally\s+)?(?:expecting|engaged|married|moving|vegan|vegetarian)\b)",
+                     re.I)
 _SUBORDINATE = re.compile(r"^(?:since|because|as|now\s+that|given\s+that|seeing\s+as)\s+(I\b[^,]{3,80}),\s*(.*)$", re.I)
 _AS_A = re.compile(r"^as\s+(an?\s+[^,]{3,50}),\s*(.*)$", re.I)
 # Another first-person clause in the same sentence: "..., and I love X", "...; my wife is Ana", "..., I moved".
@@ -228,6 +230,44 @@ def _split_job(clause: str) -> list[str]:
     return [clause]
 
 
+# "Call me Bea", and a name or a home said in Portuguese, Spanish, German, French, Italian or Dutch: written as the
+# English clauses the rules read ("my name is Bea", "I live in Lyon"); the rest of such a sentence is not read.
+_NAME_WORD = r"(?P<name>[A-ZÀ-Ý][\w'-]*(?:\s+[A-ZÀ-Ý][\w'-]*)?)"
+_CALL_ME = re.compile(r"^(?i:please\s+)?(?i:call\s+me)\s+" + _NAME_WORD + r"(?=\s*(?:[,.!;]|$|\s+(?i:please|everyone|everybody|"
+                      r"for\s+short|instead)))")
+_FOREIGN_NAME = re.compile(r"(?:^|\b)(?i:je\s+m'appelle|ich\s+hei(?:ß|ss)e|mein\s+name\s+ist|me\s+llamo|mi\s+nombre\s+es"
+                           r"|meu\s+nome\s+é|me\s+chamo|chamo-me|mi\s+chiamo|ik\s+heet|mijn\s+naam\s+is)\s+" + _NAME_WORD)
+_FOREIGN_HOME = re.compile(r"(?:^|\b)(?i:j'habite\s+(?:à|a|en)|je\s+vis\s+(?:à|a|en)|ich\s+(?:wohne|lebe)\s+in|vivo\s+en"
+                           r"|moro\s+em|moro\s+no|moro\s+na|vivo\s+em|abito\s+a|vivo\s+a|ik\s+woon\s+in)\s+"
+                           + _NAME_WORD.replace("name", "place"))
+# "My cat Miso ...", "our dog Rex ...": the pet's name (what the sentence goes on to say of the pet is not read).
+_PET_NAMED = re.compile(r"^(?i:my|our)\s+(?P<pet>(?i:cat|dog|puppy|kitten|rabbit|bunny|hamster|parrot|horse|pony"
+                        r"|tortoise|turtle|guinea\s+pig|ferret|lizard|snake|goldfish|budgie))\s+"
+                        r"(?P<name>(?!I\b)[A-Z][\w'-]*)\b(?!')")
+
+# "My partner Sam and I ...": one of the user's people named beside the user.
+_WITH_NAMED = re.compile(r"^(?i:my)\s+(?P<who>(?i:wife|husband|partner|girlfriend|boyfriend|fianc[eé]e?|son|daughter"
+                         r"|sister|brother|mom|mum|mother|dad|father|friend|roommate|flatmate|cousin))\s+"
+                         r"(?P<name>(?!I\b)[A-Z][\w'-]*)\s+(?i:and)\s+(?P<rest>I\b.*)$")
+
+
+def _named_clauses(sentence: str) -> list[str] | None:
+    """The clauses of a sentence that names the user in a way the English rules do not read, or None."""
+    call = _CALL_ME.match(sentence)
+    if call:
+        return [f"my name is {call.group('name')}"]
+    pet = _PET_NAMED.match(sentence)
+    if pet:
+        return [f"my {pet.group('pet').lower()}'s name is {pet.group('name')}"]
+    together = _WITH_NAMED.match(sentence)
+    if together:  # "My partner Sam and I live in Leeds": who Sam is, and what they both do
+        return [f"my {together.group('who').lower()} is {together.group('name')}", *_clauses_of(together.group("rest"))]
+    name, home = _FOREIGN_NAME.search(sentence), _FOREIGN_HOME.search(sentence)
+    if name is None and home is None:
+        return None
+    return ([f"my name is {name.group('name')}"] if name else []) + ([f"I live in {home.group('place')}"] if home else [])
+
+
 def _introduction(sentence: str, greeted: bool) -> list[str] | None:
     """ "I'm Ana, a backend engineer" -> ["my name is Ana", "I'm a backend engineer"]; None when the sentence does
     not give the user's name. A lower-case name, or "Omar here", counts only in a message that opened with a
@@ -304,7 +344,7 @@ def first_person_clauses(text: str) -> list[tuple[str, bool]]:
         if sentence.endswith("?"):
             continue
         sentence = _FILLER_TAIL.sub("", sentence.rstrip(".!… ")).strip()
-        sentence = re.sub(r"^name\s+is\b", "my name is", _WE.sub("I ", sentence), flags=re.I)
+        sentence = re.sub(r"^name\s+is\b", "my name is", _WE_ARE.sub("I'm ", _WE.sub("I ", sentence)), flags=re.I)
         sentence = _subjectless(sentence)
         sentence, changed = restate(sentence)  # "My new manager is Rui" -> "my manager is Rui", a change
         cue = cue or changed
@@ -320,6 +360,8 @@ def first_person_clauses(text: str) -> list[tuple[str, bool]]:
                 break
         for n, part in enumerate(parts):
             intro = _introduction(part, greeted)
+            if intro is None:
+                intro = _named_clauses(part)
             clauses = intro if intro is not None else _clauses_of(part)
             found.extend((clause, (cue and n == 0 and i == 0) or _contrasted(clause, part))
                          for i, clause in enumerate(clauses))

@@ -92,7 +92,7 @@ PLACEHOLDER = re.compile(r"(?i)^(?:none|null|nil|true|false|yes|no|empty|undefin
 
 # "password is X" in the languages the project meets: keyword, up to four words, a connector, the value.
 _NL_KEYWORD = (r"pass(?:word|wd|phrase|code)s?|pwd|pw|pin(?:[ -]?code)?|(?:door|gate|garage|alarm|wi-?fi|wlan|router)"
-               r" code|code (?:wi-?fi|wlan|d'accès|de acesso|de acceso|pin)|senhas?|palavra-passe|contraseñas?|contrasenas?"
+               r" code|(?:keypad|lock|locker|padlock|safe|door|gate|garage|alarm)[ -](?:combo|combination)|(?:keypad|disarm) code|code (?:wi-?fi|wlan|d'accès|de acesso|de acceso|pin)|senhas?|palavra-passe|contraseñas?|contrasenas?"
                r"|claves?|passw[oö]rt|wlan-passwort|kennwort|mot de passe|mdp|wachtwoord|parola d'ordine|пароль|密码|口令"
                r"|パスワード|パスコード|暗証番号|비밀번호|şifre(?:m|si)?|hasło|heslo|lösenord|adgangskode|passord|salasana"
                r"|kata sandi|mật khẩu|κωδικός|סיסמה|كلمة المرور|पासवर्ड|c[oó]digo (?:d[oae] |del )?(?:alarme|alarma|port[aã]o"
@@ -188,7 +188,7 @@ KEYWORD_STEMS = ("pass", "pw", "pin", "secret", "cred", "senh", "contra", "clave
                  "schlüssel", "key", "token", "sig", "auth", "session", "sid", "seed", "otp", "2fa", "mfa", "hmac", "salt",
                  "jwt", "dsn", "bearer", "code", "login", "user", "usu", "utilisateur", "benutzer", "zugang", "anmelde",
                  "identifiant", "credencia", "acces", "recover", "backup", "restore", "scratch", "wiederher", "recupera",
-                 "récupération", "secours", "respaldo", "mysql", "cookie", "curl")
+                 "récupération", "secours", "respaldo", "mysql", "cookie", "curl", "combo", "combination")
 # A token long enough to be key material: the format patterns run only on text (and lines) that have one.
 LONG_TOKEN = re.compile(r"[A-Za-z0-9_+/=.:@%-]{16,}")
 # Where a keyword makes the keyword plugin worth running on a line.

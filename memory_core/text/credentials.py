@@ -240,7 +240,7 @@ def _sentences(text: str) -> Iterator[tuple[int, int]]:
         start, end = _trim(text, *m.span("v"))
         value = text[start:end]
         quoted = start > 0 and text[start - 1] in "\"'`「“‘«"
-        if any(w in keyword for w in ("token", "key", "cred", "seed")) and "pass" not in keyword:
+        if any(w in keyword.replace("keypad", "") for w in ("token", "key", "cred", "seed")) and "pass" not in keyword:
             taken = looks_random(value) or (quoted and len(value) >= 6)
         else:
             taken = _password_like(value, quoted, text[end:end + 2])
@@ -251,8 +251,9 @@ def _sentences(text: str) -> Iterator[tuple[int, int]]:
         value = m.group("v")[len(quote):].rstrip(".,;:)").removesuffix(quote)
         classes = sum((any(c.islower() for c in value), any(c.isupper() for c in value),
                        any(c.isdigit() for c in value), any(not c.isalnum() for c in value)))
-        if classes >= 3 and any(c.isdigit() for c in value) and not _CODE_CHARS.search(value) \
-                and not rules.PLACEHOLDER.match(value):
+        given = re.search(r"(?i)\b(?:with|using|via)\s+(?:the\s+)?$", text[max(0, m.start() - 12):m.start()])
+        if (classes >= 3 or (given and classes >= 2)) and any(c.isdigit() for c in value) \
+                and not _CODE_CHARS.search(value) and not rules.PLACEHOLDER.match(value):
             yield m.start("v") + len(quote), m.start("v") + len(quote) + len(value)
     folded = text.casefold()
     for m in rules.LOGIN_PAIR.finditer(text) if "/" in text else ():

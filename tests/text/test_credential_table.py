@@ -23,6 +23,13 @@ and wallet seeds of several words, quoted or not, in seven languages, and 12 sen
   before:                      D 0/8, 0 of 6;  E 1/8, 0 of 6  (only a hyphenated one; a quoted one lost its first word)
   tuned on D:                  D 8/8, 0 of 6
   E, measured once after:      E 8/8, 0 of 6;  A, B and C as before
+A fresh set in halves F and G (tests/data/credentials_fg.json, 2026-11-28, a later session, written before any rule
+for it: PINs, door and keypad codes, a Polish "hasło", backup codes, a quoted master password, "ssh ... with password
+X", provider tokens; look-alikes: order, room and customer numbers, a wifi network's name, a commit, a version):
+  before:                      F 11/12, 0 of 6;  G 10/12, 0 of 6
+  tuned on F ("keypad combo"): F 12/12 (a keypad was read as a "key" and wanted a random value)
+  G, measured once after:      G 10/12, 0 of 6  (missed: "with password toor1234", "the alarm disarm code is 1-9-8-4")
+  then tuned on G:             F 12/12, G 12/12, 0 of 6 each; A to E as before
 The thresholds below are a little under those figures."""
 
 from __future__ import annotations
@@ -39,8 +46,9 @@ DATA = Path(__file__).parents[1] / "data"
 TABLE = json.loads((DATA / "credentials_table.json").read_text(encoding="utf-8"))
 FRESH = [row | {"half": "C"} for row in json.loads((DATA / "credentials_fresh.json").read_text(encoding="utf-8"))]
 PHRASES = json.loads((DATA / "credentials_phrases.json").read_text(encoding="utf-8"))  # halves D and E
+PHRASES += json.loads((DATA / "credentials_fg.json").read_text(encoding="utf-8"))  # halves F and G
 # (credentials masked at least, look-alikes touched at most)
-WANTED = {"A": (0.97, 1), "B": (0.95, 1), "C": (0.95, 1), "D": (0.85, 0), "E": (0.85, 0)}
+WANTED = {"A": (0.97, 1), "B": (0.95, 1), "C": (0.95, 1), "D": (0.85, 0), "E": (0.85, 0), "F": (0.9, 0), "G": (0.9, 0)}
 
 
 def _visible(text: str) -> str:
@@ -64,7 +72,7 @@ def test_the_table_is_large_varied_and_split_in_two():
         assert halves == ["A" if n % 2 == 0 else "B" for n in range(len(halves))]
 
 
-@pytest.mark.parametrize("half", ["A", "B", "C", "D", "E"])
+@pytest.mark.parametrize("half", ["A", "B", "C", "D", "E", "F", "G"])
 def test_credentials_are_masked_and_lookalikes_kept_on_each_half(half):
     credentials = [row for row in TABLE + FRESH + PHRASES if row["half"] == half and row["label"] == "credential"]
     lookalikes = [row for row in TABLE + FRESH + PHRASES if row["half"] == half and row["label"] == "lookalike"]

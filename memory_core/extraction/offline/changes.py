@@ -32,6 +32,21 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), r) for p, r i
     (r"^I\s+(?:have\s+|'ve\s+)?renamed\s+(?:my|our|the)\s+(?P<what>[\w-]+)(?:\s+to\s+|\s*[:,;-]+\s*(?:he|she|it|they)"
      r"(?:'s|\s+is|'re|\s+are)\s+(?:called\s+|named\s+)?)(?P<value>[A-Z][\w'-]*)(?:\s+now)?$",
      "my {what}'s name is {value}"),
+    # "I'm no longer with Acme, I joined Stripe in June" -> "I'm no longer at Acme; I joined Stripe; I work at Stripe"
+    (r"^I(?:'m|\s+am)\s+no\s+longer\s+(?:with|at)\s+(?P<old>[^,;]+?)\s*[,;]\s*(?:and\s+|so\s+)?I(?:'ve|\s+have)?\s+"
+     r"(?:just\s+|now\s+)?(?:joined|started\s+(?:at|with)|signed\s+with|moved\s+to)\s+(?P<new>[A-Z][^,;]*?)"
+     r"(?:\s+(?:in|last|this|on|a|two|three)\s+.+)?$", "I'm no longer at {old}; I joined {new}; I work at {new}"),
+    # "I'm a team lead now rather than a developer" -> "I'm a team lead"
+    (r"^I(?:'m|\s+am)\s+(?P<new>(?:an?\s+)?[^,]+?)\s+(?:now\s+)?(?:rather\s+than|instead\s+of)\s+(?:an?\s+)?[^,]+?"
+     r"(?:\s+(?:now|nowadays|these\s+days))?$", "I'm {new}"),
+    # "My number changed, it's 555-0199 now" -> "my number is 555-0199"
+    (rf"^my\s+(?P<what>{_THING}?)\s+(?:has\s+)?changed\s*[,;:-]+\s*(?:now\s+)?(?:it's|it\s+is)\s+(?P<value>.+?)"
+     r"(?:\s+now)?$", "my {what} is {value}"),
+    # "My email address is now ana@new.example" -> "my email address is ana@new.example"
+    (rf"^my\s+(?P<what>{_THING}?)\s+(?P<is>is|are|'s)\s+now\s+(?P<value>.+)$", "my {what} {is} {value}"),
+    # "I've swapped my Android for an iPhone" -> "I switched from my Android to an iPhone"
+    (r"^I(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|recently\s+)?(?:swapped|traded|exchanged)\s+(?P<old>.+?)\s+for\s+"
+     r"(?P<new>.+)$", "I switched from {old} to {new}"),
     # "My daughter just turned 7" -> "my daughter is 7"; "I just turned 35" -> "I'm 35"
     (r"^my\s+(?P<who>[\w-]+)\s+(?:just\s+|recently\s+)?turned\s+(?P<value>\d{1,3})\b.*$", "my {who} is {value}"),
     (r"^I\s+(?:just\s+|recently\s+)?turned\s+(?P<value>\d{1,3})\b.*$", "I'm {value}"),

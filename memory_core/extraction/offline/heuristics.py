@@ -51,6 +51,8 @@ _RULES: list[tuple[re.Pattern[str], str, float, str | None]] = [(re.compile(p, r
      r"|coded|programmed|written)\b.+)$", "context", 0.8, None),
     (r"^(?P<rest>i(?:'m|\s+am)\s+not\s+(?:a|an|really\s+a|big\s+on|into|much\s+of\s+a|great\s+at|good\s+at|fond"
      r"|comfortable)\b.+)$", "behavior", 0.75, None),
+    (r"^(?P<rest>i(?:'m|\s+am)\s+not\s+(?:allergic|intolerant|lactose\s+intolerant|gluten\s+intolerant|diabetic"
+     r"|vegan|vegetarian|pregnant|married|engaged|religious)\b.*)$", "context", 0.8, None),
     (r"^(?P<rest>i\s+(?:do\s+not|don't|never)\s+(?:eat|drink|smoke)\b.+)$", "preference", 0.75, None),
     (r"^(?P<rest>i\s+(?:do\s+not|don't)\s+(?:have|own|drive|use|speak|watch|play|cook|fly|work)\b.+)$", "context",
      0.75, None),
@@ -118,7 +120,7 @@ _TEMPORAL = [re.compile(p, re.I) for p in (
     r",?\s+(?:about\s+|around\s+)?(?:a|an|one|two|three|four|a\s+few|few|several|\d+)\s+(?:days?|weeks?|months?"
     r"|years?)\s+ago$",
     r",?\s+(?:recently|yesterday|a\s+while\s+ago|earlier\s+this\s+(?:week|month|year))$",
-    r",?\s+(?:actually|in\s+fact|by\s+the\s+way|btw|as\s+i\s+said|as\s+i\s+told\s+you|then)$",
+    r",?\s+(?:actually|in\s+fact|by\s+the\s+way|btw|as\s+i\s+said|as\s+i\s+told\s+you|then|after\s+all)$",
 )]
 _TEMPORAL_AFTER_I = re.compile(r"^(i(?:'m|\s+am|'ve|\s+have)?)\s+(?:now|currently|recently|finally|just|already"
                                r"|officially|actually)\s+", re.I)
@@ -367,6 +369,25 @@ def heuristic_facts(text: str, stored: Sequence[Mapping[str, Any]] = ()) -> list
     return link_statements(heuristic_statements(text, general=True), stored)
 
 
+# "Sorry, I meant Lisbon, not Lyon": a word of a stored fact said wrong; the fact is restated with the right one.
+_MEANT = re.compile(r"\bI\s+meant\s+(?P<new>[^,.;!?]{1,40}?)\s*,?\s+(?:not|instead\s+of|rather\s+than)\s+"
+                    r"(?P<old>[^,.;!?]{1,40}?)\s*(?:[,.;!?]|$)", re.I)
+
+
+def meant_statements(text: str, stored: Sequence[Mapping[str, Any]]) -> list[Statement]:
+    """The stored facts that hold the word "I meant X, not Y" takes back, restated with X, as corrections."""
+    found: list[Statement] = []
+    for m in _MEANT.finditer(text):
+        old = re.compile(rf"(?<!\w){re.escape(m.group('old').strip())}(?!\w)", re.I)
+        new = m.group("new").strip()
+        fact = next((f for f in stored if isinstance(f, Mapping) and isinstance(f.get("content"), str)
+                     and old.search(f["content"])), None)
+        if fact is not None and new:
+            found.append(describe(old.sub(lambda _m: new, fact["content"], count=1)[:500],
+                                  fact.get("category") or "context", 0.85, cue=True))
+    return found
+
+
 class HeuristicExtractor:
     """The offline default: no LLM, English first-person statements of the user only."""
 
@@ -378,6 +399,8 @@ class HeuristicExtractor:
                       if m.get("role") == "user" and not m.get("content", "").startswith("[SCHEDULED]")
                       for s in heuristic_statements(m["content"], general=True)]
         stored = current_memory.get("facts") or []
+        statements += [s for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)
+                       for s in meant_statements(m["content"], stored)]
         reply = ExtractionReply(facts=link_statements(statements, stored))
         targets = {ref for c in reply.facts for ref in c.supersedes}
         replaced = [f["content"] for f in stored if isinstance(f, Mapping) and f.get("id") in targets

@@ -74,6 +74,7 @@ SLOT_PATTERNS: list[tuple[str, re.Pattern[str], bool]] = [(k, re.compile(p), n) 
     ("residence", r"^User (?:lives|is living|resides|is based) in (?P<value>.+)$", False),
     ("residence", r"^User is in (?P<value>[A-Z].*)$", False),
     ("residence", r"^User (?:has )?moved to (?P<value>.+)$", False),
+    ("residence", r"^User (?:has )?moved from .+? to (?P<value>[A-Z].*)$", False),
     ("residence", r"^User (?:has )?moved (?:away )?(?:out of|from) (?P<value>.+)$", True),
     ("employer", r"^User (?:works|is working) (?:at|for) (?P<value>.+?)(?: as .+)?$", False),
     ("employer", rf"^User is an? {_OCCUPATION} (?:at|for) (?P<value>.+)$", False),
@@ -147,6 +148,13 @@ def _value(text: str | None) -> str | None:
     return " ".join(text.split()) or None
 
 
+# Topics said in several words that name one thing ("my number" and "my phone number", "my email address").
+_SAME_TOPIC = {**dict.fromkeys(("number", "phone", "phone number", "mobile", "mobile number", "cell", "cell number",
+                                "cell phone number", "telephone number", "mobile phone number"), "phone"),
+               **dict.fromkeys(("email", "e-mail", "email address", "e-mail address", "mail address"), "email"),
+               **dict.fromkeys(("address", "home address", "postal address", "street address"), "address")}
+
+
 def positive(content: str) -> tuple[str, bool]:
     """The content said positively, and whether it was negated: 'User no longer plays chess' -> ('User plays
     chess', True); 'User quit smoking' -> ('User smoking', True)."""
@@ -170,7 +178,8 @@ def slots_of(content: str) -> tuple[Slot, ...]:
             continue
         groups = match.groupdict()
         if "{topic}" in key:
-            key = key.format(topic=_value(groups["topic"]))
+            topic = _value(groups["topic"])
+            key = key.format(topic=_SAME_TOPIC.get(topic, topic))
         elif "{pair}" in key:
             key = key.format(pair="|".join(sorted((_value(groups["value"]) or "", _value(groups["other"]) or ""))))
         found.setdefault(key, Slot(key, _value(groups.get("value")), negates or negated))
@@ -305,6 +314,11 @@ def _ends(new: Statement, old: Statement) -> bool:
         old.content))
 
 
+def _owned(value: str) -> frozenset[str]:
+    """A slot's value without whose it is ("their android" -> {"android"})."""
+    return frozenset(value.split()) - {"their", "my", "our", "his", "her", "the", "a", "an"}
+
+
 def supersedes(new: Statement, old: Statement) -> bool:
     """Whether `new` replaces `old`: they fill a slot differently and either the slot holds one value or `new`
     was said as a correction; or `new` says, as a change, that what `old` says stopped ("User quit smoking" and
@@ -329,7 +343,9 @@ def supersedes(new: Statement, old: Statement) -> bool:
             return True
     if new.cue:  # "switched from iPhone to a Pixel" ends "User's phone is an iPhone": what it left, the old one holds
         left = {s.value for s in new.slots if s.negated and s.value}
-        if left and any(not s.negated and s.value in left for s in old.slots):
+        gone = [_owned(value) for value in left]  # "their android" left: "android phone" held it
+        if left and any(not s.negated and s.value and (s.value in left or any(g and g <= _owned(s.value) for g in gone))
+                        for s in old.slots):
             return True
     if new.negated and new.cue and not shared:
         wanted = _stems(positive(new.content)[0])

@@ -30,7 +30,7 @@ _LEAD = re.compile(r"^(?:(?:oh|well|so|hey|hi|hello|yeah|yes|also|and|but|btw|by
                    r"|haha|hmm+|um+|fwiw|tbh|p\.?s\.?),?\s+)+", re.I)
 # A correction or change said up front: "Actually, I ...", "No wait, my name is ...", "These days I ...".
 _CUE_LEAD = re.compile(r"^(?:actually|correction|sorry|no|oops|wait|in\s+fact|these\s+days|nowadays|now|lately"
-                       r"|i\s+meant|i\s+misspoke)\b\s*[,:!.-]?\s*(?=(?:i|my|actually|sorry|wait|i\s+meant)\b)", re.I)
+                       r"|i\s+meant|i\s+misspoke|(?:it\s+)?turns\s+out(?:\s+that)?|scratch\s+that)\b\s*[,:!.-]?\s*(?=(?:i|my|actually|sorry|wait|i\s+meant)\b)", re.I)
 _GREETING = re.compile(r"^(?:hi|hey|hello|hiya|howdy|yo|greetings|good\s+(?:morning|afternoon|evening|day))"
                        r"(?:\s+(?:there|all|everyone|again|chatgpt|claude))?\b[\W_]*?(?=\w|$)", re.I)
 # "Quick update:", "FYI", "For context:", "Just wanted to let you know that ...".
@@ -71,7 +71,7 @@ _CUT = re.compile(r"(?:[,;]|\s[-–—]+)?\s+(?:so\s+|and\s+)?(?:as\s+if|as\s+th
                   r"|which\s|is\s+there|help\s+me|tips\s+on)\b.*$", re.I)
 _FILLER_TAIL = re.compile(r"[\s,]*\b(?:lol|lmao|haha+|hehe|pls|please|plz|thx|thanks|tbh|honestly|btw)\W*$|\s*[:;]-?[)D(P]"
                           r"\s*$", re.I)
-_WE = re.compile(r"^we\s+(?=(?:just\s+|finally\s+|recently\s+)?(?:adopted|bought|moved|live|got\s+(?:married|engaged|a)"
+_WE = re.compile(r"^we(?:'ve|’ve|\s+have)?\s+(?=(?:just\s+|finally\s+|recently\s+)?(?:adopted|bought|moved|live|got\s+(?:married|engaged|a)"
                  r"|had\s+(?:a|our)\s+(?:baby|son|daughter)|have\s+(?:a|an|two|three|four|\d+)\s))", re.I)
 _WE_ARE = re.compile(r"^we(?:'re|’re|\s+are)\s+(?=(?:now\s+|finally\s+)?(?:expecting|engaged|married|moving|vegan|vegetarian)\b)",
                      re.I)

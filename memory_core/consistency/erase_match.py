@@ -49,7 +49,13 @@ def root(word: str) -> str:
     return word[:7]
 
 
+# How often, said in two words or one: "every day" is "daily".
+_EVERY = re.compile(r"\b(?:every|each|per|a)\s+(day|week|month|year)\b", re.I)
+_EVERY_WORD = {"day": "daily", "week": "weekly", "month": "monthly", "year": "yearly"}
+
+
 def tokens(text: str) -> list[str]:
+    text = _EVERY.sub(lambda m: _EVERY_WORD[m.group(1).casefold()], text)
     return [w for w in (t.strip("'").casefold() for t in _WORD.findall(text)) if w]
 
 
@@ -106,12 +112,15 @@ class Marks:
     carrying words: every one up to four, else all but a quarter) and whether the statement is a denial.
     `possessive`: the names the statement writes as owners; a passage that writes another of its names as an owner
     ("Sam's wife works as a nurse" for "User's brother Sam works as a nurse") speaks of someone else (None: not
-    known, as in a tombstone written before it was kept, and not checked)."""
+    known, as in a tombstone written before it was kept, and not checked). `objects`: of a statement whose subject
+    is the user ("User owes Marta 300 euros"), its names; a passage that opens with one of them as its subject
+    ("Marta owes me 300 euros", "Initech fired its CEO") tells what that one did (None: not known, not checked)."""
 
     must: frozenset[str]
     words: frozenset[str]
     denies: bool
     possessive: frozenset[str] | None = None
+    objects: frozenset[str] | None = None
 
     def __bool__(self) -> bool:
         return bool(self.must or self.words)
@@ -122,17 +131,21 @@ class Marks:
             return frozenset(keyed(key, r) for r in roots)
 
         return Marks(hashed(self.must), hashed(self.words), self.denies,
-                     None if self.possessive is None else hashed(self.possessive))
+                     None if self.possessive is None else hashed(self.possessive),
+                     None if self.objects is None else hashed(self.objects))
 
     def to_json(self) -> dict:
         out = {"must": sorted(self.must), "words": sorted(self.words), "denies": self.denies}
-        return out if self.possessive is None else {**out, "possessive": sorted(self.possessive)}
+        for name, value in (("possessive", self.possessive), ("objects", self.objects)):
+            if value is not None:
+                out[name] = sorted(value)
+        return out
 
     @classmethod
     def from_json(cls, value: dict) -> "Marks":
-        owners = value.get("possessive")
+        owners, objects = value.get("possessive"), value.get("objects")
         return cls(frozenset(value.get("must") or ()), frozenset(value.get("words") or ()), bool(value.get("denies")),
-                   None if owners is None else frozenset(owners))
+                   None if owners is None else frozenset(owners), None if objects is None else frozenset(objects))
 
 
 def keyed(key: bytes, text: str) -> str:
@@ -145,7 +158,19 @@ def marks_of(statement: str) -> Marks:
     must = _names_and_values(statement)
     carrying = {root(w) for w in tokens(statement) if w not in FUNCTION and w not in NEGATIONS and len(w) > 1}
     words = carrying - must - _descriptors(statement, must)
-    return Marks(frozenset(must), frozenset(words), negated(statement), frozenset(_possessives(statement) & must))
+    # "@user": the subject is the user (a passage that opens with someone of theirs, "My sister ...", is not)
+    objects = {m for m in must if not any(c.isdigit() for c in m)} | {"@user"} if _USER_DOES.match(statement) else set()
+    return Marks(frozenset(must), frozenset(words), negated(statement), frozenset(_possessives(statement) & must),
+                 frozenset(objects))
+
+
+# A statement whose subject is the user alone: "User owes Marta ...", not "User's brother Sam ...".
+_USER_DOES = re.compile(r"^(?:the\s+)?user\s+(?!and\b)", re.I)
+# A passage that opens with someone of the user's as its subject, alone ("My sister is ...", not "My sister and I").
+_SOMEONE_OF_THEIRS = re.compile(r"^[\s\-*•>]*(?:my|our)\s+(?P<who>[\w-]+)\b(?!'s)(?!\s*(?:,\s*|and\s+|&\s*)(?:I|me|we)\b)",
+                                re.I)
+# A passage's opening name, unless the user is beside it ("Marta and I ...").
+_OPENING = re.compile(r"^[\s\-*•>]*([\w'-]+)(?!\s*(?:,\s*|and\s+|&\s*)(?:I|me|we)\b)", re.UNICODE)
 
 
 def roots_of(text: str, key: bytes | None = None) -> frozenset[str]:
@@ -164,6 +189,15 @@ def states(passage: str, marks: Marks, key: bytes | None = None) -> bool:
         owners = {keyed(key, r) for r in _possessives(passage)} if key is not None else _possessives(passage)
         if (owners & marks.must) - marks.possessive:
             return False
+    opening = _OPENING.match(passage) if marks.objects else None
+    if opening and opening.group(1)[:1].isupper():
+        first = root(opening.group(1).strip("'"))
+        if (keyed(key, first) if key is not None else first) in marks.objects:
+            return False  # the passage tells what one of the statement's others did
+    theirs = _SOMEONE_OF_THEIRS.match(passage) if marks.objects else None
+    if theirs and theirs.group("who").casefold() in RELATIONS \
+            and (keyed(key, "@user") if key is not None else "@user") in marks.objects:
+        return False  # "My sister is pregnant with twins" for "User is pregnant with twins"
     have = len(marks.words & held)
     need = len(marks.words) if len(marks.words) <= 4 else len(marks.words) - len(marks.words) // 4
     return have >= need and (have + len(marks.must)) > 0

@@ -46,4 +46,6 @@ def leading_rows(db: Database, scope: Scope, limit: int, ids: Iterable[str] = ()
         for lo in range(0, len(wanted), 500):  # by id alone (the planner takes the id index), checked here
             rows.update((r.pk, r) for r in s.execute(by_ids, {"ids": wanted[lo:lo + 500]})
                         if (r.user_id, r.agent_name) == (scope.user_id, scope.agent_name) and r.invalid_at is None)
+    if not wanted:  # the statement's own order
+        return list(rows.values())
     return sorted(rows.values(), key=lambda r: (-float(r.confidence), utc(r.created_at), r.pk))

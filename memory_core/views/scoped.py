@@ -366,9 +366,11 @@ class ScopedMemory:
             raise ValueError("query must be a string")
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
             raise ValueError(f"max_tokens must be a non-negative integer; got {budget!r}")
-        hits = self.search(query, k=RELEVANT_FACTS * 2, depth=evidence_depth(budget)) if query.strip() else []
+        # searched as `search` does, in this injection's reads, and not kept apart from it (search.answers)
+        hits = self._search(query, RELEVANT_FACTS * 2, {"depth": evidence_depth(budget)}) if query.strip() else []
         if parts := sub_queries(query):  # a question that asks two things: each part searched too
-            hits = merge_rankings([hits] + [self.search(part, k=RELEVANT_FACTS) for part in parts])
+            hits = merge_rankings([hits] + [self._search(part, RELEVANT_FACTS, {"depth": max(50, RELEVANT_FACTS * 5)})
+                                            for part in parts])
         hits = self._reranked(query, hits)
         priority = [h.ref for h in hits if h.kind == "fact"][:RELEVANT_FACTS]
 

@@ -152,8 +152,8 @@ def test_a_scope_of_facts_that_all_fit_is_given_them_without_a_search(tmp_path, 
         assert ranked.text == plain and ranked.relevant_fact_ids[0] == view.facts.list()[-1].id  # searched
 
         searches: list[str] = []
-        real_search = type(view).search
-        monkeypatch.setattr(type(view), "search", lambda self, q, **kw: searches.append(q) or real_search(self, q, **kw))
+        real_search = type(view)._search  # what runs a search for `search` and for an injection's query
+        monkeypatch.setattr(type(view), "_search", lambda self, q, *a: searches.append(q) or real_search(self, q, *a))
         text = view.format_for_injection(max_tokens=2000, query=QUERY)
         lean = view.injection_report(max_tokens=2000, query=QUERY, record=True, relevance=False)
         assert text == lean.text == plain and not searches

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from sqlalchemy import bindparam, or_, select, text
+from sqlalchemy import bindparam, func, or_, select, text
 from sqlalchemy.exc import IntegrityError
 
 from memory_core.store.actors import current_actor
@@ -536,6 +536,17 @@ class FactStore:
         return purged
 
     # -- summaries (user context and history) --------------------------------------------------
+
+    def version(self, scope: Scope) -> tuple:
+        """(facts, latest fact change, latest summary change) of the scope: changes whenever a fact or a summary
+        does, so that a reader may cache what it built from them (the dashboard does)."""
+        where_facts = (FactRow.user_id == scope.user_id, FactRow.agent_name == scope.agent_name)
+        with self.db.read() as s:
+            count, latest = s.execute(select(func.count(FactRow.id), func.max(FactRow.updated_at))
+                                      .where(*where_facts)).one()
+            summarised = s.execute(select(func.max(SummaryRow.updated_at)).where(
+                SummaryRow.user_id == scope.user_id, SummaryRow.agent_name == scope.agent_name)).scalar()
+        return int(count or 0), str(latest), str(summarised)  # compared, never read: the raw values serve
 
     def summaries(self, scope: Scope) -> dict[str, dict[str, dict[str, str]]]:
         with self.db.rows() as s:

@@ -232,9 +232,8 @@ class ScopedMemory:
         return eraser.guard(self.scope, taken_in) if eraser is not None else None
 
     def data_version(self) -> tuple:
-        """A cache key: new whenever what the scope's searches read changes, whoever wrote it (files taken in first)."""
-        self._parts.index.answers.take_in(self.scope)
-        return (self._parts.index.store.scope_version(self.scope),)
+        """A value that changes whenever the scope's facts or summaries do (one small query): a cache key."""
+        return self._parts.store.version(self.scope)
 
     def memory_data(self) -> dict[str, Any]:
         """The scope's summaries and every valid fact (injection and update read only what they use)."""

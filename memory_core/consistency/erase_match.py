@@ -112,15 +112,18 @@ class Marks:
     carrying words: every one up to four, else all but a quarter) and whether the statement is a denial.
     `possessive`: the names the statement writes as owners; a passage that writes another of its names as an owner
     ("Sam's wife works as a nurse" for "User's brother Sam works as a nurse") speaks of someone else (None: not
-    known, as in a tombstone written before it was kept, and not checked). `objects`: of a statement whose subject
-    is the user ("User owes Marta 300 euros"), its names; a passage that opens with one of them as its subject
-    ("Marta owes me 300 euros", "Initech fired its CEO") tells what that one did (None: not known, not checked)."""
+    known, as in a tombstone written before it was kept, and not checked). `by_user`: the statement's subject is the
+    user ("User owes Marta 300 euros"): a passage that opens with one of the user's people as its subject ("My sister
+    ...") speaks of them; `objects`, then, its names: a passage that opens with one of them ("Marta owes me 300
+    euros", "Initech fired its CEO") tells what that one did (a tombstone written before they were kept has neither:
+    not checked)."""
 
     must: frozenset[str]
     words: frozenset[str]
     denies: bool
     possessive: frozenset[str] | None = None
-    objects: frozenset[str] | None = None
+    objects: frozenset[str] = frozenset()
+    by_user: bool = False
 
     def __bool__(self) -> bool:
         return bool(self.must or self.words)
@@ -131,21 +134,20 @@ class Marks:
             return frozenset(keyed(key, r) for r in roots)
 
         return Marks(hashed(self.must), hashed(self.words), self.denies,
-                     None if self.possessive is None else hashed(self.possessive),
-                     None if self.objects is None else hashed(self.objects))
+                     None if self.possessive is None else hashed(self.possessive), hashed(self.objects), self.by_user)
 
     def to_json(self) -> dict:
         out = {"must": sorted(self.must), "words": sorted(self.words), "denies": self.denies}
-        for name, value in (("possessive", self.possessive), ("objects", self.objects)):
-            if value is not None:
-                out[name] = sorted(value)
-        return out
+        if self.possessive is not None:
+            out["possessive"] = sorted(self.possessive)
+        return out if not self.by_user else {**out, "by_user": True, "objects": sorted(self.objects)}
 
     @classmethod
     def from_json(cls, value: dict) -> "Marks":
-        owners, objects = value.get("possessive"), value.get("objects")
+        owners = value.get("possessive")
         return cls(frozenset(value.get("must") or ()), frozenset(value.get("words") or ()), bool(value.get("denies")),
-                   None if owners is None else frozenset(owners), None if objects is None else frozenset(objects))
+                   None if owners is None else frozenset(owners), frozenset(value.get("objects") or ()),
+                   bool(value.get("by_user")))
 
 
 def keyed(key: bytes, text: str) -> str:
@@ -158,19 +160,19 @@ def marks_of(statement: str) -> Marks:
     must = _names_and_values(statement)
     carrying = {root(w) for w in tokens(statement) if w not in FUNCTION and w not in NEGATIONS and len(w) > 1}
     words = carrying - must - _descriptors(statement, must)
-    # "@user": the subject is the user (a passage that opens with someone of theirs, "My sister ...", is not)
-    objects = {m for m in must if not any(c.isdigit() for c in m)} | {"@user"} if _USER_DOES.match(statement) else set()
+    by_user = bool(_USER_DOES.match(statement))
+    objects = {m for m in must if not any(c.isdigit() for c in m)} if by_user else set()
     return Marks(frozenset(must), frozenset(words), negated(statement), frozenset(_possessives(statement) & must),
-                 frozenset(objects))
+                 frozenset(objects), by_user)
 
 
 # A statement whose subject is the user alone: "User owes Marta ...", not "User's brother Sam ...".
 _USER_DOES = re.compile(r"^(?:the\s+)?user\s+(?!and\b)", re.I)
 # A passage that opens with someone of the user's as its subject, alone ("My sister is ...", not "My sister and I").
-_SOMEONE_OF_THEIRS = re.compile(r"^[\s\-*•>]*(?:my|our)\s+(?P<who>[\w-]+)\b(?!'s)(?!\s*(?:,\s*|and\s+|&\s*)(?:I|me|we)\b)",
-                                re.I)
+_BESIDE_THE_USER = r"(?!\s*(?:,\s*|and\s+|&\s*)(?:I|me|we)\b)"
+_SOMEONE_OF_THEIRS = re.compile(r"^[\s\-*•>]*(?:my|our)\s+(?P<who>[\w-]+)\b(?!'s)" + _BESIDE_THE_USER, re.I)
 # A passage's opening name, unless the user is beside it ("Marta and I ...").
-_OPENING = re.compile(r"^[\s\-*•>]*([\w'-]+)(?!\s*(?:,\s*|and\s+|&\s*)(?:I|me|we)\b)", re.UNICODE)
+_OPENING = re.compile(r"^[\s\-*•>]*([\w'-]+)" + _BESIDE_THE_USER, re.UNICODE)
 
 
 def roots_of(text: str, key: bytes | None = None) -> frozenset[str]:
@@ -194,9 +196,8 @@ def states(passage: str, marks: Marks, key: bytes | None = None) -> bool:
         first = root(opening.group(1).strip("'"))
         if (keyed(key, first) if key is not None else first) in marks.objects:
             return False  # the passage tells what one of the statement's others did
-    theirs = _SOMEONE_OF_THEIRS.match(passage) if marks.objects else None
-    if theirs and theirs.group("who").casefold() in RELATIONS \
-            and (keyed(key, "@user") if key is not None else "@user") in marks.objects:
+    theirs = _SOMEONE_OF_THEIRS.match(passage) if marks.by_user else None
+    if theirs and theirs.group("who").casefold() in RELATIONS:
         return False  # "My sister is pregnant with twins" for "User is pregnant with twins"
     have = len(marks.words & held)
     need = len(marks.words) if len(marks.words) <= 4 else len(marks.words) - len(marks.words) // 4

@@ -491,7 +491,6 @@ def m033_episode_threads(conn: Connection, db: Database) -> None:
                          "(user_id, agent_name, thread_id, pk)")
 
 
-
 def m034_scope_versions(conn: Connection, db: Database) -> None:
     """A version of each scope, new with every write to what its searches and injections read (store.scope_versions)."""
     scope_versions.create(conn, db)

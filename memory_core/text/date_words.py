@@ -92,11 +92,14 @@ WEEKDAYS = {
 }
 # The last or next such day: (pattern with {day} where a weekday's words go, direction).
 WEEKDAY_PERIODS = {
-    "pt": ((r"{day}\s+passad[oa]", -1), (r"{day}\s+que\s+vem", 1), (r"próxim[oa]\s+{day}", 1), (r"{day}\s+próxim[oa]", 1)),
+    "pt": ((r"{day}\s+passad[oa]", -1), (r"{day}\s+que\s+vem", 1), (r"próxim[oa]\s+{day}", 1),
+           (r"{day}\s+próxim[oa]", 1)),
     "es": ((r"{day}\s+pasado", -1), (r"{day}\s+que\s+viene", 1), (r"próximo\s+{day}", 1), (r"{day}\s+próximo", 1)),
-    "de": ((r"(?:letzte[nsr]?|vorige[nsr]?|vergangene[nsr]?)\s+{day}", -1), (r"(?:nächste[nsr]?|kommende[nsr]?)\s+{day}", 1)),
+    "de": ((r"(?:letzte[nsr]?|vorige[nsr]?|vergangene[nsr]?)\s+{day}", -1),
+           (r"(?:nächste[nsr]?|kommende[nsr]?)\s+{day}", 1)),
     "fr": ((r"{day}\s+derniers?", -1), (r"{day}\s+passés?", -1), (r"{day}\s+prochains?", 1)),
-    "it": ((r"{day}\s+scors[oa]", -1), (r"{day}\s+passat[oa]", -1), (r"{day}\s+prossim[oa]", 1), (r"prossim[oa]\s+{day}", 1)),
+    "it": ((r"{day}\s+scors[oa]", -1), (r"{day}\s+passat[oa]", -1), (r"{day}\s+prossim[oa]", 1),
+           (r"prossim[oa]\s+{day}", 1)),
     "nl": ((r"(?:vorige|afgelopen)\s+{day}", -1), (r"(?:volgende|komende)\s+{day}", 1)),
 }
 # Common words by which a text reads as a language (English among them, so that an English text is left alone).

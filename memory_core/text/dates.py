@@ -54,8 +54,7 @@ _LINKED = "".join(rf"(?<!\b{w}\s)" for w in ("am", "is", "are", "be", "been", "b
 _PAST = re.compile(r"\b(?:was|were|did|had|went|got|came|saw|met|made|took|told|said|gave|ran|bought|left|found|"
                    r"felt|spent|began|won|lost|brought|caught|wrote|ate|drank|sang|swam|wore|flew|drove|rode|fell|"
                    r"broke|chose|spoke|stole|threw|knew|grew|drew|forgot|slept|kept|sent|built|paid|sold|heard|held|"
-                   r"taught|thought|fought|sat|stood|woke|became|hid|shook|meant|lent|fed|led|sank|rang|"
-                   r"" + _LINKED +
+                   r"taught|thought|fought|sat|stood|woke|became|hid|shook|meant|lent|fed|led|sank|rang|" + _LINKED +
                    r"(?!(?:indeed|hundred|speed|breed|embed|proceed|succeed|exceed)\b)\w{3,}ed)\b", re.I)
 _MONTH_WORDS = "|".join(_MONTHS) + "|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec"
 _MONTH = r"(?P<month>" + _MONTH_WORDS + r")\.?"
@@ -189,25 +188,18 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
         return f"since {value}", first
     if kind == "weekends_ago":  # "two weekends ago": the weekend that many before this week's
         return _at_precision(said_on - timedelta(days=7 * _count(g["n"])), "weekend")
-    if kind == "exact":  # "a week ago today", "two months from today": that very day
-        n, unit = _count(g["n"]), g["unit"].lower()
-        if n > 400:
-            return None
-        if unit in _IN_UNITS:
-            n, unit = n * _IN_UNITS[unit][0], _IN_UNITS[unit][1]
-        return _at_precision(_shift(said_on, n, unit, -1 if g["back"] else 1), "day")
     if kind == "on_ordinal":  # "on the 3rd": the latest such day in a sentence told in the past, else the next one
         day = _month_day(said_on, int(g["ordinal"]), not _told_in_past(text, m.start()))
         return _at_precision(day, "day") if day is not None else None
-    if kind in ("ago", "ahead"):
+    if kind in ("ago", "ahead", "exact"):  # "exact": "a week ago today", "two months from today", that very day
         unit = g["unit"].lower()
         n = _count(g["n"])
         if n > 400:
             return None
         if unit in _IN_UNITS:  # "a fortnight ago": two weeks
             n, unit = n * _IN_UNITS[unit][0], _IN_UNITS[unit][1]
-        moved = _shift(said_on, n, unit, -1 if kind == "ago" else 1)
-        return _at_precision(moved, unit)
+        moved = _shift(said_on, n, unit, -1 if kind == "ago" or g.get("back") else 1)
+        return _at_precision(moved, "day" if kind == "exact" else unit)
     if kind == "second":  # "the week before last": two weeks back; "the month after next": two months on
         unit = g["unit"].lower()
         sign = 1 if "next" in g["dir"].lower() else -1
@@ -226,7 +218,7 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
         last = said_on - timedelta(days=(said_on.weekday() - target) % 7 or 7)
         return _at_precision(last - timedelta(days=7 * (_count(g["n"]) - 1)), "day")
     if kind == "holiday":
-        month, day = _HOLIDAYS[" ".join(re.sub(r"['’]", "", g["holiday"].lower()).split())]
+        month, day = _holiday(g["holiday"])
         direction = _relative(g["rel"])
         this_year = date(said_on.year, month, day)
         if direction < 0:
@@ -237,16 +229,18 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
             found = this_year  # "this Halloween": this year's
         return _at_precision(found, "day")
     if kind == "on_holiday":
-        month, day = _HOLIDAYS[" ".join(re.sub(r"['’]", "", g["holiday"].lower()).split())]
+        month, day = _holiday(g["holiday"])
         this_year = date(said_on.year, month, day)
         if _told_in_past(text, m.start()):
             return _at_precision(this_year if this_year <= said_on else date(said_on.year - 1, month, day), "day")
         return _at_precision(this_year if this_year >= said_on else date(said_on.year + 1, month, day), "day")
     if kind == "the_season":  # "over the summer": the latest one in a sentence told in the past, else this or the next
-        season, start = g["season"].lower(), _SEASONS[g["season"].lower()]
-        latest = date(said_on.year, start, 1) if date(said_on.year, start, 1) <= said_on else date(said_on.year - 1, start, 1)
+        season = g["season"].lower()
+        latest = date(said_on.year, _SEASONS[season], 1)
+        if latest > said_on:
+            latest = date(said_on.year - 1, _SEASONS[season], 1)
         if not _told_in_past(text, m.start()) and (said_on - latest).days >= 91:
-            latest = date(latest.year + 1, start, 1)
+            latest = date(latest.year + 1, _SEASONS[season], 1)
         return f"{season} {latest.year}", latest
     if kind == "on_weekday":  # "on Sunday": the last one in a sentence told in the past, else the coming one
         target = _weekday_index(g["weekday"])
@@ -304,6 +298,11 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
             year = said_on.year if month < said_on.month else said_on.year - 1
         return _month_text(year, month), date(year, month, 1)
     return None
+
+
+def _holiday(written: str) -> tuple[int, int]:
+    """(month, day) of a holiday as written ("New Year's Day", "valentines")."""
+    return _HOLIDAYS[" ".join(re.sub(r"['’]", "", written.lower()).split())]
 
 
 def _weekday_from(said_on: date, target: int, direction: int) -> date:

@@ -138,7 +138,8 @@ _CONTROLS = _words(
     r"\bdeveloper message")
 _LOOSE_CONTROLS = _words(_CONTROL_NOUNS, _FOREIGN_CONTROLS)
 _GIVE_UP = _words(
-    r"ignore", r"ignoring", r"disregard", r"forget", r"overrides?", r"overrule", r"bypass", r"skip", r"disable", r"turn off",
+    r"ignore", r"ignoring", r"disregard", r"forget", r"overrides?", r"overrule", r"bypass", r"skip", r"disable",
+    r"turn off",
     r"circumvent", r"stop following", r"cancel(?:l?ed)?", r"ignora", r"ignorar", r"ignorer", r"ignorez", r"ignoriere",
     r"ignorieren", r"esqueça", r"esquece", r"olvida", r"olvidar", r"vergiss", r"oublie", r"oubliez", r"pule",
     r"pular", r"salta", r"omite", r"omitir", r"überspringe", r"überspring", r"umgehe", r"contourne", r"saute",

@@ -312,7 +312,8 @@ class ScopedMemory:
 
     def _kept(self, key: tuple, make: Callable[[], Any], size: Callable[[Any], int]) -> Any:
         """`make()`, or what it gave for `key` on the same day while nothing the scope's searches read has changed
-        (search.answers); an LLM's rerank is asked each time (its reply may differ, or fail and leave search's order)."""
+        (search.answers); an LLM's rerank is asked each time (its reply may differ, or fail and leave search's
+        order)."""
         parts = self._parts
         if parts.settings.llm_rerank and parts.llm is not None:
             return make()
@@ -423,8 +424,8 @@ class ScopedMemory:
         # would be (the depth of k): asking for more must not reorder the best.
         with self._parts.db.reads():  # one connection for all its reads
             options.setdefault("depth", max(50, k * 5))
-            return list(self._kept(("search", query, k, tuple(sorted(options.items()))),
-                                   lambda: self._search(query, k, options), hits_bytes))
+            return self._kept(("search", query, k, tuple(sorted(options.items()))),
+                              lambda: self._search(query, k, options), hits_bytes)
 
     def _search(self, query: str, k: int, options: dict[str, Any]) -> list["SearchHit"]:
         with metering(self.scope, "embed"):  # an API embedder's calls are this scope's

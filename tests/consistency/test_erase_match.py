@@ -147,10 +147,13 @@ def test_marks_kept_before_the_owners_were_still_match_as_they_did():
 
 
 def test_marks_kept_before_the_objects_were_still_match_as_they_did():
-    """A tombstone written before `objects` was kept has none: a passage that opens with one of its names is read as
-    before (it goes on holding back what it held back)."""
-    old = {k: v for k, v in marks_of("User owes Marta 300 euros").to_json().items() if k != "objects"}
-    assert Marks.from_json(old).objects is None and states("Marta owes me 300 euros.", Marks.from_json(old))
+    """A tombstone written before `objects` and `by_user` were kept has neither: a passage that opens with one of its
+    names, or with one of the user's people, is read as before (it goes on holding back what it held back)."""
+    old = {k: v for k, v in marks_of("User owes Marta 300 euros").to_json().items() if k not in ("objects", "by_user")}
+    assert not Marks.from_json(old).by_user and states("Marta owes me 300 euros.", Marks.from_json(old))
+    twins = {k: v for k, v in marks_of("User is pregnant with twins").to_json().items() if k != "by_user"}
+    assert states("My sister is pregnant with twins.", Marks.from_json(twins))
+    assert not states("My sister is pregnant with twins.", marks_of("User is pregnant with twins"))
     assert not states("Marta owes me 300 euros.", marks_of("User owes Marta 300 euros"))
 
 

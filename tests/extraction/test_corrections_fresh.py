@@ -61,3 +61,16 @@ def test_the_fresh_table_is_split_in_two_like_halves():
     for half in (a, b):
         assert sum(r["correction"] for r in half) == 12
         assert {"someone_else", "unrelated", "addition", "question", "hypothetical"} <= {r["kind"] for r in half}
+
+
+def test_i_meant_restates_the_stored_fact_from_the_user_alone():
+    """"I meant X, not Y" restates the stored fact that says Y, through `heuristic_facts` as through the extractor;
+    a scheduled message (the agent's own reminder) and the assistant's words restate nothing."""
+    from memory_core.extraction.offline.heuristics import HeuristicExtractor, heuristic_facts
+
+    stored = [{"id": "fact_00000001", "content": "User lives in Lyon", "category": "context"}]
+    fixed = heuristic_facts("Sorry, I meant Lisbon, not Lyon.", stored)
+    assert [(c.content, c.supersedes) for c in fixed] == [("User lives in Lisbon", ("fact_00000001",))]
+    for message in ({"role": "user", "content": "[SCHEDULED] I meant Lisbon, not Lyon."},
+                    {"role": "assistant", "content": "I meant Lisbon, not Lyon."}):
+        assert HeuristicExtractor().extract([message], {"facts": stored}).facts == []

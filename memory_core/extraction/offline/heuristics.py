@@ -366,7 +366,12 @@ def link_statements(statements: list[Statement], stored: Sequence[Mapping[str, A
 def heuristic_facts(text: str, stored: Sequence[Mapping[str, Any]] = ()) -> list[Candidate]:
     """First-person English statements in `text` turned into facts, with honest confidences; a correction
     supersedes the stored fact or the earlier statement about the same thing."""
-    return link_statements(heuristic_statements(text, general=True), stored)
+    return link_statements(_said(text, stored), stored)
+
+
+def _said(text: str, stored: Sequence[Mapping[str, Any]]) -> list[Statement]:
+    """What one message of the user states, and the stored facts it says it misspoke ("I meant X, not Y")."""
+    return heuristic_statements(text, general=True) + meant_statements(text, stored)
 
 
 # "Sorry, I meant Lisbon, not Lyon": a word of a stored fact said wrong; the fact is restated with the right one.
@@ -395,12 +400,10 @@ class HeuristicExtractor:
 
     def extract(self, messages: list[dict[str, str]], current_memory: Mapping[str, Any], *,
                 said_on: str | None = None) -> ExtractionReply:
+        stored = current_memory.get("facts") or []
         statements = [s for m in messages
                       if m.get("role") == "user" and not m.get("content", "").startswith("[SCHEDULED]")
-                      for s in heuristic_statements(m["content"], general=True)]
-        stored = current_memory.get("facts") or []
-        statements += [s for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)
-                       for s in meant_statements(m["content"], stored)]
+                      for s in _said(m["content"], stored)]
         reply = ExtractionReply(facts=link_statements(statements, stored))
         targets = {ref for c in reply.facts for ref in c.supersedes}
         replaced = [f["content"] for f in stored if isinstance(f, Mapping) and f.get("id") in targets

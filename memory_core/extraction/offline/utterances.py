@@ -30,7 +30,8 @@ _LEAD = re.compile(r"^(?:(?:oh|well|so|hey|hi|hello|yeah|yes|also|and|but|btw|by
                    r"|haha|hmm+|um+|fwiw|tbh|p\.?s\.?),?\s+)+", re.I)
 # A correction or change said up front: "Actually, I ...", "No wait, my name is ...", "These days I ...".
 _CUE_LEAD = re.compile(r"^(?:actually|correction|sorry|no|oops|wait|in\s+fact|these\s+days|nowadays|now|lately"
-                       r"|i\s+meant|i\s+misspoke|(?:it\s+)?turns\s+out(?:\s+that)?|scratch\s+that)\b\s*[,:!.-]?\s*(?=(?:i|my|actually|sorry|wait|i\s+meant)\b)", re.I)
+                       r"|i\s+meant|i\s+misspoke|(?:it\s+)?turns\s+out(?:\s+that)?|scratch\s+that)\b\s*[,:!.-]?\s*"
+                       r"(?=(?:i|my|actually|sorry|wait|i\s+meant)\b)", re.I)
 _GREETING = re.compile(r"^(?:hi|hey|hello|hiya|howdy|yo|greetings|good\s+(?:morning|afternoon|evening|day))"
                        r"(?:\s+(?:there|all|everyone|again|chatgpt|claude))?\b[\W_]*?(?=\w|$)", re.I)
 # "Quick update:", "FYI", "For context:", "Just wanted to let you know that ...".
@@ -71,10 +72,11 @@ _CUT = re.compile(r"(?:[,;]|\s[-–—]+)?\s+(?:so\s+|and\s+)?(?:as\s+if|as\s+th
                   r"|which\s|is\s+there|help\s+me|tips\s+on)\b.*$", re.I)
 _FILLER_TAIL = re.compile(r"[\s,]*\b(?:lol|lmao|haha+|hehe|pls|please|plz|thx|thanks|tbh|honestly|btw)\W*$|\s*[:;]-?[)D(P]"
                           r"\s*$", re.I)
-_WE = re.compile(r"^we(?:'ve|’ve|\s+have)?\s+(?=(?:just\s+|finally\s+|recently\s+)?(?:adopted|bought|moved|live|got\s+(?:married|engaged|a)"
+_WE = re.compile(r"^we(?:'ve|’ve|\s+have)?\s+(?=(?:just\s+|finally\s+|recently\s+)?(?:adopted|bought|moved|live"
+                 r"|got\s+(?:married|engaged|a)"
                  r"|had\s+(?:a|our)\s+(?:baby|son|daughter)|have\s+(?:a|an|two|three|four|\d+)\s))", re.I)
-_WE_ARE = re.compile(r"^we(?:'re|’re|\s+are)\s+(?=(?:now\s+|finally\s+)?(?:expecting|engaged|married|moving|vegan|vegetarian)\b)",
-                     re.I)
+_WE_ARE = re.compile(r"^we(?:'re|’re|\s+are)\s+(?=(?:now\s+|finally\s+)?(?:expecting|engaged|married|moving|vegan"
+                     r"|vegetarian)\b)", re.I)
 _SUBORDINATE = re.compile(r"^(?:since|because|as|now\s+that|given\s+that|seeing\s+as)\s+(I\b[^,]{3,80}),\s*(.*)$", re.I)
 _AS_A = re.compile(r"^as\s+(an?\s+[^,]{3,50}),\s*(.*)$", re.I)
 # Another first-person clause in the same sentence: "..., and I love X", "...; my wife is Ana", "..., I moved".
@@ -233,11 +235,13 @@ def _split_job(clause: str) -> list[str]:
 # "Call me Bea", and a name or a home said in Portuguese, Spanish, German, French, Italian or Dutch: written as the
 # English clauses the rules read ("my name is Bea", "I live in Lyon"); the rest of such a sentence is not read.
 _NAME_WORD = r"(?P<name>[A-ZÀ-Ý][\w'-]*(?:\s+[A-ZÀ-Ý][\w'-]*)?)"
-_CALL_ME = re.compile(r"^(?i:please\s+)?(?i:call\s+me)\s+" + _NAME_WORD + r"(?=\s*(?:[,.!;]|$|\s+(?i:please|everyone|everybody|"
-                      r"for\s+short|instead)))")
-_FOREIGN_NAME = re.compile(r"(?:^|\b)(?i:je\s+m'appelle|ich\s+hei(?:ß|ss)e|mein\s+name\s+ist|me\s+llamo|mi\s+nombre\s+es"
-                           r"|meu\s+nome\s+é|me\s+chamo|chamo-me|mi\s+chiamo|ik\s+heet|mijn\s+naam\s+is)\s+" + _NAME_WORD)
-_FOREIGN_HOME = re.compile(r"(?:^|\b)(?i:j'habite\s+(?:à|a|en)|je\s+vis\s+(?:à|a|en)|ich\s+(?:wohne|lebe)\s+in|vivo\s+en"
+_CALL_ME = re.compile(r"^(?i:please\s+)?(?i:call\s+me)\s+" + _NAME_WORD
+                      + r"(?=\s*(?:[,.!;]|$|\s+(?i:please|everyone|everybody|for\s+short|instead)))")
+_FOREIGN_NAME = re.compile(r"(?:^|\b)(?i:je\s+m'appelle|ich\s+hei(?:ß|ss)e|mein\s+name\s+ist|me\s+llamo"
+                           r"|mi\s+nombre\s+es|meu\s+nome\s+é|me\s+chamo|chamo-me|mi\s+chiamo|ik\s+heet"
+                           r"|mijn\s+naam\s+is)\s+" + _NAME_WORD)
+_FOREIGN_HOME = re.compile(r"(?:^|\b)(?i:j'habite\s+(?:à|a|en)|je\s+vis\s+(?:à|a|en)|ich\s+(?:wohne|lebe)\s+in"
+                           r"|vivo\s+en"
                            r"|moro\s+em|moro\s+no|moro\s+na|vivo\s+em|abito\s+a|vivo\s+a|ik\s+woon\s+in)\s+"
                            + _NAME_WORD.replace("name", "place"))
 # "My cat Miso ...", "our dog Rex ...": the pet's name (what the sentence goes on to say of the pet is not read).
@@ -265,7 +269,8 @@ def _named_clauses(sentence: str) -> list[str] | None:
     name, home = _FOREIGN_NAME.search(sentence), _FOREIGN_HOME.search(sentence)
     if name is None and home is None:
         return None
-    return ([f"my name is {name.group('name')}"] if name else []) + ([f"I live in {home.group('place')}"] if home else [])
+    return ([f"my name is {name.group('name')}"] if name else []) \
+        + ([f"I live in {home.group('place')}"] if home else [])
 
 
 def _introduction(sentence: str, greeted: bool) -> list[str] | None:

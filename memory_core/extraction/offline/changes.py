@@ -45,8 +45,15 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), r) for p, r i
     # "My email address is now ana@new.example" -> "my email address is ana@new.example"
     (rf"^my\s+(?P<what>{_THING}?)\s+(?P<is>is|are|'s)\s+now\s+(?P<value>.+)$", "my {what} {is} {value}"),
     # "I've swapped my Android for an iPhone" -> "I switched from my Android to an iPhone"
-    (r"^I(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|recently\s+)?(?:swapped|traded|exchanged)\s+(?P<old>.+?)\s+for\s+"
+    (r"^I(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|recently\s+)?(?:swapped|traded|exchanged)(?:\s+in)?\s+(?P<old>.+?)"
+     r"\s+for\s+"
      r"(?P<new>.+)$", "I switched from {old} to {new}"),
+    # "Padel has replaced tennis as my favourite sport" -> "my favourite sport is Padel"
+    (r"^(?P<new>[\w .'&+-]+?)\s+(?:has\s+|just\s+|finally\s+)*(?:replaced|taken\s+over\s+from|overtaken)\s+"
+     r"[\w .'&+-]+?\s+as\s+my\s+(?P<what>(?:[\w-]+\s+){0,2}?[\w-]+)(?:\s+now)?$", "my {what} is {new}"),
+    # "Chris and I split up in August" -> "I broke up with Chris in August"
+    (r"^(?P<who>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\s+and\s+I\s+(?:have\s+|just\s+|finally\s+)*(?:split\s+up|broke\s+up"
+     r"|separated|got\s+divorced|divorced)\b(?P<tail>.*)$", "I broke up with {who} {tail}"),
     # "My daughter just turned 7" -> "my daughter is 7"; "I just turned 35" -> "I'm 35"
     (r"^my\s+(?P<who>[\w-]+)\s+(?:just\s+|recently\s+)?turned\s+(?P<value>\d{1,3})\b.*$", "my {who} is {value}"),
     (r"^I\s+(?:just\s+|recently\s+)?turned\s+(?P<value>\d{1,3})\b.*$", "I'm {value}"),
@@ -63,7 +70,7 @@ def _restated(sentence: str) -> str | None:
         match = pattern.match(sentence)
         if match:
             values = {k: (v or "").strip() for k, v in match.groupdict().items()}
-            return template.format(**values)
+            return template.format(**values).strip()
     return None
 
 

@@ -14,6 +14,7 @@ from memory_core.extraction.candidates import Candidate, ExtractionReply
 from memory_core.extraction.offline.fact_summaries import fact_summaries
 from memory_core.extraction.offline.statements import Statement, describe, supersedes, third_person_verb
 from memory_core.extraction.offline.utterances import first_person_clauses, strip_leads as _strip_leads
+from memory_core.text.words import STOPWORDS, stem, words
 
 # (pattern on a first-person clause, category, confidence, template): the template writes the fact from `rest`;
 # None: `rest` is itself a first-person clause, put in the third person. The first rule that matches wins.
@@ -41,8 +42,8 @@ _RULES: list[tuple[re.Pattern[str], str, float, str | None]] = [(re.compile(p, r
     (r"^(?P<rest>i\s+(?:train|exercise|work\s+out|cook|swim|surf|cycle|bike|walk|commute|meditate|smoke|drink|eat"
      r"|wake\s+up|get\s+up|go|sleep|spend|hike|climb|ski|bake|paint|draw|dance|sing|knit|garden|grow)\b.+)$",
      "behavior", 0.7, None),
-    (r"^(?P<rest>i\s+(?:work|live|moved|grew\s+up|study|teach|volunteer|manage|lead|earn|weigh)\b.+)$", "context",
-     0.85, None),
+    (r"^(?P<rest>i\s+(?:work|live|moved|relocated|grew\s+up|study|teach|volunteer|manage|lead|earn|weigh)\b.+)$",
+     "context", 0.85, None),
     (r"^(?P<rest>i(?:'ve|\s+have)?\s+(?:quit|stopped|left|changed|started|began|switched)\b.+)$", "context", 0.8, None),
     (r"^(?P<rest>i\s+(?:was\s+born|got\s+(?:married|engaged|divorced|promoted|hired|a\s+(?:new\s+)?job|the\s+job"
      r"|accepted|into|back\s+from|a\s+(?:dog|cat|puppy|kitten))|joined|passed|graduated|finished|completed|retired|adopted"
@@ -104,8 +105,9 @@ _NOT_A_FACT = re.compile(r"^i\s+(?:really\s+|just\s+|absolutely\s+)?(?:like|love
 _HEDGE = re.compile(r"\b(maybe|perhaps|probably|i think|i guess|might|kind of|sort of|not sure)\b", re.I)
 # Words that say a statement corrects or changes something said before.
 CORRECTION_CUES = re.compile(r"\b(?:actually|correction|i\s+meant|no\s+longer|any\s*more|any\s+longer|now|these\s+days"
-                             r"|nowadays|moved\s+to|changed\s+jobs|switched\s+to|quit|stopped|used\s+to|no\s+more"
-                             r"|(?:switched|moved|changed|went|migrated)\s+from)\b", re.I)
+                             r"|nowadays|(?:moved|relocated)\s+to|changed\s+jobs|switched\s+to|quit|stopped|used\s+to"
+                             r"|no\s+more|(?:switched|moved|changed|went|migrated)\s+from"
+                             r"|(?:switched|moved|changed|went)\s+over\s+to|migrated\s+to)\b", re.I)
 # "also", "too", "another": one more, beside what is known, not instead of it.
 _ADDS = re.compile(r"\b(?:also|too|as\s+well|another|second|other|either)\b", re.I)
 _USED_TO = re.compile(r"^(?P<i>i)\s+used\s+to\s+(?P<be>be\s+)?(?P<rest>.+)$", re.I)
@@ -147,8 +149,9 @@ def _third_person(clause: str) -> str:
     clause = re.sub(r"^i\s+(?:did\s+not|didn't)\b", "User did not", clause, flags=re.I)
     clause = re.sub(r"^i(?:'d|\s+would)\b", "User would", clause, flags=re.I)
     clause = re.sub(r"^i(?:'ll|\s+will)\b", "User will", clause, flags=re.I)
-    match = re.match(r"^i\s+((?:really|absolutely|usually|always|often|never|normally|typically|also|still|just|even"
-                     r"|totally|truly|definitely|honestly|genuinely|personally|sometimes|rarely|mostly)\s+)?"
+    match = re.match(r"^i\s+((?:(?:really|absolutely|usually|always|often|never|normally|typically|also|still|just|even"
+                     r"|totally|truly|definitely|honestly|genuinely|personally|sometimes|rarely|mostly|seriously"
+                     r"|actually|basically|generally|occasionally|regularly|currently|finally|recently|now)\s+)*)"
                      r"([\w'-]+)\b", clause, flags=re.I)
     if match:
         adverb = (match.group(1) or "").lower()
@@ -228,7 +231,7 @@ def _statement(clause: str, cue: bool) -> Statement | None:
 def _relation_statement(who: str, rest: str, cue: bool, hedged: bool) -> Statement | None:
     """ "my manager is Rui" -> "User's manager is Rui"; None for what the user's people are, do or like."""
     named = _NAMED.match(rest)
-    aged = re.match(r"^\s+(?i:is|'s)\s+(?P<age>\d{1,3})(?:\s+years?\s+old)?$", rest)
+    aged = re.match(r"^\s+(?i:is|'s)\s+(?:now\s+)?(?P<age>\d{1,3})(?:\s+years?\s+old)?(?:\s+(?:now|already))?$", rest)
     if aged:  # "my daughter is 7"
         return describe(f"User's {who.lower()} is {aged.group('age')}", "context", 0.6 if hedged else 0.85, cue=cue,
                         hedged=hedged)
@@ -273,7 +276,9 @@ _GENERAL_IM = re.compile(r"^i(?:'m|\s+am)\s+(?:really\s+|very\s+|quite\s+)?(?:in
 
 def _general_statement(clause: str, cue: bool) -> Statement | None:
     """A first-person clause no rule knows, as a less sure fact; None for talk about the conversation."""
-    clause = _drop_temporal(_strip_leads(clause.strip().strip("\"'"))[0].rstrip(".!").strip())
+    said = _strip_leads(clause.strip().strip("\"'"))[0].rstrip(".!").strip()
+    cue = cue or bool(CORRECTION_CUES.search(said))  # "I report to Omar now": said before "now" is dropped
+    clause = _drop_temporal(said)
     plain = re.match(r"^i\s+(?!(?:'m|am)\b)[a-z]", clause, re.I) or _GENERAL_IM.match(clause)
     if not plain or _TALK.search(clause) or _NOT_A_FACT.search(clause) or _HEDGE.search(clause) \
             or len(clause.split()) < 4:
@@ -281,7 +286,7 @@ def _general_statement(clause: str, cue: bool) -> Statement | None:
     content = first_to_third(clause)
     if content is None:
         return None
-    return describe(content[:500], None, 0.6, cue=cue or bool(CORRECTION_CUES.search(clause)))
+    return describe(content[:500], None, 0.6, cue=cue)
 
 
 _NOT_LASTING = re.compile(r"^i\s+(?:think|guess|believe|feel|wonder|see|mean|agree|suppose|hope|'ll|will|would|'d|can"
@@ -370,8 +375,44 @@ def heuristic_facts(text: str, stored: Sequence[Mapping[str, Any]] = ()) -> list
 
 
 def _said(text: str, stored: Sequence[Mapping[str, Any]]) -> list[Statement]:
-    """What one message of the user states, and the stored facts it says it misspoke ("I meant X, not Y")."""
-    return heuristic_statements(text, general=True) + meant_statements(text, stored)
+    """What one message of the user states, the stored facts it says it misspoke ("I meant X, not Y") and the
+    e-mail address or phone number it says changed."""
+    swapped = swapped_values(text, stored)
+    new = {m.group(0) for s in swapped for kind in _VALUE_KINDS for m in kind.finditer(s.content)}
+    said = [s for s in heuristic_statements(text, general=True)  # "User's new number is ...": the swap says it
+            if not new or not any(m.group(0) in new for kind in _VALUE_KINDS for m in kind.finditer(s.content))]
+    return said + meant_statements(text, stored) + swapped
+
+
+# An e-mail address or a phone number said as the new one ("Please use raj@new.example from now on", "reach me on
+# +351 912 000 111 now"): it replaces the one a stored fact of the user's holds, unless it is someone else's.
+_VALUE_KINDS = (re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+(?![\w-])"),
+                re.compile(r"(?<![\w+])\+?\d[\d ().-]{5,}\d(?!\w)"))
+_NEW_VALUE = re.compile(r"\b(?:now|new|from\s+now\s+on|changed|updated|instead|no\s+longer|any\s*more|old|dead"
+                        r"|going\s+forward|switched)\b", re.I)
+_SOMEONE_ELSES = re.compile(r"\b(?:his|her|their|its)\b|\b[\w-]+'s\s+(?:new\s+)?(?:e-?mail|number|phone|cell|mobile"
+                            r"|address|contact)", re.I)
+
+
+def swapped_values(text: str, stored: Sequence[Mapping[str, Any]]) -> list[Statement]:
+    """The stored facts of the user's own e-mail address or phone number, restated with the one `text` says is new."""
+    if not _NEW_VALUE.search(text) or _SOMEONE_ELSES.search(text) or text.rstrip().endswith("?"):
+        return []
+    found: list[Statement] = []
+    for kind in _VALUE_KINDS:
+        held_now = " ".join(f["content"] for f in stored
+                            if isinstance(f, Mapping) and isinstance(f.get("content"), str))
+        said = [v for v in dict.fromkeys(m.group(0) for m in kind.finditer(text)) if v not in held_now]
+        if len(said) != 1:
+            continue  # none new, or two: which one is the user's now is not said plainly
+        for fact in stored:
+            content = fact.get("content") if isinstance(fact, Mapping) else None
+            held = kind.search(content) if isinstance(content, str) and content.startswith("User's ") else None
+            if held and held.group(0) != said[0]:
+                found.append(describe(content[:held.start()] + said[0] + content[held.end():],
+                                      fact.get("category") or "context", 0.85, cue=True))
+                break
+    return found
 
 
 # "Sorry, I meant Lisbon, not Lyon": a word of a stored fact said wrong; the fact is restated with the right one.
@@ -379,18 +420,35 @@ _MEANT = re.compile(r"\bI\s+meant\s+(?P<new>[^,.;!?]{1,40}?)\s*,?\s+(?:not|inste
                     r"(?P<old>[^,.;!?]{1,40}?)\s*(?:[,.;!?]|$)", re.I)
 
 
+# "The cat's name is Lulu, not Luna", "My flight is on Friday, not Thursday": a name, a day or a number set against the
+# one a stored fact holds, in a sentence about what that fact is about (another of its words said too).
+_NAME = r"[A-Z0-9][\w'-]*(?:\s+[A-Z][\w'-]*){0,2}"
+_CONTRAST = re.compile(rf"(?P<new>(?<![\w'-]){_NAME})\s*,?\s+not\s+(?P<old>{_NAME})\s*(?:[,.;!]|$)")
+
+
 def meant_statements(text: str, stored: Sequence[Mapping[str, Any]]) -> list[Statement]:
-    """The stored facts that hold the word "I meant X, not Y" takes back, restated with X, as corrections."""
+    """The stored facts that hold the word "I meant X, not Y" (or "..., X, not Y" about the fact) takes back,
+    restated with X, as corrections."""
     found: list[Statement] = []
-    for m in _MEANT.finditer(text):
-        old = re.compile(rf"(?<!\w){re.escape(m.group('old').strip())}(?!\w)", re.I)
-        new = m.group("new").strip()
-        fact = next((f for f in stored if isinstance(f, Mapping) and isinstance(f.get("content"), str)
-                     and old.search(f["content"])), None)
-        if fact is not None and new:
-            found.append(describe(old.sub(lambda _m: new, fact["content"], count=1)[:500],
-                                  fact.get("category") or "context", 0.85, cue=True))
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
+        if sentence.rstrip().endswith("?"):
+            continue
+        meant = [(m, False) for m in _MEANT.finditer(sentence)]
+        for m, about in meant or [(m, True) for m in _CONTRAST.finditer(sentence)]:
+            old = re.compile(rf"(?<!\w){re.escape(m.group('old').strip())}(?!\w)", re.I)
+            new = m.group("new").strip()
+            others = _content_stems(old.sub(" ", sentence.replace(new, " ")))
+            fact = next((f for f in stored if isinstance(f, Mapping) and isinstance(f.get("content"), str)
+                         and old.search(f["content"])
+                         and (not about or others & _content_stems(old.sub(" ", f["content"])))), None)
+            if fact is not None and new and new.casefold() != m.group("old").strip().casefold():
+                found.append(describe(old.sub(lambda _m: new, fact["content"], count=1)[:500],
+                                      fact.get("category") or "context", 0.85, cue=True))
     return found
+
+
+def _content_stems(text: str) -> set[str]:
+    return {stem(w) for w in words(re.sub(r"['’]s\b", "", text)) if w not in STOPWORDS and w != "user"}
 
 
 class HeuristicExtractor:

@@ -72,12 +72,15 @@ _OCCUPATION = (r"(?:[\w-]+\s+){0,3}(?:engineer|developer|programmer|designer|man
                r"|scientist|analyst|lawyer|writer|consultant|researcher|architect|accountant|lead|founder|freelancer)s?")
 SLOT_PATTERNS: list[tuple[str, re.Pattern[str], bool]] = [(k, re.compile(p), n) for k, p, n in [
     ("residence", r"^User (?:lives|is living|resides|is based) in (?P<value>.+)$", False),
-    ("residence", r"^User is in (?P<value>[A-Z].*)$", False),
-    ("residence", r"^User (?:has )?moved to (?P<value>.+)$", False),
-    ("residence", r"^User (?:has )?moved from .+? to (?P<value>[A-Z].*)$", False),
+    # a place and nothing after it: "User is in Manchester for a conference" is a trip
+    ("residence", r"^User is in (?P<value>[A-Z][\w'.-]*(?:,? [A-Z][\w'.-]*)*)$", False),
+    ("residence", r"^User (?:has )?(?:moved|relocated) to (?P<value>.+)$", False),
+    ("residence", r"^User (?:has )?(?:moved|relocated) from .+? to (?P<value>[A-Z].*)$", False),
     ("residence", r"^User (?:has )?moved (?:away )?(?:out of|from) (?P<value>.+)$", True),
     ("employer", r"^User (?:works|is working) (?:at|for) (?P<value>.+?)(?: as .+)?$", False),
     ("employer", rf"^User is an? {_OCCUPATION} (?:at|for) (?P<value>.+)$", False),
+    ("employer", r"^User (?:has )?(?:started|got|took|accepted|landed|began) (?:a |the |their )?(?:new )?"
+                 r"(?:job|position|role|post) (?:at|with) (?P<value>.+)$", False),
     ("employer", r"^User (?:has )?(?:quit|left) (?:their|the|a) job(?: (?:at|with) (?P<value>.+))?$", True),
     ("employer", r"^User (?:has )?changed jobs\b.*$", True),
     ("job", r"^User (?:works|is working) (?:at|for) .+? as (?P<value>.+)$", False),
@@ -92,6 +95,9 @@ SLOT_PATTERNS: list[tuple[str, re.Pattern[str], bool]] = [(k, re.compile(p), n) 
     ("partner", r"^User's (?:wife|husband|partner|girlfriend|boyfriend|spouse)(?:'s name)? is (?:called |named )?"
                 r"(?P<value>.+)$", False),
     ("partner", r"^User is married to (?P<value>.+)$", False),
+    ("partner", r"^User (?:has )?(?:broke up|split up|separated|got divorced) (?:with|from) (?P<value>[A-Z][\w'-]*"
+                r"(?: [A-Z][\w'-]*)?)\b.*$", True),
+    ("partner", r"^User (?:has )?divorced (?P<value>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\b.*$", True),
     ("favourite:{topic}", r"^User's favou?rite (?P<topic>[\w -]+?) is (?P<value>.+)$", False),
     ("favourite:", r"^User's favou?rite is (?P<value>.+)$", False),  # "my favourite is jazz": of no named kind
     ("prefers:{pair}", r"^User prefers (?P<value>.+?) (?:over|to|rather than|instead of) (?P<other>.+)$", False),
@@ -106,6 +112,12 @@ SLOT_PATTERNS: list[tuple[str, re.Pattern[str], bool]] = [(k, re.compile(p), n) 
      False),
     ("marital", r"^User (?:has )?got (?P<value>married|engaged|divorced)\b.*$", False),
     ("vehicle", r"^User (?:\w+ly )?(?:drives|rides) (?:an? |the |their )?(?P<value>.+)$", False),
+    ("own:manager", r"^User (?:reports|is reporting|now reports) to (?P<value>[A-Z].*)$", False),  # who they report to
+    # what the user is learning: one more beside another, unless said as a change ("switched to learning Japanese")
+    ("learning", r"^User (?:is learning|learns|is studying|studies) (?!(?:at|in|for|with|on|to|from|under)\b)"
+                 r"(?P<value>.+)$", False),
+    ("learning", r"^User (?:has )?(?:switched|moved|moved over|changed|went) to (?:learning|studying) (?P<value>.+)$",
+     False),
     ("diet", r"^User is (?:\w+ly )?(?P<value>vegan|vegetarian|pescatarian|omnivore|carnivore)\b.*$", False),
     ("diet", r"^User (?:\w+ly )?eats (?P<value>meat)\b.*$", False),
 ]]
@@ -127,12 +139,12 @@ SINGLE_VALUED = ("residence", "employer", "job", "name", "age", "partner", "favo
                  "count:")
 # A liking is about its head noun ("pref:answer" for "prefers short answers"); some nouns share a topic.
 _LIKING = re.compile(r"^User (?:\w+ly )?(?:likes|loves|enjoys|prefers|adores|hates|dislikes|drinks|uses|plays|eats"
-                     r"|has switched to|switched to) (?P<value>.+)$")
+                     r"|(?:has )?(?:switched(?: over)?|moved over|changed over|went over|migrated) to) (?P<value>.+)$")
 _HEAD_END = re.compile(r",|\s+(?:in|at|on|for|with|over|to|from|during|when|because|so|than|rather|instead|and|or"
                        r"|every|each)\b")
 TOPICS = {"drink": ("tea", "coffee", "matcha", "espresso", "decaf"),
           "editor": ("vim", "neovim", "emacs", "vs code", "vscode", "sublime text", "pycharm", "intellij", "zed"),
-          "os": ("linux", "macos", "windows")}
+          "os": ("linux", "macos", "windows", "mac", "ubuntu", "chromeos")}
 _POSITIVE: list[tuple[re.Pattern[str], Any]] = [
     (re.compile(r"^User no longer "), "User "),
     (re.compile(r"^User(?P<s>'s [\w -]+?)? is (?:no longer|not) "), lambda m: f"User{m.group('s') or ''} is "),
@@ -152,7 +164,10 @@ def _value(text: str | None) -> str | None:
 _SAME_TOPIC = {**dict.fromkeys(("number", "phone", "phone number", "mobile", "mobile number", "cell", "cell number",
                                 "cell phone number", "telephone number", "mobile phone number"), "phone"),
                **dict.fromkeys(("email", "e-mail", "email address", "e-mail address", "mail address"), "email"),
-               **dict.fromkeys(("address", "home address", "postal address", "street address"), "address")}
+               **dict.fromkeys(("address", "home address", "postal address", "street address"), "address"),
+               **dict.fromkeys(("doctor", "gp", "family doctor", "physician", "primary care doctor",
+                                "primary care physician", "general practitioner", "doc"), "doctor"),
+               **dict.fromkeys(("manager", "boss", "line manager", "supervisor"), "manager")}
 
 
 def positive(content: str) -> tuple[str, bool]:
@@ -195,9 +210,13 @@ def slots_of(content: str) -> tuple[Slot, ...]:
                 found.setdefault(f"topic:{topic}", Slot(f"topic:{topic}", name, negated))
     for slot in _frames(plain, negated, bool(found)):
         found.setdefault(slot.key, slot)
+    owned = _HAS.match(plain)  # what a change may say the user left ("traded in the Corolla for a Kia")
+    if owned:
+        found.setdefault("has", Slot("has", _value(owned.group("value")), negated))
     return tuple(found.values())
 
 
+_HAS = re.compile(r"^User (?:owns (?:an? |the |their )?|has (?:an? |their ))(?P<value>[\w' -]+)$")
 _UNPARTNERED = ("single", "divorced", "widowed", "separated")
 
 
@@ -288,18 +307,21 @@ def _stems(text: str) -> set[str]:
 # Something the user had or did, ended: "User sold the Civic and bought a Tesla", "User gave up Spanish", "User stopped
 # playing the violin", "User quit tennis after the surgery". What ended is the head of the phrase after the verb;
 # it ends a fact of the user's own that has or does that thing (kind: what the verb ends).
-_ENDED = re.compile(r"^User (?:has )?(?P<verb>sold|got rid of|gave away|gave up|quit|stopped|dropped)"
+_ENDED = re.compile(r"^User (?:has )?(?P<verb>sold|got rid of|gave away|gave up|quit|stopped|dropped|left)"
                     r"(?: (?:playing|learning|studying|practi[cs]ing|doing|taking|riding|driving|using))?"
                     r" (?P<what>.+)$")
 _ENDED_PLACE = re.compile(r"(?:at|by|in|on|to|for|with|from|off|over|there|here)\b")  # "stopped at the bakery"
 _ENDED_CUT = re.compile(r",|;|\s+(?:and|but|so|because|since|after|before|when|in|on|at|last|this|for|to|with|as|now"
                         r"|again|anymore|any more)\b")
 _ENDS = {"sold": "own", "got rid of": "own", "gave away": "own",
-         "gave up": "do", "quit": "do", "stopped": "do", "dropped": "do"}
+         "gave up": "do", "quit": "do", "stopped": "do", "dropped": "do", "left": "in"}
 _HAS_OR_DOES = {
     "own": re.compile(r"^User (?:\w+ly )?(?:drives|owns|has|rides|uses|keeps)\b"),
     "do": re.compile(r"^User (?:\w+ly )?(?:plays|is learning|learns|practi[cs]es|does|studies|takes|goes|uses|is taking"
                      r"|is studying|attends|rides|smokes|drinks)\b"),
+    # "User left Globex" ends where they work, live, study or play: a place or a group they were in
+    "in": re.compile(r"^User (?:\w+ly )?(?:works|is working|lives|is living|is based|studies|is studying|teaches|plays"
+                     r"|sings|volunteers|is a member|belongs|attends|goes to)\b"),
 }
 
 

@@ -52,7 +52,7 @@ _CUE_WORDS = re.compile(r"\b(?:correction|sorry|typo|actually|oops|wait|fix|mean
 # "Kotlin is my main language", "Not Java but Kotlin is my main language": the user's thing named first.
 _INVERTED = re.compile(r"^(?P<not>not\s+[^,]{1,30}?,?\s+but\s+)?(?P<value>(?!(?:This|That|It|Here|There|What|Which|Who"
                        r"|That's|It's|Mine)\b)[A-Z][\w+#.'-]*(?:\s+[A-Z][\w+#.'-]*){0,2})\s+is\s+(?:now\s+)?my\s+"
-                       r"(?P<what>(?:[\w-]+\s+){0,2}[\w-]+)(?P<tail>\s+now)?$", re.I)
+                       r"(?P<what>(?:[\w-]+\s+){0,2}?[\w-]+)(?P<tail>\s+(?:now|nowadays|these\s+days))?$", re.I)
 _QUOTED = [re.compile(p, re.I) for p in (  # what someone else said or wrote, quoted
     r"(?:(?<=:)|\b(?:said|says|told\s+me|wrote|writes|asked|replied|goes)\b:?)\s*[\"“«][^\"”»]*[\"”»]?",
     r"(?:(?<=:)|\b(?:said|says|told\s+me|wrote|writes|asked|replied|goes)\b:?)\s*'(?=\S)[^\n]*'",
@@ -72,7 +72,8 @@ _CUT = re.compile(r"(?:[,;]|\s[-–—]+)?\s+(?:so\s+|and\s+)?(?:as\s+if|as\s+th
                   r"|which\s|is\s+there|help\s+me|tips\s+on)\b.*$", re.I)
 _FILLER_TAIL = re.compile(r"[\s,]*\b(?:lol|lmao|haha+|hehe|pls|please|plz|thx|thanks|tbh|honestly|btw)\W*$|\s*[:;]-?[)D(P]"
                           r"\s*$", re.I)
-_WE = re.compile(r"^we(?:'ve|’ve|\s+have)?\s+(?=(?:just\s+|finally\s+|recently\s+)?(?:adopted|bought|moved|live"
+_WE = re.compile(r"^we(?:'ve|’ve|\s+have)?\s+(?=(?:just\s+|finally\s+|recently\s+)?(?:adopted|bought|moved|relocated"
+                 r"|live"
                  r"|got\s+(?:married|engaged|a)"
                  r"|had\s+(?:a|our)\s+(?:baby|son|daughter)|have\s+(?:a|an|two|three|four|\d+)\s))", re.I)
 _WE_ARE = re.compile(r"^we(?:'re|’re|\s+are)\s+(?=(?:now\s+|finally\s+)?(?:expecting|engaged|married|moving|vegan"
@@ -106,8 +107,8 @@ _ING_ADJECTIVES = (r"exciting|amazing|interesting|inspiring|relaxing|boring|tiri
 _SUBJECTLESS = [(re.compile(p, re.I), r) for p, r in [  # "Been vegan for 3 years." -> "I've been vegan ..."
     (r"^been\b", "I've been"),
     (r"^(?:love|like|hate|enjoy|prefer)\b", None),
-    (r"^(?:just\s+|finally\s+)?(?:moved|started|joined|quit|got|finished|graduated|switched|passed|adopted|bought"
-     r"|retired)\b", None),
+    (r"^(?:just\s+|finally\s+)?(?:moved|relocated|started|joined|quit|got|finished|graduated|switched|passed|adopted"
+     r"|bought|retired|traded|swapped|sold|replaced)\b", None),
     (r"^(?!(?:some|no|every|any)?thing|morning|evening|spring|king|ring|wing|sing|bring|sting|swing|string|ceiling"
      r"|during)(?![a-z]+ing(?:\s+[\w'-]+){0,3}?\s+(?:is|was)\s+my\s+[\w'-]+\W*$)"  # "Swimming is my thing": "my X"
      + _GERUND_PHRASE, "I find"),  # "Running is ..."
@@ -316,6 +317,14 @@ def _clauses_of(sentence: str) -> list[str]:
     return out
 
 
+def _inverted_after_lead(sentence: str) -> tuple[str, str] | None:
+    """(the clause before, the rest) where the user's thing is named first after a clause of its own ("I changed
+    dentists, Dr. Patel is my dentist now"), so that each is read as a sentence; else None."""
+    head, comma, rest = sentence.rstrip(".!… ").partition(", ")
+    inverted = _INVERTED.match(rest) if comma and 2 <= len(head) <= 80 else None
+    return (head, rest) if inverted and inverted.group("value")[0].isupper() else None
+
+
 def _subjectless(sentence: str) -> str:
     """ "Been vegan for 3 years." -> "I've been vegan for 3 years."; other sentences as they are."""
     if re.match(r"^(?:I|my|we)\b", sentence, re.I):
@@ -339,7 +348,8 @@ def first_person_clauses(text: str) -> list[tuple[str, bool]]:
     said as a correction ("Actually, ..."). Questions, hypotheses, requests and others' quoted words are left out."""
     greeted = bool(_GREETING.match(text.strip()))
     found: list[tuple[str, bool]] = []
-    for sentence in (part for whole in sentences(text) for part in (change_after_lead(whole) or (whole,))):
+    for sentence in (part for whole in sentences(text)
+                     for part in (change_after_lead(whole) or _inverted_after_lead(whole) or (whole,))):
         if len(sentence) > MAX_SENTENCE:  # a page of text without a full stop states no fact about the user
             continue
         sentence, cue = strip_leads(sentence.strip("\"' "))

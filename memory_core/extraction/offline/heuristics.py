@@ -228,6 +228,13 @@ def _statement(clause: str, cue: bool) -> Statement | None:
     return None
 
 
+_NOT_A_NAME = frozenset("i is was has and but just also never always still recently".split())
+# Whose name beside them is the user's to keep: family and pets ("my friend Tom just moved" is Tom's news).
+_FAMILY = re.compile(r"(?i:wife|husband|partner|spouse|girlfriend|boyfriend|fianc[eé]e?|sons?|daughters?|kids?|child"
+                     r"|baby|mom|mum|mother|dad|father|sisters?|brothers?|grandma|grandmother|grandpa|grandfather"
+                     r"|dogs?|cats?|puppy|kitten|pets?)$")
+
+
 def _relation_statement(who: str, rest: str, cue: bool, hedged: bool) -> Statement | None:
     """ "my manager is Rui" -> "User's manager is Rui"; None for what the user's people are, do or like."""
     named = _NAMED.match(rest)
@@ -235,7 +242,11 @@ def _relation_statement(who: str, rest: str, cue: bool, hedged: bool) -> Stateme
     if aged:  # "my daughter is 7"
         return describe(f"User's {who.lower()} is {aged.group('age')}", "context", 0.6 if hedged else 0.85, cue=cue,
                         hedged=hedged)
-    if not named:
+    if not named:  # "My wife Fatima is a pharmacist", "my son Leo just started kindergarten": the name said beside
+        beside = re.match(r"^\s+(?P<name>[A-Z][\w-]*(?:\s+[A-Z][\w-]*)?)\b(?!['’])", rest)
+        if beside and beside.group("name").casefold() not in _NOT_A_NAME and _FAMILY.match(who):
+            return describe(f"User's {who.lower()} is {beside.group('name')}", "context", 0.6 if hedged else 0.85,
+                            cue=cue, hedged=hedged)
         return None
     how = " ".join((named.group("how") or named.group("how2")).lower().replace("'s", " 's").split())
     name = named.group("name") or named.group("name2")

@@ -117,6 +117,7 @@ _SUBJECTLESS = [(re.compile(p, re.I), r) for p, r in [  # "Been vegan for 3 year
      r"|understand|find)|running\s+late|nothing|morning|evening|everything|something|" + _ING_ADJECTIVES + r")\b)"
      r"(?!" + _GERUND_PHRASE + r")[a-z]+ing\b", "I'm"),
     (r"^(?:married|single|engaged|divorced|retired|vegan|vegetarian|pescatarian)\b", "I'm"),
+    (r"^(?:originally\s+)?from\s+[A-Z]", "I'm"),  # "Originally from Nairobi, now living in Toronto."
     (r"^\d{1,3}\s*,", "I'm"),
 ]]
 _GERUND = {"living": "I live", "working": "I work", "studying": "I study", "teaching": "I teach"}
@@ -325,8 +326,18 @@ def _inverted_after_lead(sentence: str) -> tuple[str, str] | None:
     return (head, rest) if inverted and inverted.group("value")[0].isupper() else None
 
 
+# "Mostly I code in Go", "Usually I cycle to work": the adverb goes after "I", where the rules read it.
+_ADVERB_FIRST = re.compile(r"^(?P<adverb>mostly|usually|generally|normally|typically|often|sometimes|mainly|primarily"
+                           r"|occasionally|rarely|always|never)\s*,?\s+(?=I\b(?!'))", re.I)
+
+
 def _subjectless(sentence: str) -> str:
-    """ "Been vegan for 3 years." -> "I've been vegan for 3 years."; other sentences as they are."""
+    """ "Been vegan for 3 years." -> "I've been vegan for 3 years."; "Mostly I code in Go" -> "I mostly code in Go";
+    other sentences as they are."""
+    adverb = _ADVERB_FIRST.match(sentence)
+    if adverb:
+        rest = re.sub(r"^I\s*", "", sentence[adverb.end():])
+        return f"I {adverb.group('adverb').lower()} {rest}"
     if re.match(r"^(?:I|my|we)\b", sentence, re.I):
         return sentence
     for pattern, subject in _SUBJECTLESS:

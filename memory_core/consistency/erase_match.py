@@ -89,7 +89,7 @@ def _names_and_values(text: str) -> set[str]:
     return found
 
 
-_POSSESSIVE = re.compile(r"([\w]+)['\u2019]s\b", re.UNICODE)
+_POSSESSIVE = re.compile(r"(?<!\w)(\w+)['\u2019]s\b", re.UNICODE)  # from a word's start: linear in a long word
 
 
 def _possessives(text: str) -> set[str]:
@@ -226,7 +226,7 @@ def states(passage: str, marks: Marks, key: bytes | None = None) -> bool:
 
 # Where a sentence's clauses part: "I'm allergic to shellfish, so no shrimp for me".
 _CLAUSES = re.compile(r"[,;:]\s*(?:(?:so|but|and|because|though|although|while|since)\s+)?"
-                      r"|\s+(?:but|so|because|although|though|while)\s+", re.I)
+                      r"|(?<!\s)\s+(?:but|so|because|although|though|while)\s+", re.I)  # a run of blanks: once
 
 
 def _denies(passage: str, marks: Marks, key: bytes | None) -> bool:
@@ -257,7 +257,9 @@ def related(a: str, b: str) -> bool:
 
 # -- passages: the units erase plans and rewrites (a sentence of a line, or of a bullet's text) -------------------
 
-_SENTENCE = re.compile(r"[^\s](?:[^\n]*?)(?:[.!?]+(?=\s)|$)", re.M)
+# From a character to the first run of . ! ? before a blank, or to the line's end; a run inside a word ("e.g.", "3.5")
+# goes on. Written so that no start is tried twice (a line of dots was quadratic, then cubic, with a lazy body).
+_SENTENCE = re.compile(r"[^\s](?:[^\n.!?]|[.!?]+(?=[^\s.!?]))*(?:[.!?]+(?=\s)|[.!?]*$)", re.M)
 _LEAD = re.compile(r"^(\s*(?:#+|[-*+]|\d+[.)])\s+)")
 ERASED = "[erased]"
 

@@ -163,8 +163,10 @@ def _formats(text: str) -> Iterator[tuple[int, int]]:
     # The formats (ours, and detect-secrets' patterns, which read a little context before a token: "aws ...
     # secret = X") run once, on the long tokens with what precedes them on their line; what they find is then
     # located in the text.
+    # A token of a few characters over and over ("//////", "-=-=-=") is no key, and some of detect-secrets' patterns
+    # are quadratic in such a run: left out.
     windows = _merge((max(m.start() - _CONTEXT, text.rfind("\n", 0, m.start()) + 1), m.end())
-                     for m in rules.LONG_TOKEN.finditer(text))
+                     for m in rules.LONG_TOKEN.finditer(text) if len(set(m.group(0))) >= 6)
     candidates = "\n".join(text[start:end] for start, end in windows)
     found = {secret for detector in _plugins()[0] for secret in detector.analyze_string(candidates) if len(secret) >= 8}
     found.update(m.group(0) for m in rules.PROVIDERS.finditer(candidates))

@@ -164,7 +164,8 @@ _SECRETS = _words(
     r"\b(?:memor(?:y|ies)|data|records|facts|conversations|chats) of (?:every|all|other|each) users?\b", r"\bprompt do sistema", r"\bprompt del sistema", r"\bsystemprompt",
     r"\bsystem-prompt", r"\bprompt système", r"\binstruções", r"\binstrucciones", r"\b\w*anweisungen", r"\bregeln",
     r"\brègles", r"\bprompt di sistema", r"\bistruzioni", r"\bsysteemprompt", r"\binstructies")
-_URL = r"(?:https?://|www\.|\b[\w.+-]+@[\w-]+\.[\w.]+)"
+# an address's name starts where a run of its characters starts: tried at every "1" of "1-1-1-...", it is quadratic
+_URL = r"(?:https?://|www\.|(?<![\w.+-])[\w.+-]+@[\w-]+\.[\w.]+)"
 _SEND = _words(
     r"send", r"forward", r"post", r"upload", r"transmit", r"exfiltrate", r"e-?mail", r"append", r"appending",
     r"envie", r"enviar", r"envia", r"envía", r"schick\w*", r"sende", r"senden", r"envoie", r"envoyer",

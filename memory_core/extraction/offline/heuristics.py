@@ -7,6 +7,7 @@ fact or the earlier statement it contradicts. The same rewriting reads the daily
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any, Mapping, Sequence
 
@@ -401,7 +402,7 @@ _VALUE_KINDS = (re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+(?![\w-])")
                 re.compile(r"(?<![\w+])\+?\d[\d ().-]{5,}\d(?!\w)"))
 _NEW_VALUE = re.compile(r"\b(?:now|new|from\s+now\s+on|changed|updated|instead|no\s+longer|any\s*more|old|dead"
                         r"|going\s+forward|switched)\b", re.I)
-_SOMEONE_ELSES = re.compile(r"\b(?:his|her|their|its)\b|\b[\w-]+'s\s+(?:new\s+)?(?:e-?mail|number|phone|cell|mobile"
+_SOMEONE_ELSES = re.compile(r"\b(?:his|her|their|its)\b|\b\w+['’]s\s+(?:new\s+)?(?:e-?mail|number|phone|cell|mobile"
                             r"|address|contact)", re.I)
 
 
@@ -431,6 +432,7 @@ _MEANT = re.compile(r"\bI\s+meant\s+(?P<new>[^,.;!?]{1,40}?)\s*,?\s+(?:not|inste
                     r"(?P<old>[^,.;!?]{1,40}?)\s*(?:[,.;!?]|$)", re.I)
 
 
+MAX_TAKEN_BACK = 5  # "X, not Y" read in a message at most: a page of them costs no more than a line
 # "The cat's name is Lulu, not Luna", "My flight is on Friday, not Thursday": a name, a day or a number set against the
 # one a stored fact holds, in a sentence about what that fact is about (another of its words said too).
 _NAME = r"[A-Z0-9][\w'-]*(?:\s+[A-Z][\w'-]*){0,2}"
@@ -441,11 +443,16 @@ def meant_statements(text: str, stored: Sequence[Mapping[str, Any]]) -> list[Sta
     """The stored facts that hold the word "I meant X, not Y" (or "..., X, not Y" about the fact) takes back,
     restated with X, as corrections."""
     found: list[Statement] = []
+    taken = 0
     for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
         if sentence.rstrip().endswith("?"):
             continue
-        meant = [(m, False) for m in _MEANT.finditer(sentence)]
-        for m, about in meant or [(m, True) for m in _CONTRAST.finditer(sentence)]:
+        meant = [(m, False) for m in itertools.islice(_MEANT.finditer(sentence), MAX_TAKEN_BACK)]
+        said = meant or [(m, True) for m in itertools.islice(_CONTRAST.finditer(sentence), MAX_TAKEN_BACK)]
+        taken += len(said)
+        if taken > MAX_TAKEN_BACK:
+            break
+        for m, about in said:
             old = re.compile(rf"(?<!\w){re.escape(m.group('old').strip())}(?!\w)", re.I)
             new = m.group("new").strip()
             others = _content_stems(old.sub(" ", sentence.replace(new, " ")))

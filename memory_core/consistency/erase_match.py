@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from memory_core.text.truth import SENTENCE
+
 # Words that carry no statement of their own: articles, pronouns, auxiliaries, prepositions, fillers. Verbs such
 # as "like", "work", "live" are NOT here: "User likes tea" and "Tea time" differ by exactly that word.
 FUNCTION = frozenset("""a an the and or but so if of to in on at by for from with into onto about as than then
@@ -257,9 +259,7 @@ def related(a: str, b: str) -> bool:
 
 # -- passages: the units erase plans and rewrites (a sentence of a line, or of a bullet's text) -------------------
 
-# From a character to the first run of . ! ? before a blank, or to the line's end; a run inside a word ("e.g.", "3.5")
-# goes on. Written so that no start is tried twice (a line of dots was quadratic, then cubic, with a lazy body).
-_SENTENCE = re.compile(r"[^\s](?:[^\n.!?]|[.!?]+(?=[^\s.!?]))*(?:[.!?]+(?=\s)|[.!?]*$)", re.M)
+_SENTENCE = SENTENCE  # text.truth's: a sentence, cut the same way everywhere
 _LEAD = re.compile(r"^(\s*(?:#+|[-*+]|\d+[.)])\s+)")
 ERASED = "[erased]"
 

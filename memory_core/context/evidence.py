@@ -163,7 +163,7 @@ def select_passages(hits: Sequence, turns_of: Callable[[dict[str, set[int]]], Ma
 
 
 _ASKS = re.compile(r"(?:what|when|where|who|whom|whose|why|how|which|did|does|do|is|was|are|were|has|have|can)\b", re.I)
-_SPLIT = re.compile(r"\s*(?:,|;|\band\b|\bor\b|\balso\b)\s*", re.I)
+_SPLIT = re.compile(r"(?:(?<!\s)\s+)?(?:,|;|\band\b|\bor\b|\balso\b)\s*", re.I)  # a run of blanks: tried once
 
 
 def sub_queries(query: str) -> list[str]:

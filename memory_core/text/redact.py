@@ -14,7 +14,8 @@ from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 MASK = "***"
 _KEYLIKE = re.compile(r"\b(?:sk|rk|pk|key|api[-_]?key|mc)[-_][A-Za-z0-9_\-\*\.]{8,}", re.IGNORECASE)
 _BEARER = re.compile(r"(Bearer\s+)\S+", re.IGNORECASE)
-_URL_USERINFO = re.compile(r"(\b[a-z][a-z0-9+.\-]*://)[^/\s@?#]+@", re.IGNORECASE)
+# a scheme from where its run of characters starts (at every "a" of "a.a.a.a..." it was quadratic)
+_URL_USERINFO = re.compile(r"((?<![a-z0-9+.\-])[a-z][a-z0-9+.\-]*://)[^/\s@?#]+@", re.IGNORECASE)
 SECRET_PARAMS = ("api-key", "api_key", "apikey", "key", "token", "access_token", "auth", "password", "secret",
                  "client_secret", "sig", "signature", "code", "sslpassword", "passwd", "pwd")
 _SECRET_QUERY = re.compile(r"([?&](?:%s)=)[^&\s#\"']+" % "|".join(re.escape(p) for p in SECRET_PARAMS), re.IGNORECASE)

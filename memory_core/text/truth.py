@@ -30,7 +30,10 @@ currently now still no longer anymore actually called named name based as at in 
 ERASED = "[erased]"
 
 # A sentence ends at ., ! or ? followed by white space (not inside "127.0.0.1" or "md.png"), or at the line's end.
-_SENTENCE = re.compile(r"[^\s](?:[^\n]*?)(?:[.!?]+(?=\s)|$)", re.M)
+# A sentence: from a character to the first run of . ! ? before a blank, or to the line's end; a run inside a word
+# ("e.g.", "3.5") goes on. Written so that no start is tried twice (with a lazy body, a line of dots was cubic).
+SENTENCE = re.compile(r"[^\s](?:[^\n.!?]|[.!?]+(?=[^\s.!?]))*(?:[.!?]+(?=\s)|[.!?]*$)", re.M)
+_SENTENCE = SENTENCE
 _BULLET = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)(.*)$")
 
 

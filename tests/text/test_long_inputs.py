@@ -51,3 +51,25 @@ def test_a_page_of_corrections_and_of_numbers_costs_what_a_line_does():  # was 5
     assert heuristic_facts("new " + "1-" * 50_000, STORED) == []
     found = heuristic_facts("My friend is called Lulu7, not Luna7. " * 4000, STORED)
     assert [c.supersedes for c in found if c.supersedes] == [("fact_00000007",)]
+
+
+@pytest.mark.timeout(30)
+def test_a_summary_of_question_marks_is_cut_into_sentences_once():  # was 24 s (text.truth's copy of the same cut)
+    from memory_core.text.truth import split_sentences
+
+    assert split_sentences("new now " + "?" * 120_000 + " Then more.") == ["new now " + "?" * 120_000, "Then more."]
+
+
+@pytest.mark.timeout(30)
+def test_a_query_of_tabs_is_split_into_parts_once():  # was 3 minutes on 60,000 (a blank run tried at every blank)
+    from memory_core.context.evidence import sub_queries
+
+    assert sub_queries("What did Ana paint" + "\t" * 120_000 + "and where did she camp?") == \
+        ["What did Ana paint", "where did she camp"]
+
+
+@pytest.mark.timeout(30)
+def test_scrubbing_a_long_dotted_word_and_still_a_url_s_credentials():  # was 8.5 s on 60,000 (a scheme at every "a")
+    from memory_core.text.redact import scrub
+
+    assert scrub("a." * 100_000 + " https://user:pw@host.example/x").endswith(" https://***@host.example/x")

@@ -151,6 +151,9 @@ def _value_span(text: str, m: re.Match, group: str = "v") -> tuple[int, int, boo
     return (*_trim(text, start, end), False)
 
 
+MAX_PLUGIN_TOKEN = 2048  # characters: longer than any key, token or JWT detect-secrets knows
+
+
 def _formats(text: str) -> Iterator[tuple[int, int]]:
     """Credentials recognisable by their format alone: providers' keys, JWTs, private keys, prefixes of keys."""
     for m in rules.PREFIXES.finditer(text):
@@ -163,13 +166,17 @@ def _formats(text: str) -> Iterator[tuple[int, int]]:
     # The formats (ours, and detect-secrets' patterns, which read a little context before a token: "aws ...
     # secret = X") run once, on the long tokens with what precedes them on their line; what they find is then
     # located in the text.
-    # A token of a few characters over and over ("//////", "-=-=-=") is no key, and some of detect-secrets' patterns
-    # are quadratic in such a run: left out.
-    windows = _merge((max(m.start() - _CONTEXT, text.rfind("\n", 0, m.start()) + 1), m.end())
-                     for m in rules.LONG_TOKEN.finditer(text) if len(set(m.group(0))) >= 6)
-    candidates = "\n".join(text[start:end] for start, end in windows)
-    found = {secret for detector in _plugins()[0] for secret in detector.analyze_string(candidates) if len(secret) >= 8}
-    found.update(m.group(0) for m in rules.PROVIDERS.finditer(candidates))
+    # A token of a few characters over and over ("//////", "-=-=-=") is no key; one longer than MAX_PLUGIN_TOKEN is read
+    # by our formats alone: some of detect-secrets' patterns are quadratic in such a run (npm's, at every "//").
+    tokens = [m for m in rules.LONG_TOKEN.finditer(text) if len(set(m.group(0))) >= 6]
+
+    def lines(chosen: Iterable[re.Match]) -> str:
+        return "\n".join(text[start:end] for start, end in _merge(
+            (max(m.start() - _CONTEXT, text.rfind("\n", 0, m.start()) + 1), m.end()) for m in chosen))
+
+    short = lines(m for m in tokens if m.end() - m.start() <= MAX_PLUGIN_TOKEN)
+    found = {secret for detector in _plugins()[0] for secret in detector.analyze_string(short) if len(secret) >= 8}
+    found.update(m.group(0) for m in rules.PROVIDERS.finditer(lines(tokens)))
     for secret in found:
         yield from _occurrences(text, secret)
 

@@ -104,12 +104,16 @@ def test_a_new_email_address_or_phone_number_replaces_the_users_own(said, wanted
     "Is raj@new.example my new email?",                 # a question
     "I wrote to support@shop.example about the order.", # no change said
     "Send it to raj@new.example or raj@other.example, the old one is full.",  # two new ones: which is not said
+    "My new start date is 2024-01-15.",                  # a date is no phone number
+    "The new order number is 4471 2290 118.",            # nor an order's
+    "My new bank card number is 4000 1234 5678 9010.",   # nor a card's (and the stored card is left alone)
 ])
 def test_an_address_or_number_that_is_not_the_users_new_one_replaces_nothing(said):
     from memory_core.extraction.offline.heuristics import heuristic_facts
 
     stored = [{"id": "fact_00000001", "content": "User's email is raj@old.example", "category": "context"},
-              {"id": "fact_00000002", "content": "User's phone number is +44 7700 900123", "category": "context"}]
+              {"id": "fact_00000002", "content": "User's phone number is +44 7700 900123", "category": "context"},
+              {"id": "fact_00000003", "content": "User's account number is 5512 0098 7761", "category": "context"}]
     assert [c.content for c in heuristic_facts(said, stored) if c.supersedes] == []
 
 

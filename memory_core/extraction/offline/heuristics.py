@@ -402,6 +402,12 @@ _VALUE_KINDS = (re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+(?![\w-])")
                 re.compile(r"(?<![\w+])\+?\d[\d ().-]{5,}\d(?!\w)"))
 _NEW_VALUE = re.compile(r"\b(?:now|new|from\s+now\s+on|changed|updated|instead|no\s+longer|any\s*more|old|dead"
                         r"|going\s+forward|switched)\b", re.I)
+# What a phone number is said with, and the stored facts whose number is something else's (an account, a card).
+_PHONE_WORDS = re.compile(r"\b(?:phone|mobile|cell|number|tel|telephone|whatsapp|signal|reach\s+me|call\s+me|text\s+me)\b",
+                          re.I)
+_OTHER_NUMBERS = re.compile(r"\b(?:account|card|iban|order|customer|member(?:ship)?|passport|id|licen[cs]e|policy|tax"
+                            r"|social|badge|employee|student|tracking|flight|booking|room|seat|pin)\b", re.I)
+_DATE_LIKE = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}$|^\d{1,2}[./-]\d{1,2}[./-]\d{2,4}$")
 _SOMEONE_ELSES = re.compile(r"\b(?:his|her|their|its)\b|\b\w+['’]s\s+(?:new\s+)?(?:e-?mail|number|phone|cell|mobile"
                             r"|address|contact)", re.I)
 
@@ -412,14 +418,21 @@ def swapped_values(text: str, stored: Sequence[Mapping[str, Any]]) -> list[State
         return []
     found: list[Statement] = []
     for kind in _VALUE_KINDS:
+        phone = kind is _VALUE_KINDS[1]
+        if phone and (not _PHONE_WORDS.search(text) or _OTHER_NUMBERS.search(text)):
+            continue  # a run of digits with no word of a phone, or said of an order, a card, an account
         held_now = " ".join(f["content"] for f in stored
                             if isinstance(f, Mapping) and isinstance(f.get("content"), str))
-        said = [v for v in dict.fromkeys(m.group(0) for m in kind.finditer(text)) if v not in held_now]
+        said = [v for v in dict.fromkeys(m.group(0) for m in kind.finditer(text)) if v not in held_now
+                and not (phone and (_DATE_LIKE.match(v) or sum(c.isdigit() for c in v) < 7))]
         if len(said) != 1:
             continue  # none new, or two: which one is the user's now is not said plainly
         for fact in stored:
             content = fact.get("content") if isinstance(fact, Mapping) else None
-            held = kind.search(content) if isinstance(content, str) and content.startswith("User's ") else None
+            if not isinstance(content, str) or not content.startswith("User's ") \
+                    or (phone and (_OTHER_NUMBERS.search(content) or not _PHONE_WORDS.search(content))):
+                continue
+            held = kind.search(content)
             if held and held.group(0) != said[0]:
                 found.append(describe(content[:held.start()] + said[0] + content[held.end():],
                                       fact.get("category") or "context", 0.85, cue=True))

@@ -403,8 +403,8 @@ _VALUE_KINDS = (re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+(?![\w-])")
 _NEW_VALUE = re.compile(r"\b(?:now|new|from\s+now\s+on|changed|updated|instead|no\s+longer|any\s*more|old|dead"
                         r"|going\s+forward|switched)\b", re.I)
 # What a phone number is said with, and the stored facts whose number is something else's (an account, a card).
-_PHONE_WORDS = re.compile(r"\b(?:phone|mobile|cell|number|tel|telephone|whatsapp|signal|reach\s+me|call\s+me|text\s+me)\b",
-                          re.I)
+_PHONE_WORDS = re.compile(r"\b(?:phone|mobile|cell|number|tel|telephone|whatsapp|signal|reach\s+me|call\s+me"
+                          r"|text\s+me)\b", re.I)
 _OTHER_NUMBERS = re.compile(r"\b(?:account|card|iban|order|customer|member(?:ship)?|passport|id|licen[cs]e|policy|tax"
                             r"|social|badge|employee|student|tracking|flight|booking|room|seat|pin)\b", re.I)
 _DATE_LIKE = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}$|^\d{1,2}[./-]\d{1,2}[./-]\d{2,4}$")

@@ -48,8 +48,15 @@ TABLE = DATA / "corrections_fresh.json"
 # A 0.30 (3/10), B 0.20 (2/10), precision A 1.0, B 0.67 (a trip, "I'm in Manchester for a conference this week", moved
 # the user); tuned on A: 1.0; B measured once after: 0.30 (3/10), precision 0.75; then tuned on B: 1.0, precision 1.0
 # on both.
+# "p" (tests/data/corrections_p.json, 20 rows, 12 corrections, written later in the same session before any rule for
+# them: "I've moved on from Deloitte — I'm with KPMG now", "Home is Cardiff these days", "X used to be my favourite
+# band; now it's Y", "Got rid of the Focus, I'm driving a Skoda now", "Upgraded from the iPhone 12 to an iPhone 15",
+# "Left Oracle in the spring; these days I work for Salesforce", "We're Vancouver-based now", "The wedding happened —
+# I'm married now!"; look-alikes: someone else's, unrelated, a question, a trip, a one-off): before, recall A 0.17
+# (1/6), precision 0.50; B 0.50 (3/6), precision 1.0; tuned on A: 1.0; B measured once after: 0.50 (as before),
+# precision 1.0; then tuned on B: 1.0 / 1.0 both (an organisation in capitals after "I'm with" is an employer).
 WANTED = {"fresh": {"A": 0.95, "B": 0.8}, "clauses": {"A": 0.95, "B": 0.75}, "ends": {"A": 0.95, "B": 0.7},
-          "more": {"A": 0.95, "B": 0.95}, "n": {"A": 0.95, "B": 0.95}}
+          "more": {"A": 0.95, "B": 0.95}, "n": {"A": 0.95, "B": 0.95}, "p": {"A": 0.95, "B": 0.95}}
 
 
 def load(half: str, table: str = "fresh") -> list[dict]:

@@ -51,6 +51,15 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), r) for p, r i
     # "Padel has replaced tennis as my favourite sport" -> "my favourite sport is Padel"
     (r"^(?P<new>[\w .'&+-]+?)\s+(?:has\s+|just\s+|finally\s+)*(?:replaced|taken\s+over\s+from|overtaken)\s+"
      r"[\w .'&+-]+?\s+as\s+my\s+(?P<what>(?:[\w-]+\s+){0,2}?[\w-]+)(?:\s+now)?$", "my {what} is {new}"),
+    # "We're Vancouver-based now" -> "I live in Vancouver"
+    (r"^(?:I'm|I\s+am|we're|we\s+are)\s+(?:now\s+)?(?P<value>[A-Z][\w'.]*(?:\s+[A-Z][\w'.]*)*)-based"
+     r"(?:\s+(?:now|these\s+days|nowadays))?$", "I live in {value}"),
+    # "Home is Cardiff these days" -> "I live in Cardiff"
+    (r"^(?:my\s+)?home\s+(?:is|'s)\s+(?:now\s+)?(?:in\s+)?(?P<value>[A-Z][\w'-]*(?:,?\s+[A-Z][\w'-]*)*)"
+     r"(?:\s+(?:now|these\s+days|nowadays))?$", "I live in {value}"),
+    # "Coldplay used to be my favourite band; now it's Arctic Monkeys" -> "my favourite band is Arctic Monkeys"
+    (r"^[\w .'&+-]+?\s+used\s+to\s+be\s+my\s+(?P<what>(?:[\w-]+\s+){0,2}?[\w-]+)\s*[,;:—–-]+\s*(?:but\s+)?"
+     r"(?:now\s+)?(?:it's|it\s+is)\s+(?:now\s+)?(?P<value>.+?)(?:\s+now)?$", "my {what} is {value}"),
     # "Chris and I split up in August" -> "I broke up with Chris in August"
     (r"^(?P<who>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\s+and\s+I\s+(?:have\s+|just\s+|finally\s+)*(?:split\s+up|broke\s+up"
      r"|separated|got\s+divorced|divorced)\b(?P<tail>.*)$", "I broke up with {who} {tail}"),

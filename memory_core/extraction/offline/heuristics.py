@@ -45,7 +45,8 @@ _RULES: list[tuple[re.Pattern[str], str, float, str | None]] = [(re.compile(p, r
      "behavior", 0.7, None),
     (r"^(?P<rest>i\s+(?:work|live|moved|relocated|grew\s+up|study|teach|volunteer|manage|lead|earn|weigh)\b.+)$",
      "context", 0.85, None),
-    (r"^(?P<rest>i(?:'ve|\s+have)?\s+(?:quit|stopped|left|changed|started|began|switched)\b.+)$", "context", 0.8, None),
+    (r"^(?P<rest>i(?:'ve|\s+have)?\s+(?:quit|stopped|left|changed|started|began|switched|moved\s+on|upgraded"
+     r"|downgraded)\b.+)$", "context", 0.8, None),
     (r"^(?P<rest>i\s+(?:was\s+born|got\s+(?:married|engaged|divorced|promoted|hired|a\s+(?:new\s+)?job|the\s+job"
      r"|accepted|into|back\s+from|a\s+(?:dog|cat|puppy|kitten))|joined|passed|graduated|finished|completed|retired|adopted"
      r"|bought|founded|launched|won|became)\b.*)$", "context", 0.8, None),
@@ -61,6 +62,7 @@ _RULES: list[tuple[re.Pattern[str], str, float, str | None]] = [(re.compile(p, r
     (r"^(?P<rest>i(?:'m|\s+am)\s+(?:originally\s+|also\s+|still\s+)?(?:a|an|the|from|based|currently|working|studying"
      r"|living|at|in|married|on\s+an?)\b.+)$", "context", 0.8, None),
     (r"^(?P<rest>i(?:'m|\s+am)\s+\d{1,3}\b(?:\s+years\s+old)?)$", "context", 0.85, None),
+    (r"^(?P<rest>i(?:'m|\s+am)\s+(?:now\s+)?with\s+(?-i:[A-Z]{2,})[\w&.-]*\b.*)$", "context", 0.8, None),  # KPMG
     (r"^i\s+(?:just\s+)?turned\s+(?P<rest>\d{1,3})(?:\s+years\s+old)?$", "context", 0.85, "User is {rest}"),
     (r"^(?P<rest>i(?:'m|\s+am)\s+\d'\s?\d{1,2}\b.*)$", "context", 0.8, None),
     (r"^(?P<rest>i(?:'m|\s+am)\s+(?:(?:fully|strictly|completely|totally|mostly)\s+)?(?:vegan|vegetarian|pescatarian"
@@ -108,7 +110,8 @@ _HEDGE = re.compile(r"\b(maybe|perhaps|probably|i think|i guess|might|kind of|so
 CORRECTION_CUES = re.compile(r"\b(?:actually|correction|i\s+meant|no\s+longer|any\s*more|any\s+longer|now|these\s+days"
                              r"|nowadays|(?:moved|relocated)\s+to|changed\s+jobs|switched\s+to|quit|stopped|used\s+to"
                              r"|no\s+more|(?:switched|moved|changed|went|migrated)\s+from"
-                             r"|(?:switched|moved|changed|went)\s+over\s+to|migrated\s+to)\b", re.I)
+                             r"|(?:switched|moved|changed|went)\s+over\s+to|migrated\s+to|moved\s+on"
+                             r"|(?:upgraded|downgraded)\s+(?:from|to))\b", re.I)
 # "also", "too", "another": one more, beside what is known, not instead of it.
 _ADDS = re.compile(r"\b(?:also|too|as\s+well|another|second|other|either)\b", re.I)
 _USED_TO = re.compile(r"^(?P<i>i)\s+used\s+to\s+(?P<be>be\s+)?(?P<rest>.+)$", re.I)

@@ -79,6 +79,8 @@ SLOT_PATTERNS: list[tuple[str, re.Pattern[str], bool]] = [(k, re.compile(p), n) 
     ("residence", r"^User (?:has )?moved (?:away )?(?:out of|from) (?P<value>.+)$", True),
     ("employer", r"^User (?:works|is working) (?:at|for) (?P<value>.+?)(?: as .+)?$", False),
     ("employer", rf"^User is an? {_OCCUPATION} (?:at|for) (?P<value>.+)$", False),
+    # "I'm with KPMG now": an organisation written in capitals ("I'm with Sarah now" is someone else's news)
+    ("employer", r"^User is (?:now )?with (?P<value>[A-Z]{2,}[\w&.-]*(?: [A-Z][\w&.-]*)*)$", False),
     ("employer", r"^User (?:has )?(?:started|got|took|accepted|landed|began) (?:a |the |their )?(?:new )?"
                  r"(?:job|position|role|post) (?:at|with) (?P<value>.+)$", False),
     ("employer", r"^User (?:has )?(?:quit|left) (?:their|the|a) job(?: (?:at|with) (?P<value>.+))?$", True),
@@ -111,7 +113,7 @@ SLOT_PATTERNS: list[tuple[str, re.Pattern[str], bool]] = [(k, re.compile(p), n) 
     ("marital", r"^User is (?:now |happily |newly )?(?P<value>single|married|engaged|divorced|widowed|separated)\b.*$",
      False),
     ("marital", r"^User (?:has )?got (?P<value>married|engaged|divorced)\b.*$", False),
-    ("vehicle", r"^User (?:\w+ly )?(?:drives|rides) (?:an? |the |their )?(?P<value>.+)$", False),
+    ("vehicle", r"^User (?:\w+ly )?(?:drives|rides|is driving|is riding) (?:an? |the |their )?(?P<value>.+)$", False),
     ("own:manager", r"^User (?:reports|is reporting|now reports) to (?P<value>[A-Z].*)$", False),  # who they report to
     # what the user is learning: one more beside another, unless said as a change ("switched to learning Japanese")
     ("learning", r"^User (?:is learning|learns|is studying|studies) (?!(?:at|in|for|with|on|to|from|under)\b)"
@@ -128,7 +130,8 @@ _DOES = re.compile(r"^User (?:\w+ly )?(?P<verb>(?!(?:is|has|was|lives|works|like
                    r"|can|could|should|might|may|must)\b)[a-z]+s) (?P<prep>in|with|at|on|for|from|as|by) "
                    r"(?P<value>.+)$")
 # "User switched from Vim to Emacs": what was before is no longer, what follows is now.
-_FROM_TO = re.compile(r"^User (?:has )?(?:switched|moved|changed|went|migrated|converted) from (?P<old>.+?) to "
+_FROM_TO = re.compile(r"^User (?:has )?(?:switched|moved|changed|went|migrated|converted|upgraded|downgraded) from "
+                      r"(?P<old>.+?) to "
                       r"(?P<value>.+)$")
 # Facts about the user's own things whose value is one at a time (a new one replaces the old without a cue).
 _ONE_OWN = re.compile(r"^(?:named:.*|own:(?:birthday|nickname|name|middle name|last name|surname|full name|age"
@@ -307,14 +310,16 @@ def _stems(text: str) -> set[str]:
 # Something the user had or did, ended: "User sold the Civic and bought a Tesla", "User gave up Spanish", "User stopped
 # playing the violin", "User quit tennis after the surgery". What ended is the head of the phrase after the verb;
 # it ends a fact of the user's own that has or does that thing (kind: what the verb ends).
-_ENDED = re.compile(r"^User (?:has )?(?P<verb>sold|got rid of|gave away|gave up|quit|stopped|dropped|left)"
+_ENDED = re.compile(r"^User (?:has )?(?P<verb>sold|got rid of|gave away|gave up|quit|stopped|dropped|left"
+                    r"|moved on from)"
                     r"(?: (?:playing|learning|studying|practi[cs]ing|doing|taking|riding|driving|using))?"
                     r" (?P<what>.+)$")
 _ENDED_PLACE = re.compile(r"(?:at|by|in|on|to|for|with|from|off|over|there|here)\b")  # "stopped at the bakery"
-_ENDED_CUT = re.compile(r",|;|\s+(?:and|but|so|because|since|after|before|when|in|on|at|last|this|for|to|with|as|now"
+_ENDED_CUT = re.compile(r",|;|\s+[—–-]+\s|\s+(?:and|but|so|because|since|after|before|when|in|on|at|last|this|for|to"
+                        r"|with|as|now"
                         r"|again|anymore|any more)\b")
 _ENDS = {"sold": "own", "got rid of": "own", "gave away": "own",
-         "gave up": "do", "quit": "do", "stopped": "do", "dropped": "do", "left": "in"}
+         "gave up": "do", "quit": "do", "stopped": "do", "dropped": "do", "left": "in", "moved on from": "in"}
 _HAS_OR_DOES = {
     "own": re.compile(r"^User (?:\w+ly )?(?:drives|owns|has|rides|uses|keeps)\b"),
     "do": re.compile(r"^User (?:\w+ly )?(?:plays|is learning|learns|practi[cs]es|does|studies|takes|goes|uses|is taking"

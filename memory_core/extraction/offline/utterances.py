@@ -82,7 +82,7 @@ _SUBORDINATE = re.compile(r"^(?:since|because|as|now\s+that|given\s+that|seeing\
 _AS_A = re.compile(r"^as\s+(an?\s+[^,]{3,50}),\s*(.*)$", re.I)
 # Another first-person clause in the same sentence: "..., and I love X", "...; my wife is Ana", "..., I moved".
 _CLAUSE = re.compile(r"\s*[;,]?\s+(?:and|but|so|because|though|although|while)\s+(?=(?:I|my|My)\b)"
-                     r"|\s*[;,]\s+(?=(?:I|my|My)\b)")
+                     r"|\s*[;,]\s+(?=(?:I|my|My)\b)|\s+[—–]\s+(?=(?:I|my|My)\b)")
 # Verbs that start a clause of their own without "I": "I live in Austin, work at Dell"; "I'm 5'9 and weigh 70 kg".
 _VERB = (r"(?:now\s+|also\s+|just\s+|recently\s+|currently\s+)?(?:work|live|love|like|hate|enjoy|prefer|play|speak"
          r"|teach|study|run|own|use|need|want|go|got|weigh|earn|joined|moved|started|manage|lead|drive|cook|write"
@@ -108,7 +108,7 @@ _SUBJECTLESS = [(re.compile(p, re.I), r) for p, r in [  # "Been vegan for 3 year
     (r"^been\b", "I've been"),
     (r"^(?:love|like|hate|enjoy|prefer)\b", None),
     (r"^(?:just\s+|finally\s+)?(?:moved|relocated|started|joined|quit|got|finished|graduated|switched|passed|adopted"
-     r"|bought|retired|traded|swapped|sold|replaced)\b", None),
+     r"|bought|retired|traded|swapped|sold|replaced|upgraded|downgraded|left)\b", None),
     (r"^(?!(?:some|no|every|any)?thing|morning|evening|spring|king|ring|wing|sing|bring|sting|swing|string|ceiling"
      r"|during)(?![a-z]+ing(?:\s+[\w'-]+){0,3}?\s+(?:is|was)\s+my\s+[\w'-]+\W*$)"  # "Swimming is my thing": "my X"
      + _GERUND_PHRASE, "I find"),  # "Running is ..."

@@ -141,3 +141,19 @@ def test_several_adverbs_before_a_verb_are_kept_and_the_verb_is_conjugated():
 
     assert [s.content for s in heuristic_statements("I also really like ramen.", general=True)] == \
         ["User also really likes ramen"]
+
+
+@pytest.mark.parametrize("said,wanted", [
+    ("I got married today!", ["User got married"]),
+    ("Today I moved to Berlin.", ["User moved to Berlin"]),
+    ("We adopted a puppy this morning.", ["User adopted a puppy"]),
+    ("I quit my job today.", ["User quit their job"]),
+    ("I'm tired today.", []),                 # a passing state
+    ("I have a meeting today.", []),
+    ("I start my new job tomorrow.", []),     # not yet
+    ("I left early today.", []),
+])
+def test_a_lasting_change_said_the_day_it_happened_is_kept_and_the_day_is_not_part_of_it(said, wanted):
+    from memory_core.extraction.offline.heuristics import heuristic_statements
+
+    assert [s.content for s in heuristic_statements(said, general=True)] == wanted

@@ -204,7 +204,8 @@ def _statement(clause: str, cue: bool) -> Statement | None:
     if len(clause) < 6 or clause.endswith("?") or re.match(r"^(if|when|would|could|should|please)\b", clause, re.I):
         return None
     clause = re.sub(r",\s+not\s+[\w' .-]{1,30}$|\s*\(not\s+[^)]{1,30}\)$", "", clause.rstrip(".!").strip())
-    if _NOT_A_FACT.search(clause):
+    clause, lasting = _lasting_today(clause)
+    if _NOT_A_FACT.search(clause) and not lasting:
         return None
     hedged = bool(_HEDGE.search(clause))
     clause = re.sub(r"^i\s+(?:think|guess|believe)\s+(?:that\s+)?(?=(?:i|my)\b)", "", clause, flags=re.I)
@@ -237,6 +238,24 @@ _NOT_A_NAME = frozenset("i is was has and but just also never always still recen
 _FAMILY = re.compile(r"(?i:wife|husband|partner|spouse|girlfriend|boyfriend|fianc[eé]e?|sons?|daughters?|kids?|child"
                      r"|baby|mom|mum|mother|dad|father|sisters?|brothers?|grandma|grandmother|grandpa|grandfather"
                      r"|dogs?|cats?|puppy|kitten|pets?)$")
+
+
+# A change that lasts, announced the day it happened ("I got married today", "Today I moved to Berlin", "We adopted a
+# puppy this morning"): the day said does not make it a passing thing, as "I'm tired today" is.
+_TODAY_LEAD = re.compile(r"^(?:today|this\s+(?:morning|afternoon|evening)|tonight)\s*,?\s+(?=i\b)", re.I)
+_TODAY = re.compile(r"\s*,?\s*\b(?:today|this\s+(?:morning|afternoon|evening)|tonight)\b", re.I)
+_LASTING_EVENT = re.compile(r"^i(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|officially\s+)?(?:got\s+(?:married|engaged"
+                            r"|divorced|promoted|hired|a\s+new\s+job|the\s+job|a\s+(?:dog|cat|puppy|kitten))|started"
+                            r"|quit|joined|moved|relocated|adopted|graduated|retired|bought|sold|passed|became"
+                            r"|was\s+(?:promoted|hired|diagnosed)|signed|accepted)\b", re.I)
+
+
+def _lasting_today(clause: str) -> tuple[str, bool]:
+    """(`clause` without an opening "Today," before a lasting change, whether it says such a change, today or not)."""
+    plain = _TODAY_LEAD.sub("", clause)
+    if _LASTING_EVENT.match(plain) and not re.search(r"\btomorrow\b", plain, re.I):
+        return _TODAY.sub("", plain).strip(), True  # the day is the conversation's, kept with the fact
+    return clause, False
 
 
 def _relation_statement(who: str, rest: str, cue: bool, hedged: bool) -> Statement | None:

@@ -259,7 +259,6 @@ def related(a: str, b: str) -> bool:
 
 # -- passages: the units erase plans and rewrites (a sentence of a line, or of a bullet's text) -------------------
 
-_SENTENCE = SENTENCE  # text.truth's: a sentence, cut the same way everywhere
 _LEAD = re.compile(r"^(\s*(?:#+|[-*+]|\d+[.)])\s+)")
 ERASED = "[erased]"
 
@@ -270,7 +269,7 @@ def passages(text: str) -> list[str]:
     for line in text.split("\n"):
         lead = _LEAD.match(line)
         body = line[lead.end():] if lead else line
-        out += [m.group(0).strip() for m in _SENTENCE.finditer(body) if m.group(0).strip()]
+        out += [m.group(0).strip() for m in SENTENCE.finditer(body) if m.group(0).strip()]
     return out
 
 
@@ -300,7 +299,7 @@ def rewrite(text: str, gone: Callable[[str], bool], replacement: str = ERASED) -
     for line in text.split("\n"):
         lead = _LEAD.match(line)
         head, body = (line[:lead.end()], line[lead.end():]) if lead else ("", line)
-        new = _SENTENCE.sub(one, body)
+        new = SENTENCE.sub(one, body)
         out.append(head + (" ".join(new.split()) if not replacement and new != body else new))
     return "\n".join(out), count
 

@@ -29,11 +29,9 @@ currently now still no longer anymore actually called named name based as at in 
 """.split())
 ERASED = "[erased]"
 
-# A sentence ends at ., ! or ? followed by white space (not inside "127.0.0.1" or "md.png"), or at the line's end.
 # A sentence: from a character to the first run of . ! ? before a blank, or to the line's end; a run inside a word
-# ("e.g.", "3.5") goes on. Written so that no start is tried twice (with a lazy body, a line of dots was cubic).
+# ("127.0.0.1", "md.png", "e.g.") goes on. Written so that no start is tried twice (a lazy body was cubic on dots).
 SENTENCE = re.compile(r"[^\s](?:[^\n.!?]|[.!?]+(?=[^\s.!?]))*(?:[.!?]+(?=\s)|[.!?]*$)", re.M)
-_SENTENCE = SENTENCE
 _BULLET = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)(.*)$")
 
 
@@ -272,7 +270,7 @@ def may_state(text: str, retired: Sequence[Retired], sources: Sources | None = N
 
 
 def split_sentences(text: str) -> list[str]:
-    return [m.group(0).strip() for m in _SENTENCE.finditer(text) if m.group(0).strip()]
+    return [m.group(0).strip() for m in SENTENCE.finditer(text) if m.group(0).strip()]
 
 
 Rewrite = Callable[[str, Retired], "str | None"]
@@ -367,13 +365,13 @@ def erase_passages(text: str, marks: frozenset[str] | set[str], names: frozenset
     for line in text.split("\n"):
         bullet = _BULLET.match(line)
         if bullet:
-            out.append(bullet.group(1) + _SENTENCE.sub(one, bullet.group(2)))
+            out.append(bullet.group(1) + SENTENCE.sub(one, bullet.group(2)))
         elif line.lstrip().startswith("#"):
             heading = re.match(r"^(\s*#+\s*)(.*)$", line)
             out.append(heading.group(1) + ERASED if heading and hit(heading.group(2)) and (count := count + 1)
                        else line)
         else:
-            out.append(_SENTENCE.sub(one, line))
+            out.append(SENTENCE.sub(one, line))
     return "\n".join(out), count
 
 

@@ -10,13 +10,17 @@ process's writes within that long, so an answer made sooner may lack them (it is
 Kept in a cache of their own, bounded in bytes (an eighth of `search_cache_mb`: answers never push the matrices
 out), and dropped with the scope's other entries by `SearchIndex.touch`. An answer is kept once it was asked for
 twice (a question asked once costs no copy and takes no room); a copy is given out: a caller may change it.
+
+Beside whole answers, the reads of a scope that a new question does not change (`read`: its summaries, its count,
+its most confident facts; `rows`: the rows of search hits) are kept under the version too, from the first read, in
+the same cache: a question never asked before reads only what it picks.
 """
 
 from __future__ import annotations
 
 import copy
 import time
-from typing import Any, Callable, Hashable, TypeVar
+from typing import Any, Callable, Hashable, Iterable, TypeVar
 
 from memory_core.scope import Scope
 from memory_core.search.cache import BytesLRU
@@ -61,6 +65,47 @@ class Answers:
             cache.put(("answer", scope, key), (version, copy.deepcopy(answer) if asked else None),
                       (size(answer) if asked else 0) + 500)
         return answer
+
+    def read(self, scope: Scope, key: Hashable, read: Callable[[], T], size: Callable[[T], int]) -> T:
+        """What `read()` gives of the database for `key` in `scope`, kept while the scope's version holds (not
+        settled: a read of rows is as new as the version it is kept under, or newer). The caller reads within a
+        `Database.reads()` block, whose version is read once, before what it is kept with; the value is shared,
+        and must not be changed."""
+        version = self.version(scope)
+        if version is None:
+            return read()
+        kept = self.cache.get(("read", scope, key))
+        if kept is not None and kept[0] == version:
+            return kept[1]
+        value = read()
+        self.cache.put(("read", scope, key), (version, value), size(value) + 200)
+        return value
+
+    def rows(self, scope: Scope, kind: str, keys: Iterable[Hashable],
+             read: Callable[[list[Hashable]], dict[Hashable, Any]], size: Callable[[Any], int]) -> dict[Hashable, Any]:
+        """`read(keys)`'s rows by key (a key it does not give has none), each kept as `read` does (one read for
+        those not kept at the scope's version)."""
+        keys = list(keys)
+        version = self.version(scope)
+        if version is None:
+            return read(keys)
+        out: dict[Hashable, Any] = {}
+        missing = []
+        for key in keys:
+            kept = self.cache.get(("read", scope, (kind, key)))
+            if kept is not None and kept[0] == version:
+                if kept[1] is not None:
+                    out[key] = kept[1]
+            else:
+                missing.append(key)
+        if missing:
+            found = read(missing)
+            for key in missing:
+                row = found.get(key)
+                self.cache.put(("read", scope, (kind, key)), (version, row), (size(row) if row is not None else 0) + 200)
+                if row is not None:
+                    out[key] = row
+        return out
 
     def _make(self, make: Callable[[], T]) -> T:
         self.made += 1

@@ -441,11 +441,20 @@ class SearchIndex:
                  for o, nearby in wanted.items()}
         return spread(scores, links)
 
+    def _hit_rows(self, scope: Scope, owners: list[str]) -> dict[str, tuple]:
+        """`store.hit_rows` by owner (what a hit shows of each: kept by `answers.rows` while the scope holds)."""
+        facts, chunks = self.store.hit_rows(scope, [o[2:] for o in owners if o.startswith("f:")],
+                                            [int(o[2:]) for o in owners if o.startswith("c:")])
+        return {**{f"f:{row[0]}": row for row in facts}, **{f"c:{row[0]}": row for row in chunks}}
+
     def _hits(self, scope: Scope, scores: dict[str, float]) -> dict[str, tuple[SearchHit, float]]:
         fact_ids = [o[2:] for o in scores if o.startswith("f:")]
         chunk_pks = [int(o[2:]) for o in scores if o.startswith("c:")]
         out: dict[str, tuple[SearchHit, float]] = {}
-        facts, chunks = self.store.hit_rows(scope, fact_ids, chunk_pks)
+        rows = self.answers.rows(scope, "hit", [f"f:{i}" for i in fact_ids] + [f"c:{pk}" for pk in chunk_pks],
+                                 lambda owners: self._hit_rows(scope, owners), _row_bytes)
+        facts = [rows[f"f:{i}"] for i in fact_ids if f"f:{i}" in rows]
+        chunks = [rows[f"c:{pk}"] for pk in chunk_pks if f"c:{pk}" in rows]
         for fact_id, content, source in facts:
             out[f"f:{fact_id}"] = (SearchHit("fact", fact_id, content, 0.0, source), scores[f"f:{fact_id}"])
         for pk, kind, path, start, end, chunk in chunks:
@@ -454,3 +463,8 @@ class SearchIndex:
             else:
                 out[f"c:{pk}"] = (SearchHit(kind, f"{path}#L{start}-L{end}", chunk, 0.0, path), scores[f"c:{pk}"])
         return out
+
+
+def _row_bytes(row: tuple) -> int:
+    """About what a hit's row takes in memory."""
+    return 150 + 2 * sum(len(x) for x in row if isinstance(x, str))

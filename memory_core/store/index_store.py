@@ -59,9 +59,13 @@ class IndexStore:
 
     def scope_version(self, scope: Scope) -> int | None:
         """The scope's version (m034): a new one with every write to what its searches and injections read; None
-        for a scope nothing was written to."""
-        with self.db.rows() as s:
-            return s.execute(_SCOPE_VERSION, _scope(scope)).scalar()
+        for a scope nothing was written to. Read once in a `reads()` block's transaction (what else it reads of the
+        scope is at that version or newer, never older)."""
+        def read() -> int | None:
+            with self.db.rows() as s:
+                return s.execute(_SCOPE_VERSION, _scope(scope)).scalar()
+
+        return self.db.once(("scope_version", scope), read)
 
     # -- items and chunks -----------------------------------------------------------------------
 

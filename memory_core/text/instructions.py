@@ -18,6 +18,7 @@ Three functions, each for one place:
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # -- at write: tokens and invisible characters ----------------------------------------------------------------
 
@@ -378,12 +379,27 @@ def is_instruction(text: str) -> bool:
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
+# The lines injected and searched are the same ones call after call: the last CHECKED_LINES of up to CHECKED_CHARS
+# characters are checked once (a few MB at most).
+CHECKED_LINES = 4096
+CHECKED_CHARS = 1000
+
+
 def without_instructions(text: str) -> str:
     """`text` without its sentences that instruct the agent (for a summary, a log or a bullet that is injected);
     text with none comes back unchanged."""
-    if not text or instruction_reason(text) is None:
+    if not text:
+        return text
+    return _without_checked(text) if len(text) <= CHECKED_CHARS else _without(text)
+
+
+def _without(text: str) -> str:
+    if instruction_reason(text) is None:
         return text
     return " ".join(s for s in _SENTENCE_END.split(text) if instruction_reason(s) is None)
+
+
+_without_checked = lru_cache(maxsize=CHECKED_LINES)(_without)
 
 
 def passage_as_data(text: str) -> str:

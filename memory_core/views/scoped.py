@@ -37,6 +37,7 @@ from memory_core.text.truth import Retired, says_retired, says_same, stale
 from memory_core.store.episode_store import retired_facts
 from memory_core.store.import_store import ImportLedger
 from memory_core.facts.api import SUMMARY_SECTIONS
+from memory_core.views.kept_reads import fact_count, injection_data
 from memory_core.views.subviews import ScopedDaily, ScopedFacts, ScopedImports, ScopedPlans, ScopedQueue
 from memory_core.tiers.core import CoreTier
 from memory_core.tiers.episodes import dated_messages
@@ -242,13 +243,10 @@ class ScopedMemory:
         return data
 
     def _injection_data(self, budget: int, priority: list[str] | None) -> dict[str, Any]:
-        """`memory_data()` with only the facts that can reach a text of `budget` tokens: a fact line is at least
-        9 tokens, so no more than budget // 9 facts fit, and those are the most confident (plus the query's
-        relevant ones, taken first). The text is the same as from the whole scope; the report's
-        `dropped_fact_ids` lists the dropped facts read (the next most confident), `dropped_count` all."""
-        data: dict[str, Any] = self._parts.store.summaries(self.scope)
-        data["facts"] = self._parts.store.injected(self.scope, budget // 9 + 2, priority or ())
-        return data
+        """`memory_data()` with only the facts that can reach a text of `budget` tokens (views.kept_reads): the text is
+        the same as from the whole scope; the report's `dropped_fact_ids` lists the dropped facts read (the next
+        most confident), `dropped_count` all."""
+        return injection_data(self._parts.store, self._parts.index.answers, self.scope, budget, priority)
 
     def _extraction_data(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         """What extraction reads: the summaries and the facts a new statement may repeat or replace, with the keys
@@ -301,7 +299,7 @@ class ScopedMemory:
             return report
 
     def _report(self, budget: int, model: str | None, query: str | None, relevance: bool) -> InjectionReport:
-        count = self._parts.store.count(self.scope)
+        count = fact_count(self._parts.store, self._parts.index.answers, self.scope)
         if query is None:
             report = build_injection(self._injection_data(budget, None), budget, model=model)
         else:

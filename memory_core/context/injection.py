@@ -37,6 +37,7 @@ import hashlib
 import itertools
 import re
 from itertools import accumulate
+from functools import lru_cache
 from operator import itemgetter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -95,9 +96,17 @@ def one_line(text: object) -> str:
     """Fold all white space (newlines included) to single spaces, so content can never forge a section, and write
     markup as data (`as_data`), so that it can never close or open the agent's wrapper nor make a client fetch."""
     text = text if isinstance(text, str) else str(text)
+    return _one_line_kept(text) if len(text) <= LINE_CHARS else _one_line(text)
+
+
+def _one_line(text: str) -> str:
     if text.isprintable() and "  " not in text:  # the common case: nothing to fold
         return as_data(text.strip())
     return as_data(_WS.sub(" ", text).strip())
+
+
+LINE_CHARS = 1000  # the last LINE_COSTS texts of up to this many characters are folded once (the same each call)
+_one_line_kept = lru_cache(maxsize=LINE_COSTS)(_one_line)
 
 
 def _summary(part: Any) -> str:

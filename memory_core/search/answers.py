@@ -72,14 +72,24 @@ class Answers:
         `Database.reads()` block, whose version is read once, before what it is kept with; the value is shared,
         and must not be changed."""
         version = self.version(scope)
-        if version is None:
-            return read()
-        kept = self.cache.get(("read", scope, key))
-        if kept is not None and kept[0] == version:
-            return kept[1]
+        kept = self.kept(scope, key, version)
+        if kept is not None:
+            return kept
         value = read()
-        self.cache.put(("read", scope, key), (version, value), size(value) + 200)
+        self.keep(scope, key, value, size(value), version)
         return value
+
+    def kept(self, scope: Scope, key: Hashable, version: int | None = None) -> Any:
+        """What `keep` kept for `key` at the scope's version (`version`, when the caller read it), or None."""
+        version = self.version(scope) if version is None else version
+        kept = self.cache.get(("read", scope, key)) if version is not None else None
+        return kept[1] if kept is not None and kept[0] == version else None
+
+    def keep(self, scope: Scope, key: Hashable, value: Any, nbytes: int, version: int | None = None) -> None:
+        """Keep `value`, read of the database at the scope's version or after, for `key` (see `read`)."""
+        version = self.version(scope) if version is None else version
+        if version is not None:
+            self.cache.put(("read", scope, key), (version, value), nbytes + 200)
 
     def rows(self, scope: Scope, kind: str, keys: Iterable[Hashable],
              read: Callable[[list[Hashable]], dict[Hashable, Any]], size: Callable[[Any], int]) -> dict[Hashable, Any]:

@@ -333,7 +333,10 @@ class SearchIndex:
         if short_terms:
             queries.append(("substring", short_terms))
             weights.append(1.0)
-        lists = self.store.keyword_scores(scope, queries, limit, session, facts_only) if queries else []
+        # the scope's sizes, kept while it holds, unless read inside a write transaction (which sees its own writes)
+        sizes = None if session is not None or not queries else self.answers.read(
+            scope, ("sizes", facts_only), lambda: self.store.scope_sizes(scope, facts_only), lambda _sizes: 0)
+        lists = self.store.keyword_scores(scope, queries, limit, session, facts_only, sizes) if queries else []
         found = weighted(lists, weights) if len(lists) > 1 else (lists[0] if lists else {})
         return sorted(found.items(), key=lambda kv: kv[1], reverse=True)[:limit]
 

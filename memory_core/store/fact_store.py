@@ -25,7 +25,7 @@ from memory_core.store.db import Database
 from memory_core.store import fact_reads
 from memory_core.store.fact_reads import in_scope
 from memory_core.store.import_store import record_imported
-from memory_core.store.leading_facts import leading_rows
+from memory_core.store.leading_facts import injected_fact, leading_rows, rank
 from memory_core.store.models import FactAuditRow, FactRow, SummaryRow
 from memory_core.store.provenance_store import ProvenanceStore, read_in, record_in, summary_place
 from memory_core.text.instructions import instruction_reason
@@ -443,10 +443,13 @@ class FactStore:
 
     def injected(self, scope: Scope, limit: int, ids: Iterable[str] = ()) -> list[dict[str, Any]]:
         """`leading`'s facts as injection reads them, and only the keys it formats (no Fact built, no date read)."""
+        return [fact for _key, fact in self.injected_ranked(scope, limit, ids)]
+
+    def injected_ranked(self, scope: Scope, limit: int, ids: Iterable[str] = ()) -> list[tuple[tuple, dict[str, Any]]]:
+        """`injected`'s facts, each after its place in `list`'s order (a key that sorts them: `leading_facts.rank`)."""
         rows = leading_rows(self.db, scope, limit, ids, brief=True)
         self.rows_read += len(rows)
-        return [{"id": r.id, "content": r.content, "category": r.category, "confidence": float(r.confidence),
-                 **({"sourceError": r.source_error} if r.source_error else {})} for r in rows]
+        return [(rank(r), injected_fact(r)) for r in rows]
 
     def extraction_facts(self, scope: Scope, limit: int, ids: Sequence[str] = ()) -> list[dict[str, Any]]:
         """What extraction reads of the scope's facts (see `store.fact_reads.extraction_facts`)."""

@@ -235,19 +235,27 @@ class IndexStore:
 
     # -- retrieval ------------------------------------------------------------------------------
 
+    def scope_sizes(self, scope: Scope, facts_only: bool = False) -> dict[str, int]:
+        """{table: the scope's rows} of the tables keyword search reads (`store.keyword_ranking.scope_sizes`)."""
+        with self.db.rows() as s:
+            return scope_sizes(s, [table for table, *_ in (_TABLES[:1] if facts_only else _TABLES)], _scope(scope))
+
     def keyword_scores(self, scope: Scope, queries: Sequence[tuple[str, list[str]]],
-                       limit: int, session=None, facts_only: bool = False) -> list[dict[str, float]]:
+                       limit: int, session=None, facts_only: bool = False,
+                       sizes: dict[str, int] | None = None) -> list[dict[str, float]]:
         """Each query's scores by owner, in one read: ("bm25:<index>", terms: FTS5 BM25 over the index "words" or
         "fts" of any of the terms; higher is better), ("ts_rank", words: PostgreSQL's rank of any word as a prefix),
         or ("substring", terms: one point per term found). `session`: a write transaction's (a FactTransaction's
         `s`), to read what it sees, inside its lock; `facts_only`: valid facts alone, no chunks, ranked by the query's telling terms
         (a candidate read: `store.keyword_ranking.telling_terms`). A ranked query of a scope larger than
-        KEYWORD_SCOPE_CAP leaves its common terms out (see `store.keyword_ranking`)."""
+        KEYWORD_SCOPE_CAP leaves its common terms out (see `store.keyword_ranking`). `sizes`: `scope_sizes`, when the
+        caller has them."""
         params = {"u": scope.user_id, "a": scope.agent_name, "n": limit}
         tables = _TABLES[:1] if facts_only else _TABLES
         out: list[dict[str, float]] = []
         with nullcontext(session) if session is not None else self.db.rows() as s:
-            sizes = scope_sizes(s, [table for table, *_ in tables], params) if queries else {}
+            if sizes is None:
+                sizes = scope_sizes(s, [table for table, *_ in tables], params) if queries else {}
             for kind, terms in queries:
                 if kind in ("bm25:words", "bm25:fts", "ts_rank"):
                     found: dict[str, float] = {}

@@ -48,4 +48,15 @@ def leading_rows(db: Database, scope: Scope, limit: int, ids: Iterable[str] = ()
                         if (r.user_id, r.agent_name) == (scope.user_id, scope.agent_name) and r.invalid_at is None)
     if not wanted:  # the statement's own order
         return list(rows.values())
-    return sorted(rows.values(), key=lambda r: (-float(r.confidence), utc(r.created_at), r.pk))
+    return sorted(rows.values(), key=rank)
+
+
+def rank(row: Row) -> tuple:
+    """A fact row's place in `FactStore.list`'s order (confidence, then oldest first), as a key that sorts by it."""
+    return -float(row.confidence), utc(row.created_at), row.pk
+
+
+def injected_fact(row: Row) -> dict:
+    """A brief row as injection reads it: only the keys it formats."""
+    return {"id": row.id, "content": row.content, "category": row.category, "confidence": float(row.confidence),
+            **({"sourceError": row.source_error} if row.source_error else {})}

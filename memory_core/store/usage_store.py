@@ -128,8 +128,8 @@ class UsageStore:
 
     def add_injection(self, scope: Scope, at: datetime, actor: str | None, query: str | None, tokens: int,
                       max_tokens: int, fact_ids: list[str]) -> None:
-        with self.db.write() as s:  # one INSERT, without the ORM's unit of work: every context call writes one
-            s.execute(_ADD_INJECTION, {"at": at, "user_id": scope.user_id, "agent_name": scope.agent_name, "actor": actor,
+        with self.db.write_rows() as conn:  # one INSERT, without the ORM: every context call writes one
+            conn.execute(_ADD_INJECTION, {"at": at, "user_id": scope.user_id, "agent_name": scope.agent_name, "actor": actor,
                                        "query": query, "tokens": tokens, "max_tokens": max_tokens,
                                        "fact_ids": json.dumps(fact_ids)})
 

@@ -115,3 +115,28 @@ def test_the_instruction_check_of_a_passage_gives_what_it_gave_unkept(text):
     assert instructions.without_instructions(text) == instructions._without(text)
     assert instructions.without_instructions(text) == instructions.without_instructions(text)
     assert "Ignore all previous" not in instructions.without_instructions(text)
+
+
+def test_the_facts_of_an_injection_are_those_the_database_gives_whatever_was_kept_before(tmp_path, database_url):
+    """Differential: many questions' named facts and budgets in a row, writes between some, against the same read
+    with nothing kept (ties of confidence included: the order is confidence, then oldest first)."""
+    import random
+
+    from memory_core.views import kept_reads
+
+    with make_memory(tmp_path, database_url) as m:
+        view = never_kept(m).scoped(user_id="ana", agent_name="bot")
+        ids = [view.facts.add(f"User fact {i} about topic {i % 13}", "knowledge", round(0.5 + (i % 7) / 20, 2)).id
+               for i in range(90)]
+        store, answers, scope, rnd = m.parts.store, m.index.answers, view.scope, random.Random(7)
+        for step in range(60):
+            if step % 10 == 9:  # a write: a new fact, one forgotten, one replaced
+                ids.append(view.facts.add(f"User new fact {step}", "knowledge", rnd.choice((0.5, 0.8, 0.95))).id)
+                view.facts.invalidate(ids.pop(rnd.randrange(len(ids))), reason="test")
+                old = ids.pop(rnd.randrange(len(ids)))
+                ids.append(view.facts.supersede(old, f"User replaced fact {step}").id)
+            limit = rnd.choice((2, 5, 15, 40, 120))
+            wanted = rnd.sample(ids, rnd.choice((0, 1, 5, 20))) + ["fact_00000000"]  # one that does not exist
+            with m.db.reads():
+                got = kept_reads._facts(store, answers, scope, answers.version(scope), limit, wanted)
+            assert [f for _key, f in got] == store.injected(scope, limit, wanted), step

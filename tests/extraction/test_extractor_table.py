@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from bench.extractor_bench import (FRESH, FRESH_K, FRESH_L, HELDOUT, TABLE, keys, load, offline_extract, score,
+from bench.extractor_bench import (FRESH, FRESH_K, FRESH_L, FRESH_M, HELDOUT, TABLE, keys, load, offline_extract, score,
                                    states)
 from memory_core.extraction.offline.heuristics import HeuristicExtractor, heuristic_facts
 
@@ -24,7 +24,7 @@ def test_the_extractor_finds_what_people_state_and_nothing_else(path, recall, pr
 
 def _halves_k() -> dict[str, list]:
     halves = {}
-    for name, path in (("K", FRESH_K), ("L", FRESH_L)):
+    for name, path in (("K", FRESH_K), ("L", FRESH_L), ("M", FRESH_M)):
         items = load(path)
         positive, negative = [i for i in items if i["facts"] != "none"], [i for i in items if i["facts"] == "none"]
         halves |= {f"{name}A": positive[0::2] + negative[0::2], f"{name}B": positive[1::2] + negative[1::2]}
@@ -47,7 +47,17 @@ def _halves_k() -> dict[str, list]:
 # 1.000; the other tables unchanged. Three statements turned out to be in earlier tables already and were replaced
 # after that first measurement by new ones (Swahili at home, saving up for Patagonia, "Good night, talk tomorrow!"),
 # measured with the rules as they then were: all three right.
-K_AT_LEAST = {"KA": (0.85, 0.85), "KB": (0.95, 0.95), "LA": (0.95, 0.95), "LB": (0.95, 0.95)}
+# Table M (the twelfth session): 32 statements written before any rule for them (a name by "Please/Just call me",
+# "My friends call me", "Everyone at work calls me"; a job said in German, French, Spanish, Italian, Dutch or
+# Portuguese; ", so now we have two cats"; a birthday, a car, left-handedness; "Call me when you're done", "My friends
+# call me every Sunday", "Je travaille comme un fou", "Now we have to leave" as negatives). Two labels corrected after
+# the first look, before any rule: the birthday as said ("on the 3rd of March"), and "We adopted a second kitten"
+# is a fact too. Measured before any change: MA recall 0.538, precision 1.000; MB 0.417, 1.000. Tuned on MA (a name
+# called before requests are left out; a job in six languages from a list of 33 jobs, `foreign_jobs.py`, with the
+# place after it as the home; ", so now we have N ..."): 0.923, 0.923 (left: "profesora de historia" is "a teacher",
+# not "a history teacher"); MB once after: 1.000, 1.000. The other tables unchanged but K: 0.933 -> 0.967 recall.
+K_AT_LEAST = {"KA": (0.85, 0.85), "KB": (0.95, 0.95), "LA": (0.95, 0.95), "LB": (0.95, 0.95), "MA": (0.9, 0.9),
+              "MB": (0.95, 0.95)}
 
 
 @pytest.mark.parametrize("half", sorted(K_AT_LEAST))
@@ -58,7 +68,7 @@ def test_table_k(half):
 
 
 def test_the_tables_are_varied_and_about_a_third_negative():
-    items = [i for path, _r, _p in THRESHOLDS for i in load(path)] + load(FRESH_K) + load(FRESH_L)
+    items = [i for path, _r, _p in THRESHOLDS for i in load(path)] + load(FRESH_K) + load(FRESH_L) + load(FRESH_M)
     first = load(TABLE)
     negatives = [i for i in first if i["facts"] == "none"]
     assert len(first) >= 150 and 0.25 <= len(negatives) / len(first) <= 0.35
@@ -136,3 +146,19 @@ def test_long_runs_of_blanks_do_not_stall_the_extractor():
     """Patterns like `\\s*,?\\s+` were cubic in a run of blanks: 2,000 spaces took 20 s, 50,000 never ended."""
     text = "I am" + " " * 50_000 + "a nurse.\n" + "I love" + " \t" * 20_000 + "tea.\n" + "I " + "love, " * 5_000
     assert [f.content for f in heuristic_facts(text)][:2] == ["User is a nurse", "User loves tea"]
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Ich bin Studentin in Wien.", ["I'm a student", "I live in Wien"]),
+    ("Je suis boulangère.", ["I'm a baker"]),
+    ("Soy abogado en Bogotá.", ["I'm a lawyer", "I live in Bogotá"]),
+    ("Sou enfermeira no Porto.", ["I'm a nurse"]),  # "no Porto": lower-case "no" then the place
+    ("Faccio il falegname.", ["I'm a carpenter"]),
+    ("Ik ben een kok.", ["I'm a cook"]),
+    ("Je suis fatigué.", None), ("Soy de Madrid.", None), ("Sono stanco morto.", None), ("Ich bin müde.", None),
+    ("I love soy sauce.", None), ("Je travaille comme un fou.", None),
+])
+def test_a_job_said_in_another_language_is_read_only_when_it_is_a_known_job(text, expected):
+    from memory_core.extraction.offline.foreign_jobs import job_clauses
+    got = job_clauses(text)
+    assert (got[:len(expected)] if got and expected else got) == expected

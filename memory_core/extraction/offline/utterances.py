@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from memory_core.extraction.offline.foreign_jobs import job_clauses
 from memory_core.extraction.offline.changes import change_after_lead, restate
 
 MAX_SENTENCE = 1000
@@ -72,13 +73,16 @@ _CUT = re.compile(r"(?:[,;]|\s[-–—]+)?\s+(?:so\s+|and\s+)?(?:as\s+if|as\s+th
                   r"|which\s|is\s+there|help\s+me|tips\s+on)\b.*$", re.I)
 _FILLER_TAIL = re.compile(r"[\s,]*\b(?:lol|lmao|haha+|hehe|pls|please|plz|thx|thanks|tbh|honestly|btw)\W*$|\s*[:;]-?[)D(P]"
                           r"\s*$", re.I)
-_WE = re.compile(r"^we(?:'ve|’ve|\s+have)?\s+(?=(?:just\s+|finally\s+|recently\s+)?(?:adopted|bought|moved|relocated"
+_WE = re.compile(r"^(?:(?:so\s+)?now\s+)?we(?:'ve|’ve|\s+have)?\s+(?=(?:just\s+|finally\s+|recently\s+)?(?:adopted|bought|moved|relocated"
                  r"|live"
                  r"|got\s+(?:married|engaged|a)"
                  r"|had\s+(?:a|our)\s+(?:baby|son|daughter)|have\s+(?:a|an|two|three|four|\d+)\s))", re.I)
 _WE_ARE = re.compile(r"^we(?:'re|’re|\s+are)\s+(?=(?:now\s+|finally\s+)?(?:expecting|engaged|married|moving|vegan"
                      r"|vegetarian)\b)", re.I)
 _SUBORDINATE = re.compile(r"^(?:since|because|as|now\s+that|given\s+that|seeing\s+as)\s+(I\b[^,]{3,80}),\s*(.*)$", re.I)
+# "We adopted a second kitten, so now we have two cats": what happened, then what the user has since
+_SO_NOW = re.compile(r"^(I\b[^,]{3,80}),\s*(?:and\s+)?(?:so\s+)?(now\s+we\s+have\s+(?:a|an|two|three|four|five|six|\d+)\s.*)$",
+                     re.I)
 _AS_A = re.compile(r"^as\s+(an?\s+[^,]{3,50}),\s*(.*)$", re.I)
 # Another first-person clause in the same sentence: "..., and I love X", "...; my wife is Ana", "..., I moved".
 _CLAUSE = re.compile(r"\s*[;,]?\s+(?:and|but|so|because|though|although|while)\s+(?=(?:I|my|My)\b)"
@@ -237,7 +241,12 @@ def _split_job(clause: str) -> list[str]:
 # "Call me Bea", and a name or a home said in Portuguese, Spanish, German, French, Italian or Dutch: written as the
 # English clauses the rules read ("my name is Bea", "I live in Lyon"); the rest of such a sentence is not read.
 _NAME_WORD = r"(?P<name>[A-ZÀ-Ý][\w'-]*(?:\s+[A-ZÀ-Ý][\w'-]*)?)"
-_CALL_ME = re.compile(r"^(?i:please\s+)?(?i:call\s+me)\s+" + _NAME_WORD
+# "Please call me Tom", "My friends call me Sasha", "Everyone at work calls me Jojo": a name, not a request (read
+# before requests are left out); "Call me when you're done" and "My friends call me every Sunday" name nobody.
+_CALL_ME = re.compile(r"^(?i:(?:please|just|you\s+can|feel\s+free\s+to)\s+)?(?i:call\s+me"
+                      r"|(?:my\s+(?:friends|family|colleagues|kids|students|parents)|most\s+people|people|everyone"
+                      r"|everybody|they)(?:\s+(?:at|in)\s+(?:work|school|the\s+office|home))?\s+(?:usually\s+)?calls?"
+                      r"\s+me)\s+" + _NAME_WORD
                       + r"(?=\s*(?:[,.!;]|$|\s+(?i:please|everyone|everybody|for\s+short|instead)))")
 _FOREIGN_NAME = re.compile(r"(?:^|\b)(?i:je\s+m'appelle|ich\s+hei(?:ß|ss)e|mein\s+name\s+ist|me\s+llamo"
                            r"|mi\s+nombre\s+es|meu\s+nome\s+é|me\s+chamo|chamo-me|mi\s+chiamo|ik\s+heet"
@@ -259,9 +268,6 @@ _WITH_NAMED = re.compile(r"^(?i:my)\s+(?P<who>(?i:wife|husband|partner|girlfrien
 
 def _named_clauses(sentence: str) -> list[str] | None:
     """The clauses of a sentence that names the user in a way the English rules do not read, or None."""
-    call = _CALL_ME.match(sentence)
-    if call:
-        return [f"my name is {call.group('name')}"]
     pet = _PET_NAMED.match(sentence)
     if pet:
         return [f"my {pet.group('pet').lower()}'s name is {pet.group('name')}"]
@@ -270,7 +276,7 @@ def _named_clauses(sentence: str) -> list[str] | None:
         return [f"my {together.group('who').lower()} is {together.group('name')}", *_clauses_of(together.group("rest"))]
     name, home = _FOREIGN_NAME.search(sentence), _FOREIGN_HOME.search(sentence)
     if name is None and home is None:
-        return None
+        return job_clauses(sentence)
     return ([f"my name is {name.group('name')}"] if name else []) \
         + ([f"I live in {home.group('place')}"] if home else [])
 
@@ -364,6 +370,10 @@ def first_person_clauses(text: str) -> list[tuple[str, bool]]:
         if len(sentence) > MAX_SENTENCE:  # a page of text without a full stop states no fact about the user
             continue
         sentence, cue = strip_leads(sentence.strip("\"' "))
+        call = _CALL_ME.match(sentence)
+        if call:  # "Please call me Tom": a name, where "please" would make it a request
+            found.append((f"my name is {call.group('name')}", cue))
+            continue
         if not sentence or _QUESTION.match(sentence) or _HYPOTHETICAL.match(sentence):
             continue
         sentence = _CUT.sub("", sentence).strip()
@@ -379,10 +389,10 @@ def first_person_clauses(text: str) -> list[tuple[str, bool]]:
             sentence = f"my {inverted.group('what')} is {inverted.group('value')}{inverted.group('tail') or ''}"
             cue = cue or bool(inverted.group("not"))
         parts = [sentence]
-        for pattern, prefix in ((_SUBORDINATE, ""), (_AS_A, "I'm ")):
+        for pattern, prefix, then in ((_SO_NOW, "", "I "), (_SUBORDINATE, "", ""), (_AS_A, "I'm ", "")):
             match = pattern.match(sentence)
-            if match:
-                parts = [prefix + match.group(1), match.group(2)]
+            if match:  # "..., so now we have two cats": the second part is said as "I have two cats"
+                parts = [prefix + match.group(1), _WE.sub(then, match.group(2)) if then else match.group(2)]
                 break
         for n, part in enumerate(parts):
             intro = _introduction(part, greeted)

@@ -55,8 +55,18 @@ TABLE = DATA / "corrections_fresh.json"
 # I'm married now!"; look-alikes: someone else's, unrelated, a question, a trip, a one-off): before, recall A 0.17
 # (1/6), precision 0.50; B 0.50 (3/6), precision 1.0; tuned on A: 1.0; B measured once after: 0.50 (as before),
 # precision 1.0; then tuned on B: 1.0 / 1.0 both (an organisation in capitals after "I'm with" is an employer).
+# "q" (tests/data/corrections_q.json, 24 rows, 14 corrections, written in the twelfth session before any rule for
+# them: "Shopify is behind me — I signed with Canva", "Said goodbye to Leeds; we're settled in York now", "I eat meat
+# again", "Sushi was my favourite food for years, but ramen has taken over", "We ended up renaming Rex to Bruno", "I
+# ditched VS Code for Neovim", "My daughter had her 7th birthday", "Siemens is my former employer now; I'm at Bosch",
+# "After ten years in Madrid I finally moved to Valencia", "I've cut out coffee completely, only tea now", "Luna goes
+# by Mochi now", "I made the jump from Windows to Linux", "basketball is my favourite sport now" after a clause of its
+# own; look-alikes: someone else's, a question, a hypothetical, a one-off, an addition, a trip): before, recall B 0.14
+# (1/7), A 0.14 (1/7), precision 1.0; tuned on A: 1.0; B measured once after: 0.14 (as before); then tuned on B: 1.0,
+# precision 1.0 on both, every earlier table unchanged.
 WANTED = {"fresh": {"A": 0.95, "B": 0.8}, "clauses": {"A": 0.95, "B": 0.75}, "ends": {"A": 0.95, "B": 0.7},
-          "more": {"A": 0.95, "B": 0.95}, "n": {"A": 0.95, "B": 0.95}, "p": {"A": 0.95, "B": 0.95}}
+          "more": {"A": 0.95, "B": 0.95}, "n": {"A": 0.95, "B": 0.95}, "p": {"A": 0.95, "B": 0.95},
+          "q": {"A": 0.95, "B": 0.95}}
 
 
 def load(half: str, table: str = "fresh") -> list[dict]:
@@ -157,3 +167,15 @@ def test_a_lasting_change_said_the_day_it_happened_is_kept_and_the_day_is_not_pa
     from memory_core.extraction.offline.heuristics import heuristic_statements
 
     assert [s.content for s in heuristic_statements(said, general=True)] == wanted
+
+
+@pytest.mark.parametrize("said,memory", [
+    ("My wife is done with Siemens; she's at Bosch now.", "User works at Siemens"),  # someone else's
+    ("Sushi was my favourite food as a kid.", "User's favourite food is sushi"),  # nothing replaces it
+    ("Rex goes by Rexy at the vet.", "User's dog is named Rex"),  # not "now": a nickname beside the name
+    ("After ten years in Madrid my sister moved to Valencia.", "User lives in Madrid"),
+    ("Should I cut out coffee completely, only tea?", "User drinks coffee"),
+])
+def test_the_new_ways_of_saying_a_change_replace_nothing_said_otherwise(said, memory):
+    from tests.extraction.test_corrections_table import verdict
+    assert verdict({"memory": [memory], "said": said, "correction": False}) == (False, False)

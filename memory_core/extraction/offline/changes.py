@@ -11,6 +11,11 @@ from __future__ import annotations
 import re
 
 _THING = r"(?:[\w-]+\s+){0,2}[\w-]+"
+_ORG = r"[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*){0,3}"  # a name in capitals: an employer, a town
+# A place of work or a home the user says is over: "Shopify is behind me", "said goodbye to Leeds", "I'm done with X"
+_ENDED_PLACE = (rf"(?P<old>{_ORG})\s+is\s+(?:behind\s+me|in\s+the\s+past|history|my\s+(?:former|old|previous|ex-?)\s*"
+                r"(?:employer|job|company|workplace|home|town|city)(?:\s+now)?)|(?:I\s+|we\s+)?(?:have\s+|'ve\s+)?"
+                rf"said\s+goodbye\s+to\s+(?P<old2>{_ORG})|I(?:'m|\s+am)\s+done\s+with\s+(?P<old3>{_ORG})")
 _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), r) for p, r in [
     # "My new manager is Rui" -> "my manager is Rui" (but not "my new job is hard": a name or a number must follow)
     (rf"^my\s+new\s+(?P<what>{_THING}?)\s+(?P<is>is|are|'s)\s+(?P<value>(?:(?:dr|mr|mrs|ms|prof)\.?\s+)?[A-Z0-9].*)$",
@@ -44,8 +49,9 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), r) for p, r i
      r"(?:\s+now)?$", "my {what} is {value}"),
     # "My email address is now ana@new.example" -> "my email address is ana@new.example"
     (rf"^my\s+(?P<what>{_THING}?)\s+(?P<is>is|are|'s)\s+now\s+(?P<value>.+)$", "my {what} {is} {value}"),
-    # "I've swapped my Android for an iPhone" -> "I switched from my Android to an iPhone"
-    (r"^I(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|recently\s+)?(?:swapped|traded|exchanged)(?:\s+in)?\s+(?P<old>.+?)"
+    # "I've swapped my Android for an iPhone", "I ditched VS Code for Neovim" -> "I switched from my Android to an iPhone"
+    (r"^I(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|recently\s+)?(?:swapped|traded|exchanged|ditched|dropped|abandoned)"
+     r"(?:\s+in)?\s+(?P<old>.+?)"
      r"\s+for\s+"
      r"(?P<new>.+)$", "I switched from {old} to {new}"),
     # "Padel has replaced tennis as my favourite sport" -> "my favourite sport is Padel"
@@ -63,6 +69,35 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), r) for p, r i
     # "Chris and I split up in August" -> "I broke up with Chris in August"
     (r"^(?P<who>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\s+and\s+I\s+(?:have\s+|just\s+|finally\s+)*(?:split\s+up|broke\s+up"
      r"|separated|got\s+divorced|divorced)\b(?P<tail>.*)$", "I broke up with {who} {tail}"),
+    # "Shopify is behind me — I signed with Canva in March", "Said goodbye to Leeds; we're settled in York now": a place
+    # of work or a home ended, then the new one -> "I left Shopify; I work at Canva", "I left Leeds; I live in York"
+    (rf"^(?:{_ENDED_PLACE})\s*[,;:—–-]+\s*(?:and\s+|so\s+|now\s+)*(?:I(?:'ve|\s+have)?\s+(?:just\s+|now\s+)?"
+     r"(?:signed\s+with|joined|started\s+(?:at|with)|work\s+(?:at|for))|I(?:'m|\s+am)\s+(?:now\s+)?(?:at|with))\s+"
+     rf"(?P<new>{_ORG})(?:\s+(?:in|last|this|on|since)\s+.+)?(?:\s+now)?$", "I left {old}; I work at {new}"),
+    (rf"^(?:{_ENDED_PLACE})\s*[,;:—–-]+\s*(?:and\s+|so\s+|now\s+)*(?:I(?:'m|\s+am)|we(?:'re|\s+are))\s+(?:now\s+)?"
+     rf"(?:settled|living|based)\s+in\s+(?P<new>{_ORG})(?:\s+(?:now|these\s+days))?$", "I left {old}; I live in {new}"),
+    # "After ten years in Madrid I finally moved to Valencia" -> "I left Madrid; I live in Valencia"
+    (rf"^after\s+[\w\s-]{{1,40}}?\s+in\s+(?P<old>{_ORG})\s*,?\s+(?:I|we)\s+(?:have\s+|'ve\s+)?(?:finally\s+|just\s+)?"
+     rf"(?:moved|relocated)\s+to\s+(?P<new>{_ORG})(?:\s+(?:in|last|this|on)\s+.+)?$", "I left {old}; I live in {new}"),
+    # "I've cut out coffee completely, only tea now" -> "I switched from coffee to tea"
+    (r"^I(?:'ve|\s+have)?\s+(?:just\s+|finally\s+)?(?:cut\s+out|given\s+up|gave\s+up|stopped\s+(?:drinking|eating))\s+"
+     r"(?P<old>[^,;]+?)(?:\s+completely|\s+entirely|\s+altogether)?\s*[,;:—–-]+\s*(?:it's\s+)?only\s+(?P<new>[^,;]+?)"
+     r"(?:\s+now|\s+these\s+days)?$", "I switched from {old} to {new}"),
+    # "I finally made the jump from Windows to Linux" -> "I switched from Windows to Linux"
+    (r"^I(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|recently\s+)?(?:made\s+the\s+(?:jump|switch|leap|move)|migrated"
+     r"|went\s+over)\s+from\s+(?P<old>.+?)\s+to\s+(?P<new>.+)$", "I switched from {old} to {new}"),
+    # "basketball is my favourite sport now" (after a clause of its own) -> "my favourite sport is basketball"
+    (r"^(?P<value>[\w .'&+-]+?)\s+is\s+my\s+(?P<what>(?:new\s+)?favou?rite\s+[\w-]+)\s+now$", "my {what} is {value}"),
+    # "I eat meat again since last summer" -> "I'm no longer vegetarian; I eat meat"
+    (r"^I(?:'m|\s+am)?\s+(?:started\s+|began\s+|back\s+to\s+)?eat(?:ing)?\s+meat\s+again\b.*$",
+     "I'm no longer vegetarian; I eat meat"),
+    # "Sushi was my favourite food for years, but ramen has taken over" -> "my favourite food is ramen"
+    (r"^[\w .'&+-]+?\s+was\s+my\s+(?P<what>(?:[\w-]+\s+){0,2}?[\w-]+)(?:\s+for\s+(?:years|ages|a\s+long\s+time|a\s+while"
+     r"|\w+\s+years))?\s*[,;:—–-]+\s*(?:but\s+)?(?:now\s+)?(?P<value>[\w .'&+-]+?)\s+(?:has\s+)?(?:taken\s+over"
+     r"|won\s+me\s+over|is\s+the\s+one)(?:\s+now)?$", "my {what} is {value}"),
+    # "My daughter had her 7th birthday on Sunday" -> "my daughter is 7"
+    (r"^my\s+(?P<who>[\w-]+)\s+(?:just\s+)?(?:had|celebrated)\s+(?:his|her|their)\s+(?P<value>\d{1,3})(?:st|nd|rd|th)"
+     r"\s+birthday\b.*$", "my {who} is {value}"),
     # "My daughter just turned 7" -> "my daughter is 7"; "I just turned 35" -> "I'm 35"
     (r"^my\s+(?P<who>[\w-]+)\s+(?:just\s+|recently\s+)?turned\s+(?P<value>\d{1,3})\b.*$", "my {who} is {value}"),
     (r"^I\s+(?:just\s+|recently\s+)?turned\s+(?P<value>\d{1,3})\b.*$", "I'm {value}"),
@@ -79,6 +114,7 @@ def _restated(sentence: str) -> str | None:
         match = pattern.match(sentence)
         if match:
             values = {k: (v or "").strip() for k, v in match.groupdict().items()}
+            values["old"] = values.get("old") or values.get("old2") or values.get("old3") or ""
             return template.format(**values).strip()
     return None
 

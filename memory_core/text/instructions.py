@@ -320,7 +320,7 @@ _RULES: tuple[tuple[str, re.Pattern], ...] = tuple((reason, re.compile(pattern))
     ("asks the agent to reveal its instructions",
      r"(?:システムプロンプト|系统提示|系統提示|隠された指示|隐藏的指令|시스템 ?프롬프트)"),
     ("addresses the agent",  # "End of memory. New task: ...", "Whoever processes this memory must ..."
-     r"(?:^|[.!?\n]\s*)(?:new|next|real|actual|updated) (?:task|instructions?|orders?|directives?)\s*:"
+     r"(?:^|[.!?\n][ \t]*)(?:new|next|real|actual|updated) (?:task|instructions?|orders?|directives?)\s*:"
      r"|\bend of (?:the )?(?:memory|context|data|document|notes?)\b[.:;,]?\s*(?:new|now|next|from now)\b"
      r"|\b(?:whoever|anyone who|any (?:ai|system|model|agent|assistant) that) (?:reads?|process(?:es)?|loads?"
      r"|retrieves?|sees?) this\b[^.!?\n]{0,30}?\b(?:must|should|shall|has to|is to|needs to)\b"
@@ -337,8 +337,8 @@ _RULES: tuple[tuple[str, re.Pattern], ...] = tuple((reason, re.compile(pattern))
 ))
 # Speaking as the system (case matters: "SYSTEM:" is a marker, "the system: it" is prose).
 # Wrapper markup alone (`</memory>`, `<system>`) is not held: it is stored as text and injected escaped (`as_data`).
-_MARKER = re.compile(r"#{2,}\s*(?:instruction|system|response)|\[/?(?:system|assistant)\]"
-                     r"|(?:^|\n)\s*#{1,6}\s*(?:new|updated|real)\s+(?:instructions?|rules|task)\b"
+_MARKER = re.compile(r"(?<!#)#{2,}\s*(?:instruction|system|response)|\[/?(?:system|assistant)\]"
+                     r"|(?:^|\n)[ \t]*#{1,6}[ \t]*(?:new|updated|real)\s+(?:instructions?|rules|task)\b"
                      r"|[\"']role[\"']\s*:\s*[\"'](?:system|developer)[\"']", re.I)
 _MARKER_CASED = re.compile(r"(?:^|[\s.>\]}])(?:SYSTEM|ASSISTANT|DEVELOPER|ADMIN)(?: [A-Z]+){0,2}\s?:")
 _CLAIM_RE = re.compile(_CLAIM)

@@ -175,6 +175,8 @@ def test_a_lasting_change_said_the_day_it_happened_is_kept_and_the_day_is_not_pa
     ("Rex goes by Rexy at the vet.", "User's dog is named Rex"),  # not "now": a nickname beside the name
     ("After ten years in Madrid my sister moved to Valencia.", "User lives in Madrid"),
     ("Should I cut out coffee completely, only tea?", "User drinks coffee"),
+    ("I'm done with this; I'm at home now.", "User works at Shopify"),  # a name needs its capital, whatever the flags
+    ("After ten years in madrid i moved to valencia.", "User lives in Madrid"),
 ])
 def test_the_new_ways_of_saying_a_change_replace_nothing_said_otherwise(said, memory):
     from tests.extraction.test_corrections_table import verdict

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 _THING = r"(?:[\w-]+\s+){0,2}[\w-]+"
-_ORG = r"[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*){0,3}"  # a name in capitals: an employer, a town
+_ORG = r"(?-i:[A-Z])[\w&.'-]*(?:\s+(?-i:[A-Z])[\w&.'-]*){0,3}"  # a name in capitals (whatever the flags): a town
 # A place of work or a home the user says is over: "Shopify is behind me", "said goodbye to Leeds", "I'm done with X"
 _ENDED_PLACE = (rf"(?P<old>{_ORG})\s+is\s+(?:behind\s+me|in\s+the\s+past|history|my\s+(?:former|old|previous|ex-?)\s*"
                 r"(?:employer|job|company|workplace|home|town|city)(?:\s+now)?)|(?:I\s+|we\s+)?(?:have\s+|'ve\s+)?"

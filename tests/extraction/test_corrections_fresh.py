@@ -181,3 +181,15 @@ def test_a_lasting_change_said_the_day_it_happened_is_kept_and_the_day_is_not_pa
 def test_the_new_ways_of_saying_a_change_replace_nothing_said_otherwise(said, memory):
     from tests.extraction.test_corrections_table import verdict
     assert verdict({"memory": [memory], "said": said, "correction": False}) == (False, False)
+
+
+@pytest.mark.parametrize("said", [
+    "home is where the heart is", "my new job is hard", "the dog and I split up", "We're london-based now",
+    "I'm no longer with them, I joined a gym",
+])
+def test_a_rule_that_wants_a_name_in_capitals_is_not_met_by_a_lower_case_word(said):
+    """The change rules are matched ignoring case; where one wants a name, its capital is required all the same (before:
+    "home is where the heart is" read as "I live in where the heart is", "my new job is hard" as a change)."""
+    from memory_core.extraction.offline.changes import restate
+
+    assert restate(said) == (said, False)

@@ -18,7 +18,7 @@ _ENDED_PLACE = (rf"(?P<old>{_ORG})\s+is\s+(?:behind\s+me|in\s+the\s+past|history
                 rf"said\s+goodbye\s+to\s+(?P<old2>{_ORG})|I(?:'m|\s+am)\s+done\s+with\s+(?P<old3>{_ORG})")
 _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), r) for p, r in [
     # "My new manager is Rui" -> "my manager is Rui" (but not "my new job is hard": a name or a number must follow)
-    (rf"^my\s+new\s+(?P<what>{_THING}?)\s+(?P<is>is|are|'s)\s+(?P<value>(?:(?:dr|mr|mrs|ms|prof)\.?\s+)?[A-Z0-9].*)$",
+    (rf"^my\s+new\s+(?P<what>{_THING}?)\s+(?P<is>is|are|'s)\s+(?P<value>(?:(?:dr|mr|mrs|ms|prof)\.?\s+)?(?-i:[A-Z0-9]).*)$",
      "my {what} {is} {value}"),
     # "I got a Pixel to replace my iPhone" -> "I switched from my iPhone to a Pixel"
     (r"^I(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|recently\s+)?(?:got|bought|picked\s+up|switched\s+to|started\s+using"
@@ -35,11 +35,11 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), r) for p, r i
      "my {what} is {value}"),
     # "I renamed my dog: he's Max now", "I renamed my dog to Max" -> "my dog's name is Max"
     (r"^I\s+(?:have\s+|'ve\s+)?renamed\s+(?:my|our|the)\s+(?P<what>[\w-]+)(?:\s+to\s+|\s*[:,;-]+\s*(?:he|she|it|they)"
-     r"(?:'s|\s+is|'re|\s+are)\s+(?:called\s+|named\s+)?)(?P<value>[A-Z][\w'-]*)(?:\s+now)?$",
+     r"(?:'s|\s+is|'re|\s+are)\s+(?:called\s+|named\s+)?)(?P<value>(?-i:[A-Z])[\w'-]*)(?:\s+now)?$",
      "my {what}'s name is {value}"),
     # "I'm no longer with Acme, I joined Stripe in June" -> "I'm no longer at Acme; I joined Stripe; I work at Stripe"
     (r"^I(?:'m|\s+am)\s+no\s+longer\s+(?:with|at)\s+(?P<old>[^,;]+?)\s*[,;]\s*(?:and\s+|so\s+)?I(?:'ve|\s+have)?\s+"
-     r"(?:just\s+|now\s+)?(?:joined|started\s+(?:at|with)|signed\s+with|moved\s+to)\s+(?P<new>[A-Z][^,;]*?)"
+     r"(?:just\s+|now\s+)?(?:joined|started\s+(?:at|with)|signed\s+with|moved\s+to)\s+(?P<new>(?-i:[A-Z])[^,;]*?)"
      r"(?:\s+(?:in|last|this|on|a|two|three)\s+.+)?$", "I'm no longer at {old}; I joined {new}; I work at {new}"),
     # "I'm a team lead now rather than a developer" -> "I'm a team lead"
     (r"^I(?:'m|\s+am)\s+(?P<new>(?:an?\s+)?[^,]+?)\s+(?:now\s+)?(?:rather\s+than|instead\s+of)\s+(?:an?\s+)?[^,]+?"
@@ -58,16 +58,16 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), r) for p, r i
     (r"^(?P<new>[\w .'&+-]+?)\s+(?:has\s+|just\s+|finally\s+)*(?:replaced|taken\s+over\s+from|overtaken)\s+"
      r"[\w .'&+-]+?\s+as\s+my\s+(?P<what>(?:[\w-]+\s+){0,2}?[\w-]+)(?:\s+now)?$", "my {what} is {new}"),
     # "We're Vancouver-based now" -> "I live in Vancouver"
-    (r"^(?:I'm|I\s+am|we're|we\s+are)\s+(?:now\s+)?(?P<value>[A-Z][\w'.]*(?:\s+[A-Z][\w'.]*)*)-based"
+    (r"^(?:I'm|I\s+am|we're|we\s+are)\s+(?:now\s+)?(?P<value>(?-i:[A-Z])[\w'.]*(?:\s+(?-i:[A-Z])[\w'.]*)*)-based"
      r"(?:\s+(?:now|these\s+days|nowadays))?$", "I live in {value}"),
     # "Home is Cardiff these days" -> "I live in Cardiff"
-    (r"^(?:my\s+)?home\s+(?:is|'s)\s+(?:now\s+)?(?:in\s+)?(?P<value>[A-Z][\w'-]*(?:,?\s+[A-Z][\w'-]*)*)"
+    (r"^(?:my\s+)?home\s+(?:is|'s)\s+(?:now\s+)?(?:in\s+)?(?P<value>(?-i:[A-Z])[\w'-]*(?:,?\s+(?-i:[A-Z])[\w'-]*)*)"
      r"(?:\s+(?:now|these\s+days|nowadays))?$", "I live in {value}"),
     # "Coldplay used to be my favourite band; now it's Arctic Monkeys" -> "my favourite band is Arctic Monkeys"
     (r"^[\w .'&+-]+?\s+used\s+to\s+be\s+my\s+(?P<what>(?:[\w-]+\s+){0,2}?[\w-]+)\s*[,;:—–-]+\s*(?:but\s+)?"
      r"(?:now\s+)?(?:it's|it\s+is)\s+(?:now\s+)?(?P<value>.+?)(?:\s+now)?$", "my {what} is {value}"),
     # "Chris and I split up in August" -> "I broke up with Chris in August"
-    (r"^(?P<who>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\s+and\s+I\s+(?:have\s+|just\s+|finally\s+)*(?:split\s+up|broke\s+up"
+    (r"^(?P<who>(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*)?)\s+and\s+I\s+(?:have\s+|just\s+|finally\s+)*(?:split\s+up|broke\s+up"
      r"|separated|got\s+divorced|divorced)\b(?P<tail>.*)$", "I broke up with {who} {tail}"),
     # "Shopify is behind me — I signed with Canva in March", "Said goodbye to Leeds; we're settled in York now": a place
     # of work or a home ended, then the new one -> "I left Shopify; I work at Canva", "I left Leeds; I live in York"

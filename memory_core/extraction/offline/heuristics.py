@@ -305,7 +305,7 @@ _TALK = re.compile(r"^i\s+(?:just\s+|really\s+|also\s+|totally\s+)?(?:thought|fe
                    r"|\b(?:this|that|these|those)\s+(?:one|bug|error|code|file|thing|question|answer|part|step|week|way)\b",
                    re.I)
 _GENERAL_IM = re.compile(r"^i(?:'m|\s+am)\s+(?:really\s+|very\s+|quite\s+)?(?:into|on\s+(?:the|a|an)|part\s+of|one\s+of"
-                         r"|with\s+[A-Z])\b", re.I)
+                         r"|with\s+(?-i:[A-Z]))\b", re.I)
 
 
 def _general_statement(clause: str, cue: bool) -> Statement | None:

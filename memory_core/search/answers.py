@@ -72,50 +72,47 @@ class Answers:
         `Database.reads()` block, whose version is read once, before what it is kept with; the value is shared,
         and must not be changed."""
         version = self.version(scope)
-        kept = self.kept(scope, key, version)
-        if kept is not None:
-            return kept
-        value = read()
-        self.keep(scope, key, value, size(value), version)
+        held, value = self._entry(scope, key, version)
+        if not held:
+            value = read()
+            self.keep(scope, key, value, size(value), version)
         return value
 
-    def kept(self, scope: Scope, key: Hashable, version: int | None = None) -> Any:
-        """What `keep` kept for `key` at the scope's version (`version`, when the caller read it), or None."""
-        version = self.version(scope) if version is None else version
-        kept = self.cache.get(("read", scope, key)) if version is not None else None
-        return kept[1] if kept is not None and kept[0] == version else None
+    def kept(self, scope: Scope, key: Hashable, version: int | None) -> Any:
+        """What `keep` kept for `key` at `version` (the scope's, read by the caller), or None."""
+        return self._entry(scope, key, version)[1]
 
-    def keep(self, scope: Scope, key: Hashable, value: Any, nbytes: int, version: int | None = None) -> None:
-        """Keep `value`, read of the database at the scope's version or after, for `key` (see `read`)."""
-        version = self.version(scope) if version is None else version
+    def keep(self, scope: Scope, key: Hashable, value: Any, nbytes: int, version: int | None) -> None:
+        """Keep `value`, read of the database at `version` (the scope's, read before it) or after, for `key`."""
         if version is not None:
             self.cache.put(("read", scope, key), (version, value), nbytes + 200)
 
     def rows(self, scope: Scope, kind: str, keys: Iterable[Hashable],
              read: Callable[[list[Hashable]], dict[Hashable, Any]], size: Callable[[Any], int]) -> dict[Hashable, Any]:
         """`read(keys)`'s rows by key (a key it does not give has none), each kept as `read` does (one read for
-        those not kept at the scope's version)."""
-        keys = list(keys)
+        those not kept at the scope's version; a key read without a row is kept as having none)."""
         version = self.version(scope)
-        if version is None:
-            return read(keys)
         out: dict[Hashable, Any] = {}
         missing = []
         for key in keys:
-            kept = self.cache.get(("read", scope, (kind, key)))
-            if kept is not None and kept[0] == version:
-                if kept[1] is not None:
-                    out[key] = kept[1]
-            else:
+            held, row = self._entry(scope, (kind, key), version)
+            if not held:
                 missing.append(key)
+            elif row is not None:
+                out[key] = row
         if missing:
             found = read(missing)
             for key in missing:
                 row = found.get(key)
-                self.cache.put(("read", scope, (kind, key)), (version, row), (size(row) if row is not None else 0) + 200)
+                self.keep(scope, (kind, key), row, size(row) if row is not None else 0, version)
                 if row is not None:
                     out[key] = row
         return out
+
+    def _entry(self, scope: Scope, key: Hashable, version: int | None) -> tuple[bool, Any]:
+        """(whether a value is kept for `key` at `version`, that value); never for a scope with no version."""
+        kept = self.cache.get(("read", scope, key)) if version is not None else None
+        return (True, kept[1]) if kept is not None and kept[0] == version else (False, None)
 
     def _make(self, make: Callable[[], T]) -> T:
         self.made += 1

@@ -451,13 +451,11 @@ class SearchIndex:
         return {**{f"f:{row[0]}": row for row in facts}, **{f"c:{row[0]}": row for row in chunks}}
 
     def _hits(self, scope: Scope, scores: dict[str, float]) -> dict[str, tuple[SearchHit, float]]:
-        fact_ids = [o[2:] for o in scores if o.startswith("f:")]
-        chunk_pks = [int(o[2:]) for o in scores if o.startswith("c:")]
         out: dict[str, tuple[SearchHit, float]] = {}
-        rows = self.answers.rows(scope, "hit", [f"f:{i}" for i in fact_ids] + [f"c:{pk}" for pk in chunk_pks],
+        rows = self.answers.rows(scope, "hit", [o for o in scores if o.startswith(("f:", "c:"))],
                                  lambda owners: self._hit_rows(scope, owners), _row_bytes)
-        facts = [rows[f"f:{i}"] for i in fact_ids if f"f:{i}" in rows]
-        chunks = [rows[f"c:{pk}"] for pk in chunk_pks if f"c:{pk}" in rows]
+        facts = [rows[o] for o in scores if o.startswith("f:") and o in rows]
+        chunks = [rows[o] for o in scores if o.startswith("c:") and o in rows]
         for fact_id, content, source in facts:
             out[f"f:{fact_id}"] = (SearchHit("fact", fact_id, content, 0.0, source), scores[f"f:{fact_id}"])
         for pk, kind, path, start, end, chunk in chunks:

@@ -42,7 +42,7 @@ def _facts(store: "FactStore", answers: "Answers", scope: "Scope", version: int 
     a read of the database is never more than `FactStore.injected`'s (`limit` facts and those named)."""
     wanted = list(dict.fromkeys(str(i) for i in priority))
     named = set(wanted)
-    leading: Leading | None = answers.kept(scope, "leading", version) if version is not None else None
+    leading: Leading | None = answers.kept(scope, "leading", version)
     others = [f for f in leading.facts if f[1]["id"] not in named][:limit] if leading else []
     if leading is None or (len(others) < limit and not leading.whole):
         read = store.injected_ranked(scope, limit, wanted)
@@ -52,15 +52,20 @@ def _facts(store: "FactStore", answers: "Answers", scope: "Scope", version: int 
         last = others[-1][0] if others else None
         run = tuple(f for f in read if whole or f[0] <= last)  # every fact up to the last of the others
         if leading is None or len(run) > len(leading.facts) or whole:
-            answers.keep(scope, "leading", Leading(run, whole), sum(300 + 2 * len(f[1]["content"]) for f in run), version)
+            answers.keep(scope, "leading", Leading(run, whole), sum(map(_bytes, run)), version)
         for fact in found:
-            answers.keep(scope, ("fact", fact[1]["id"]), fact, 300 + 2 * len(fact[1]["content"]), version)
+            answers.keep(scope, ("fact", fact[1]["id"]), fact, _bytes(fact), version)
         return read
     in_run = {f[1]["id"]: f for f in leading.facts if f[1]["id"] in named}
     rest = [i for i in wanted if i not in in_run] if not leading.whole else []  # the whole scope: none is left
     found = answers.rows(scope, "fact", rest, lambda ids: {f[1]["id"]: f for f in store.injected_ranked(scope, 0, ids)},
-                         lambda f: 300 + 2 * len(f[1]["content"])) if rest else {}
+                         _bytes) if rest else {}
     return sorted([*others, *in_run.values(), *found.values()], key=lambda f: f[0])
+
+
+def _bytes(fact: Ranked) -> int:
+    """About what a kept fact takes in memory."""
+    return 300 + 2 * len(fact[1]["content"])
 
 
 def fact_count(store: "FactStore", answers: "Answers", scope: "Scope") -> int:

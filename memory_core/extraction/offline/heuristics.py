@@ -468,9 +468,9 @@ _MEANT = re.compile(r"\bI\s+meant\s+(?P<new>[^,.;!?]{1,40}?)\s*,?\s+(?:not|inste
 
 # "We ended up renaming Rex to Bruno", "Luna goes by Mochi now": a name a stored fact holds, changed.
 _RENAMED = re.compile(r"\brenam(?:ed|ing)\s+(?P<old>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\s+(?:to|as)\s+"
-                      r"(?P<new>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\s*(?:[,.;!]|$)"
-                      r"|(?<![\w'-])(?P<was>[A-Z][\w'-]*)\s+(?:goes\s+by|is\s+called|answers\s+to)\s+(?P<now>[A-Z][\w'-]*)"
-                      r"\s+now\b")
+                      r"(?P<new>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\s*(?:[,.;!]|$)")
+_GOES_BY = re.compile(r"(?<![\w'-])(?P<old>[A-Z][\w'-]*)\s+(?:goes\s+by|is\s+called|answers\s+to)\s+"
+                      r"(?P<new>[A-Z][\w'-]*)\s+now\b")
 
 MAX_TAKEN_BACK = 5  # "X, not Y" read in a message at most: a page of them costs no more than a line
 # "The cat's name is Lulu, not Luna", "My flight is on Friday, not Thursday": a name, a day or a number set against the
@@ -487,15 +487,14 @@ def meant_statements(text: str, stored: Sequence[Mapping[str, Any]]) -> list[Sta
     for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
         if sentence.rstrip().endswith("?"):
             continue
-        meant = [(m, False) for pattern in (_MEANT, _RENAMED)
+        meant = [(m, False) for pattern in (_MEANT, _RENAMED, _GOES_BY)
                  for m in itertools.islice(pattern.finditer(sentence), MAX_TAKEN_BACK)]
         said = meant or [(m, True) for m in itertools.islice(_CONTRAST.finditer(sentence), MAX_TAKEN_BACK)]
         taken += len(said)
         if taken > MAX_TAKEN_BACK:
             break
         for m, about in said:
-            named = m.groupdict()  # _RENAMED's second form names them was / now
-            was, new = (named.get("old") or named["was"]).strip(), (named.get("new") or named["now"]).strip()
+            was, new = m.group("old").strip(), m.group("new").strip()
             old = re.compile(rf"(?<!\w){re.escape(was)}(?!\w)", re.I)
             others = _content_stems(old.sub(" ", sentence.replace(new, " ")))
             fact = next((f for f in stored if isinstance(f, Mapping) and isinstance(f.get("content"), str)

@@ -291,8 +291,9 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
         name = g["month"].lower().rstrip(".")
         month = _MONTHS.index(name) + 1 if name in _MONTHS else _MONTH_ABBR[name[:4] if name == "sept" else name[:3]]
         lead = m.group(0).split()[0].lower()
-        sentence = _sentence_at(text, m.start())
-        future = lead == "next" or (lead != "last" and bool(_FUTURE.search(sentence)))
+        # "since May" and "last May" are past, "by/until/next May" ahead; otherwise ahead unless told in the past
+        # ("My birthday is in June", "Classes start in September": a month said in the present is the coming one)
+        future = lead in ("next", "by", "until") or (lead not in ("last", "since") and not _told_in_past(text, m.start()))
         if lead == "this" or month == said_on.month:
             year = said_on.year
         elif future:

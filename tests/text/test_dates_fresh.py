@@ -315,3 +315,45 @@ def test_holidays_said_with_their_capitals_and_titles_that_hold_a_relative_word(
         assert found == ["2 May 2023", "9 May 2023"]
     else:
         assert found == ([] if expected is None else [expected])
+
+
+# Table G (the thirteenth session, 24 cases written before any change): a month named with no "last" or "next". A
+# month in a sentence told in the present ("Our anniversary is in June", "Classes start in September", "due by April",
+# "until May") was read as the one past, as if the sentence told of it: only a future word made it the coming one.
+# Cases n with n % 4 < 2 are half GA, the others GB. Measured once before any change: GA 6/12, GB 6/12 (every present
+# one wrong, every past one right). The rule was changed from a case outside the table (a probe of new phrasings): a
+# month is the coming one unless its sentence is told in the past, or it follows "last" or "since" ("by", "until" and
+# "next" always look ahead): GA 12/12, GB 12/12; no turn of the LoCoMo dev conversations reads differently.
+TABLE_G = [  # 2024-03-13 is a Wednesday, 2023-10-05 a Thursday, 2025-06-20 a Friday
+    ("2024-03-13", "Our anniversary is in June.", "June 2024"),
+    ("2024-03-13", "We visited Kyoto in February.", "February 2024"),
+    ("2024-03-13", "Classes start in September.", "September 2024"),
+    ("2024-03-13", "I got the keys in December.", "December 2023"),
+    ("2024-03-13", "Tomás is in Lima until May.", "May 2024"),
+    ("2024-03-13", "I've been vegan since January.", "January 2024"),
+    ("2024-03-13", "The report is due by April.", "April 2024"),
+    ("2024-03-13", "Since November I run every morning.", "November 2023"),
+    ("2024-03-13", "In April, my sister moves to Oslo.", "April 2024"),
+    ("2024-03-13", "Back in October things were rough.", "October 2023"),
+    ("2024-03-13", "My exams are in late May.", "May 2024"),
+    ("2024-03-13", "In January it snowed for a week.", "January 2024"),
+    ("2023-10-05", "Elections are in November.", "November 2023"),
+    ("2023-10-05", "Last May I turned forty.", "May 2023"),
+    ("2023-10-05", "My birthday is in January.", "January 2024"),
+    ("2023-10-05", "We sold the boat in August.", "August 2023"),
+    ("2023-10-05", "The renovation wraps up in December.", "December 2023"),
+    ("2023-10-05", "Amara joined the choir in June.", "June 2023"),
+    ("2025-06-20", "Tax returns are due in April.", "April 2026"),
+    ("2025-06-20", "In March we adopted a greyhound.", "March 2025"),
+    ("2025-06-20", "Our lease runs until February.", "February 2026"),
+    ("2025-06-20", "Wiktor has been sober since December.", "December 2024"),
+    ("2025-06-20", "The harvest festival is in early October.", "October 2025"),
+    ("2025-06-20", "It rained nonstop in May.", "May 2025"),
+]
+HALF_GA = [case for n, case in enumerate(TABLE_G) if n % 4 < 2]
+HALF_GB = [case for n, case in enumerate(TABLE_G) if n % 4 >= 2]
+
+
+@pytest.mark.parametrize("said_on,text,expected", HALF_GB + HALF_GA)
+def test_table_g_a_month_said_in_the_present_is_the_coming_one(said_on, text, expected):
+    assert _right(said_on, text, expected), [r.value for r in resolve_dates(text, date.fromisoformat(said_on))]

@@ -188,6 +188,12 @@ def _drop_temporal(clause: str) -> str:
     return clause
 
 
+# An activity said with nothing after it, once "no longer" or "anymore" is taken off: "I don't swim anymore".
+_ACTIVITY_ALONE = re.compile(r"^i\s+(run|jog|swim|smoke|vape|drink|cycle|bike|drive|cook|bake|paint|draw|dance|sing|knit"
+                             r"|garden|hike|climb|ski|surf|skate|fish|hunt|travel|teach|exercise|train|meditate|commute"
+                             r"|volunteer|write|blog|stream|game|gamble|golf|box|row|sail|dive|ride)$", re.I)
+
+
 def _negate(content: str) -> str:
     """'User lives in Lisbon' -> 'User no longer lives in Lisbon'; 'User is vegan' -> 'User is no longer vegan'."""
     match = re.match(r"^(User(?:'s [\w -]+?)? is) (.+)$", content)
@@ -217,6 +223,9 @@ def _statement(clause: str, cue: bool) -> Statement | None:
     cue = cue or bool(CORRECTION_CUES.search(clause))
     clause, negated = _drop_negation(clause)
     clause = _drop_temporal(clause)
+    if negated and (alone := _ACTIVITY_ALONE.match(clause)):  # "I don't swim anymore": the activity itself ended
+        return describe(f"User no longer {third_person_verb(alone.group(1).lower())}", "behavior",
+                        0.5 if hedged else 0.7, cue=cue, hedged=hedged)
     for pattern, category, confidence, template in _RULES:
         match = pattern.match(clause)
         if not match:

@@ -310,16 +310,17 @@ def _stems(text: str) -> set[str]:
 # Something the user had or did, ended: "User sold the Civic and bought a Tesla", "User gave up Spanish", "User stopped
 # playing the violin", "User quit tennis after the surgery". What ended is the head of the phrase after the verb;
 # it ends a fact of the user's own that has or does that thing (kind: what the verb ends).
-_ENDED = re.compile(r"^User (?:has )?(?P<verb>sold|got rid of|gave away|gave up|quit|stopped|dropped|left"
-                    r"|moved on from)"
+_ENDED = re.compile(r"^User (?:has )?(?:finally )?(?P<verb>sold|got rid of|gave away|gave up on|gave up|quit|stopped"
+                    r"|dropped|left|moved on from|graduated from)"
                     r"(?: (?:playing|learning|studying|practi[cs]ing|doing|taking|riding|driving|using))?"
                     r" (?P<what>.+)$")
 _ENDED_PLACE = re.compile(r"(?:at|by|in|on|to|for|with|from|off|over|there|here)\b")  # "stopped at the bakery"
 _ENDED_CUT = re.compile(r",|;|\s+[—–-]+\s|\s+(?:and|but|so|because|since|after|before|when|in|on|at|last|this|for|to"
                         r"|with|as|now"
                         r"|again|anymore|any more)\b")
-_ENDS = {"sold": "own", "got rid of": "own", "gave away": "own",
-         "gave up": "do", "quit": "do", "stopped": "do", "dropped": "do", "left": "in", "moved on from": "in"}
+_ENDS = {"sold": "own", "got rid of": "own", "gave away": "own", "gave up on": "do",
+         "gave up": "do", "quit": "do", "stopped": "do", "dropped": "do", "left": "in", "moved on from": "in",
+         "graduated from": "study"}
 _HAS_OR_DOES = {
     "own": re.compile(r"^User (?:\w+ly )?(?:drives|owns|has|rides|uses|keeps)\b"),
     "do": re.compile(r"^User (?:\w+ly )?(?:plays|is learning|learns|practi[cs]es|does|studies|takes|goes|uses|is taking"
@@ -327,6 +328,9 @@ _HAS_OR_DOES = {
     # "User left Globex" ends where they work, live, study or play: a place or a group they were in
     "in": re.compile(r"^User (?:\w+ly )?(?:works|is working|lives|is living|is based|studies|is studying|teaches|plays"
                      r"|sings|volunteers|is a member|belongs|attends|goes to)\b"),
+    # "User graduated from MIT" ends "User is a student at MIT", "User studies law at Leiden University"
+    "study": re.compile(r"^User (?:\w+ly )?(?:studies|is studying|is an? (?:[\w-]+ ){0,2}(?:student|pupil)|attends"
+                        r"|is enrolled|goes to)\b"),
 }
 
 
@@ -339,6 +343,9 @@ def _ends(new: Statement, old: Statement) -> bool:
     head = stem(what[-1].casefold()) if what else ""
     return bool(head) and head in _stems(old.content) and bool(_HAS_OR_DOES[_ENDS[ended.group("verb")]].match(
         old.content))
+
+
+_REASON = re.compile(r",|;|\s+(?:because|since|as|after|due to|now that|so|ever since)\b")
 
 
 def _owned(value: str) -> frozenset[str]:
@@ -374,8 +381,8 @@ def supersedes(new: Statement, old: Statement) -> bool:
         if left and any(not s.negated and s.value and (s.value in left or any(g and g <= _owned(s.value) for g in gone))
                         for s in old.slots):
             return True
-    if new.negated and new.cue and not shared:
-        wanted = _stems(positive(new.content)[0])
+    if new.negated and new.cue and not shared:  # "User no longer runs because of their knee": the reason is not what ended
+        wanted = _stems(_REASON.split(positive(new.content)[0], 1)[0])
         if wanted and wanted <= _stems(old.content):
             return True
     return _ends(new, old)

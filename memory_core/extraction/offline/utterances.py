@@ -165,6 +165,34 @@ def sentences(text: str) -> list[str]:
     return [s for s in (s.strip() for s in _SENTENCE.split(text)) if s]
 
 
+# "Last year I moved to Oslo", "Two years ago, I quit smoking", "In 2019 I graduated from Yale": the time said first is
+# read where the rules read it, after the clause it dates ("I moved to Oslo last year"). "Today" and "tonight" stay where
+# they are (a lasting change said the day it happened is told apart from a passing one there: heuristics).
+_UNIT = r"(?:days?|weeks?|months?|years?)"
+_NAMED_TIME = (r"(?:week|month|year|summer|winter|spring|autumn|fall|weekend|monday|tuesday|wednesday|thursday|friday"
+               r"|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november"
+               r"|december)")
+_TIME_LEAD = re.compile(
+    r"^(?P<when>(?:(?:just\s+)?(?:last|this\s+past)\s+" + _NAMED_TIME + r"|(?:back\s+)?in\s+(?:(?:early|late|mid)\s+)?"
+    r"(?:\d{4}|" + _NAMED_TIME[3:-1] + r")(?:\s+\d{4})?|(?:about\s+)?(?:a|an|one|two|three|four|five|six|seven|eight|nine"
+    r"|ten|a\s+few|a\s+couple\s+of|several|\d{1,3})\s+" + _UNIT + r"\s+ago|yesterday|recently|a\s+while\s+ago"
+    r"|earlier\s+this\s+(?:week|month|year))(?:\s+\([^()]{1,40}\))?)\s*,?\s+(?=(?:i|i'm|i've|my|we|we're|we've)\b)",
+    re.I)
+_FIRST_CLAUSE_END = re.compile(r",|;|\s+(?:and|but|so)\s+")
+
+
+def time_after(sentence: str) -> str:
+    """`sentence` with an opening time ("Last year, ...") put after its first clause, or as it is."""
+    match = _TIME_LEAD.match(sentence)
+    if match is None:
+        return sentence
+    when, rest = match.group("when"), sentence[match.end():]
+    when = when[0].lower() + when[1:]
+    cut = _FIRST_CLAUSE_END.search(rest)
+    at = cut.start() if cut else len(rest.rstrip(".!… "))
+    return f"{rest[:at]} {when}{rest[at:]}"
+
+
 def strip_leads(text: str) -> tuple[str, bool]:
     """`text` without its opening words ("Hi! Oh, well, actually, ..."), and whether they said it is a correction."""
     cue = False
@@ -370,6 +398,7 @@ def first_person_clauses(text: str) -> list[tuple[str, bool]]:
         if len(sentence) > MAX_SENTENCE:  # a page of text without a full stop states no fact about the user
             continue
         sentence, cue = strip_leads(sentence.strip("\"' "))
+        sentence = time_after(sentence)
         call = _CALL_ME.match(sentence)
         if call:  # "Please call me Tom": a name, where "please" would make it a request
             found.append((f"my name is {call.group('name')}", cue))

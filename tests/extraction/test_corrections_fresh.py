@@ -74,9 +74,16 @@ TABLE = DATA / "corrections_fresh.json"
 # B), then 1.0 / 1.0; every earlier table unchanged. New: "gave up on X", "graduated from X" (ends a student's X), a
 # reason after what ended ("... because of my knee"), an activity alone ("I don't swim anymore"), a time said first
 # ("Last June I graduated ...": read as said after the clause).
+# "s" (tests/data/corrections_s.json, 20 rows, 12 corrections, written later in the thirteenth session before any rule
+# for them: "Last month I started at Globex", "In January I became a midwife", "Our old dog passed away, so now we only
+# have one dog", "My parents adopted a girl, so now I have two sisters", "one of our cats died, so we have one cat
+# now"; look-alikes: someone else's, "I started at the bottom", "I started at 6 am today", "I became a grandmother",
+# "We have four kids' bikes", a question): before, recall B 0.17 (1/6), A 0.00 (0/6), precision 1.0; tuned on A: 1.0;
+# B measured once after: 1.0, precision 1.0.
 WANTED = {"fresh": {"A": 0.95, "B": 0.8}, "clauses": {"A": 0.95, "B": 0.75}, "ends": {"A": 0.95, "B": 0.7},
           "more": {"A": 0.95, "B": 0.95}, "n": {"A": 0.95, "B": 0.95}, "p": {"A": 0.95, "B": 0.95},
-          "q": {"A": 0.95, "B": 0.95}, "r": {"A": 0.95, "B": 0.95}}
+          "q": {"A": 0.95, "B": 0.95}, "r": {"A": 0.95, "B": 0.95},
+          "s": {"A": 0.95, "B": 0.95}}
 
 
 def load(half: str, table: str = "fresh") -> list[dict]:

@@ -69,7 +69,9 @@ class Slot:
 # (slot, pattern on the third-person content, whether the pattern itself says "no longer"). Patterns that do not
 # negate are matched on the positive form ("User no longer lives in X" -> "User lives in X", negated).
 _OCCUPATION = (r"(?:[\w-]+\s+){0,3}(?:engineer|developer|programmer|designer|manager|nurse|doctor|teacher|student"
-               r"|scientist|analyst|lawyer|writer|consultant|researcher|architect|accountant|lead|founder|freelancer)s?")
+               r"|scientist|analyst|lawyer|writer|consultant|researcher|architect|accountant|lead|founder|freelancer"
+               r"|midwife|pharmacist|paramedic|firefighter|librarian|dentist|surgeon|therapist|chef|electrician|plumber"
+               r"|pilot|professor|lecturer|journalist|photographer)s?")
 SLOT_PATTERNS: list[tuple[str, re.Pattern[str], bool]] = [(k, re.compile(p), n) for k, p, n in [
     ("residence", r"^User (?:lives|is living|resides|is based) in (?P<value>.+)$", False),
     # a place and nothing after it: "User is in Manchester for a conference" is a trip
@@ -83,11 +85,15 @@ SLOT_PATTERNS: list[tuple[str, re.Pattern[str], bool]] = [(k, re.compile(p), n) 
     ("employer", r"^User is (?:now )?with (?P<value>[A-Z]{2,}[\w&.-]*(?: [A-Z][\w&.-]*)*)$", False),
     ("employer", r"^User (?:has )?(?:started|got|took|accepted|landed|began) (?:a |the |their )?(?:new )?"
                  r"(?:job|position|role|post) (?:at|with) (?P<value>.+)$", False),
+    # "User started at Globex last month": an organisation in capitals ("started at the bottom", "at 6 am" are not)
+    ("employer", r"^User (?:has )?(?:finally )?(?:started|began) (?:work(?:ing)? )?at (?P<value>[A-Z][\w&.-]*"
+                 r"(?: [A-Z][\w&.-]*)*)(?: (?:in|on|last|this|as|a|two|three|after)\b.*)?$", False),
     ("employer", r"^User (?:has )?(?:quit|left) (?:their|the|a) job(?: (?:at|with) (?P<value>.+))?$", True),
     ("employer", r"^User (?:has )?changed jobs\b.*$", True),
     ("job", r"^User (?:works|is working) (?:at|for) .+? as (?P<value>.+)$", False),
     ("job", r"^User works as (?P<value>.+)$", False),
     ("job", rf"^User is (?P<value>(?:an? )?{_OCCUPATION})(?: (?:at|for) .+)?$", False),
+    ("job", rf"^User (?:has )?(?:finally )?became (?P<value>(?:an? )?{_OCCUPATION})\b.*$", False),  # a change
     ("job", r"^User (?:has )?(?:quit|left) (?:their|the|a) job\b.*$", True),
     ("job", r"^User (?:has )?changed jobs\b.*$", True),
     ("name", r"^User's name is (?P<value>.+)$", False),

@@ -81,8 +81,12 @@ _WE_ARE = re.compile(r"^we(?:'re|’re|\s+are)\s+(?=(?:now\s+|finally\s+)?(?:exp
                      r"|vegetarian)\b)", re.I)
 _SUBORDINATE = re.compile(r"^(?:since|because|as|now\s+that|given\s+that|seeing\s+as)\s+(I\b[^,]{3,80}),\s*(.*)$", re.I)
 # "We adopted a second kitten, so now we have two cats": what happened, then what the user has since
-_SO_NOW = re.compile(r"^(I\b[^,]{3,80}),\s*(?:and\s+)?(?:so\s+)?(now\s+we\s+have\s+(?:a|an|two|three|four|five|six|\d+)\s.*)$",
-                     re.I)
+# "Our old dog passed away, so now we only have one dog", "My parents adopted a girl, so now I have two sisters", "one
+# of our cats died, so we have one cat now": what happened (whoever it happened to), then how many the user has since
+_COUNT = r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+)"
+_SO_NOW = re.compile(r"^([^,]{3,80}),\s*(?:and\s+)?(?=so\b|now\b|(?:we|I)\b.*\bnow\b)(?:so\s+)?((?:now\s+)?(?:we|I)\s+"
+                     r"(?:only\s+|still\s+|now\s+)?have\s+(?:only\s+|just\s+)?" + _COUNT + r"\s.*)$", re.I)
+_HAVE_COUNT = re.compile(r"^(?:now\s+)?(?:we|I)\s+(?:only\s+|still\s+|now\s+)?have\s+(?:only\s+|just\s+)?", re.I)
 _AS_A = re.compile(r"^as\s+(an?\s+[^,]{3,50}),\s*(.*)$", re.I)
 # Another first-person clause in the same sentence: "..., and I love X", "...; my wife is Ana", "..., I moved".
 _CLAUSE = re.compile(r"\s*[;,]?\s+(?:and|but|so|because|though|although|while)\s+(?=(?:I|my|My)\b)"
@@ -421,7 +425,8 @@ def first_person_clauses(text: str) -> list[tuple[str, bool]]:
         for pattern, prefix, then in ((_SO_NOW, "", "I "), (_SUBORDINATE, "", ""), (_AS_A, "I'm ", "")):
             match = pattern.match(sentence)
             if match:  # "..., so now we have two cats": the second part is said as "I have two cats"
-                parts = [prefix + match.group(1), _WE.sub(then, match.group(2)) if then else match.group(2)]
+                second = _HAVE_COUNT.sub("I have ", match.group(2)) if pattern is _SO_NOW else match.group(2)
+                parts = [prefix + match.group(1), _WE.sub(then, second) if then else second]
                 break
         for n, part in enumerate(parts):
             intro = _introduction(part, greeted)

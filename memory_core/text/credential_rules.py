@@ -62,9 +62,10 @@ ASSIGNMENT = re.compile(r"(?<![?&\w])(?P<q>[\"']?)(?P<k>[A-Za-z_][\w.-]{0,60})(?
                         r"\s*(?::=|=>|==?|:)[ \t]*(?P<v>\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`|[^\s\"'`,;<>)\]}]+)")
 XML_VALUE = re.compile(r"(?i)key=\"(?P<k>[^\"]{1,60})\"\s+value=\"(?P<v>[^\"]{3,})\""
                        r"|<(?P<t>[\w:-]*(?:password|passwd|secret|token|apikey|api_key)[\w:-]*)>(?P<w>[^<\s]{3,})</(?P=t)>")
-CLI_STEMS = ("-pass", "-pwd", "-token", "-api", "-secret", "-client-secret", "mysql")
+CLI_STEMS = ("-pass", "-pwd", "-token", "-api", "-secret", "-client-secret", "mysql", "sshpass")
 CLI_FLAG = re.compile(r"(?i)(?:^|\s)--?(?:password|passwd|pass|token|api-key|apikey|secret|client-secret)[ =]"
-                      r"[\"']?(?P<v>[^\s\"']{3,})|\bmysql(?:dump|admin)?\b[^\n]*?\s-p(?P<w>[^\s\"']{3,})")
+                      r"[\"']?(?P<v>[^\s\"']{3,})|\bmysql(?:dump|admin)?\b[^\n]*?\s-p(?P<w>[^\s\"']{3,})"
+                      r"|\bsshpass\s+-p\s*[\"']?(?P<x>[^\s\"']{3,})")
 
 # Key names, split into words (camelCase, snake_case, kebab-case).
 STRONG_WORDS = frozenset({"password", "passwd", "passwort", "passphrase", "passcode", "pwd", "pw", "pass", "secret",
@@ -93,11 +94,11 @@ PLACEHOLDER = re.compile(r"(?i)^(?:none|null|nil|true|false|yes|no|empty|undefin
 # "password is X" in the languages the project meets: keyword, up to four words, a connector, the value.
 _NL_KEYWORD = (r"pass(?:word|wd|phrase|code)s?|pwd|pw|pin(?:[ -]?code)?|(?:door|gate|garage|alarm|wi-?fi|wlan|router)"
                r" code|(?:keypad|lock|locker|padlock|safe|door|gate|garage|alarm)[ -](?:combo|combination)"
-               r"|(?:keypad|disarm) code|code (?:wi-?fi|wlan|d'accès|de acesso|de acceso|pin)|senhas?|palavra-passe"
+               r"|(?:keypad|disarm|voicemail|voice mail|lock screen|unlock|atm|debit card|credit card|bank card|sim) (?:code|pin)|code (?:wi-?fi|wlan|d'accès|de acesso|de acceso|pin)|senhas?|palavra-passe"
                r"|contraseñas?|contrasenas?"
-               r"|claves?|passw[oö]rt|wlan-passwort|kennwort|mot de passe|mdp|wachtwoord|parola d'ordine|parol[aă] (?:mea|ta)"
+               r"|clave (?:del |de la |de )?(?:wi-?fi|red|router|internet)|claves?|passw[oö]rt|wlan-passwort|kennwort|mot de passe|mdp|wachtwoord|parola d'ordine|parol[aă] (?:mea|ta)"
                r"|parolă|пароль|密码|口令"
-               r"|パスワード|パスコード|暗証番号|비밀번호|şifre(?:m|si)?|hasło|heslo|lösenord|adgangskode|passord|salasana"
+               r"|パスワード|パスコード|暗証番号|비밀번호|şifre(?:m|si)?|hasło|heslo|lösenord(?:et)?|adgangskode|passord|salasana"
                r"|kata sandi|mật khẩu|κωδικός|סיסמה|كلمة المرور|पासवर्ड|c[oó]digo (?:d[oae] |del )?(?:alarme|alarma|port[aã]o"
                r"|porta|puerta|acesso|acceso|wi-?fi|cofre|caja fuerte|(?:de )?(?:mi |la )?tarjeta|cart[aã]o)"
                r"|code (?:secret |confidentiel )?(?:de la porte|du portail|de l'alarme|d'accès|(?:de (?:ma |la |mon )?)?carte"
@@ -108,7 +109,7 @@ _NL_KEYWORD = (r"pass(?:word|wd|phrase|code)s?|pwd|pw|pin(?:[ -]?code)?|(?:door|
                r"|(?:setup|seed) key|seed")
 _NL_CONNECT = (r"(?:\s+(?:is|was|are|will be|é|es|est|ist|lautet|è|era|fica|será|is now|is nu|to|je|är|er|on|adalah"
                r"|là|είναι|este)(?:\s+now)?(?!\w)|\s*[:=：]|\s*,\s*(?:it's|it is|that's|which is)(?!\w)"
-               r"|\s+(?:set to|changed to|now)|\s*(?:は|是|为|：|는|:)|\s+(?:—|-))")
+               r"|\s+c['’]est(?!\w)|\s+(?:set to|changed to|now)|\s*(?:は|是|为|：|는|:)|\s+(?:—|-))")
 NATURAL = re.compile(r"(?i)(?<![A-Za-z0-9_\u00c0-\u024f-])(?P<k>" + _NL_KEYWORD + r")(?P<gap>(?:[ \t]+[^\s.!?;:=]{1,20}){0,4}?)"
                      + _NL_CONNECT + r"[ \t]*(?:\"|'|`|「|“|‘|«\s?)?(?P<v>[^\s\"'`」”’»]+)")
 # Passphrases and wallet seeds, words in a row: "my passphrase is correct horse battery staple", "seed phrase: abandon
@@ -163,6 +164,19 @@ LOGIN_PAIR = re.compile(r"(?i)\b(?:login|logins|user(?:name)?|usuário|usuario|u
                         r"(?:[ \t]+(?:for|on|to|at|of|the|my|is|are|was|para|de|für|pour)\b[ \t]*[^\s/]*){0,3}"
                         r"[ \t]*[:=]?[ \t]+[^\s/\"'`()]{1,60}[ \t]+/[ \t]+(?P<v>[^\s/\"'`]{3,})")
 
+# A labelled login: "Login for the school portal: jdoe2011 / X", "Sign-in for the NAS: admin / X".
+LOGIN_LABELLED = re.compile(r"(?i)\b(?:logins?|sign-?in)\b(?:[ \t]+[^\s/:=]{1,20}){0,5}[ \t]*:[ \t]*[^\s/\"'`()]{1,60}"
+                            r"[ \t]+/[ \t]+(?P<v>[^\s/\"'`]{3,})")
+# The value said first: "password123!Winter is what I use for the VPN", "Xk9#mLp2 is the password we use on the NAS".
+VALUE_FIRST = re.compile(r"(?i)(?<![^\s\"'`(])(?P<v>[^\s\"'`]{6,64}) is (?:what |the (?:password|passcode|pin|code) (?:that )?)"
+                         r"(?:i|we) use (?:for|on|to log into|at)\b")
+
+# A PIN or PUK given with no connector ("SIM PIN 0427 and PUK 83920174"), and a token named right before its value
+# ("Twilio auth token 9f8e...": 32 hex characters, which alone read as a digest).
+PIN_BARE = re.compile(r"(?i)(?<![\w-])(?:sim[ -]?)?(?:pin|puk)(?:[ -]?code)?[ \t]+(?P<v>\d{4,8})(?![\w-])")
+TOKEN_BARE = re.compile(r"(?i)(?<![\w-])(?:auth|api|access|secret|bearer|session|refresh)[ _-]?(?:token|key)[ \t]+"
+                        r"(?P<v>[A-Za-z0-9_-]{20,})(?![\w-])")
+
 # Recovery / backup codes: a keyword, then the codes up to a blank line.
 RECOVERY = re.compile(r"(?i)(?:recovery|backup|restore|wiederherstellungs|scratch)[ -]?(?:codes?|keys?|schlüssel)"
                       r"|(?:códigos?|codes?|clés?) de (?:recuperação|recuperación|récupération|secours|respaldo)")
@@ -193,7 +207,8 @@ KEYWORD_STEMS = ("pass", "pw", "pin", "secret", "cred", "senh", "contra", "clave
                  "schlüssel", "key", "token", "sig", "auth", "session", "sid", "seed", "otp", "2fa", "mfa", "hmac", "salt",
                  "jwt", "dsn", "bearer", "code", "login", "user", "usu", "utilisateur", "benutzer", "zugang", "anmelde",
                  "identifiant", "credencia", "acces", "recover", "backup", "restore", "scratch", "wiederher", "recupera",
-                 "récupération", "secours", "respaldo", "mysql", "cookie", "curl", "combo", "combination")
+                 "récupération", "secours", "respaldo", "mysql", "cookie", "curl", "combo", "combination",
+                 "sign-in", "signin", "i use ", "we use ", "puk")
 # A token long enough to be key material: the format patterns run only on text (and lines) that have one.
 LONG_TOKEN = re.compile(r"[A-Za-z0-9_+/=.:@%-]{16,}")
 # Where a keyword makes the keyword plugin worth running on a line.

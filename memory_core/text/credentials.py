@@ -265,11 +265,24 @@ def _sentences(text: str) -> Iterator[tuple[int, int]]:
                 and not _CODE_CHARS.search(value) and not rules.PLACEHOLDER.match(value):
             yield m.start("v") + len(quote), m.start("v") + len(quote) + len(value)
     folded = text.casefold()
-    for m in rules.LOGIN_PAIR.finditer(text) if "/" in text else ():
+    pairs = (rules.LOGIN_PAIR, rules.LOGIN_LABELLED) if "/" in text else ()
+    for m in (m for pattern in pairs for m in pattern.finditer(text)):
         start, end = _trim(text, *m.span("v"))
         value = text[start:end]
         if len(value) >= 4 and not _VERSION.fullmatch(value) and _password_like(value, False, text[end:end + 2]):
             yield start, end
+    for m in rules.PIN_BARE.finditer(text) if "pin" in folded or "puk" in folded else ():
+        yield m.span("v")
+    for m in rules.TOKEN_BARE.finditer(text):
+        value = m.group("v")
+        if looks_random(value) or (len(value) >= 32 and all(c in "0123456789abcdefABCDEF" for c in value)):
+            yield m.span("v")
+    for m in rules.VALUE_FIRST.finditer(text) if " use " in folded else ():
+        value = m.group("v")
+        classes = sum((any(c.islower() for c in value), any(c.isupper() for c in value),
+                       any(c.isdigit() for c in value), any(not c.isalnum() for c in value)))
+        if classes >= 3 and _password_like(value, False, ""):  # a word, a name or a number is not one
+            yield m.span("v")
     for m in rules.TOTP_GROUPS.finditer(text) if any(s in folded for s in rules.TOTP_STEMS) else ():
         yield m.span("v")
     for m in rules.RECOVERY.finditer(text) if any(s in folded for s in rules.RECOVERY_STEMS) else ():

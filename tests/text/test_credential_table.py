@@ -38,6 +38,16 @@ commit, tracking and order numbers, a router model):
   tuned on H (French "le code de ma carte bancaire est 5379"): H 12/12
   I, measured once after:      I 10/12, 0 of 6  (missed: Romanian "Parola mea ... este", "the gate code, it's 4417")
   then tuned on I:             H 12/12, I 12/12, 0 of 6 each; A to G as before
+Halves J and K (tests/data/credentials_jk.json, the thirteenth session, written before any rule for them: passwords
+in Swedish, French, Polish, Portuguese, Spanish and German, a labelled login "Login for the school portal: user / X",
+the value said first ("X is what I use for the VPN"), sshpass -p, a SIM PIN and PUK, a Twilio token of 32 hex
+characters, a voicemail code, npm and Hugging Face tokens, a MongoDB URL; look-alikes: a PIN pad, a version, a password
+policy, a room number, a checksum, a network's name, a password manager, a phone number, a discount code, an ISBN):
+  before:                      J 9/12, 0 of 6;  K 6/12, 0 of 6
+  tuned on J (the labelled login, "clave del wifi", the value said first): J 12/12
+  K, measured once after:      K 6/12, 0 of 6  (as before)
+  then tuned on K ("Lösenordet", "c'est", sshpass, a PIN or PUK with no connector, a token named before its value,
+  a voicemail or card code): J 12/12, K 12/12, 0 of 6 each; A to I as before; none of the 788 LoCoMo dev turns touched
 The thresholds below are a little under those figures."""
 
 from __future__ import annotations
@@ -56,9 +66,10 @@ FRESH = [row | {"half": "C"} for row in json.loads((DATA / "credentials_fresh.js
 PHRASES = json.loads((DATA / "credentials_phrases.json").read_text(encoding="utf-8"))  # halves D and E
 PHRASES += json.loads((DATA / "credentials_fg.json").read_text(encoding="utf-8"))  # halves F and G
 PHRASES += json.loads((DATA / "credentials_hi.json").read_text(encoding="utf-8"))  # halves H and I
+PHRASES += json.loads((DATA / "credentials_jk.json").read_text(encoding="utf-8"))  # halves J and K
 # (credentials masked at least, look-alikes touched at most)
 WANTED = {"A": (0.97, 1), "B": (0.95, 1), "C": (0.95, 1), "D": (0.85, 0), "E": (0.85, 0), "F": (0.9, 0), "G": (0.9, 0),
-          "H": (0.9, 0), "I": (0.9, 0)}
+          "H": (0.9, 0), "I": (0.9, 0), "J": (0.9, 0), "K": (0.9, 0)}
 
 
 def _visible(text: str) -> str:

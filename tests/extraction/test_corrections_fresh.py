@@ -80,10 +80,17 @@ TABLE = DATA / "corrections_fresh.json"
 # now"; look-alikes: someone else's, "I started at the bottom", "I started at 6 am today", "I became a grandmother",
 # "We have four kids' bikes", a question): before, recall B 0.17 (1/6), A 0.00 (0/6), precision 1.0; tuned on A: 1.0;
 # B measured once after: 1.0, precision 1.0.
+# "t" (tests/data/corrections_t.json, 16 rows, 10 corrections, written later in the thirteenth session before any rule
+# for them: "We replaced the Focus with a Kia Niro", "Priya left, so now I report to Daniel", "I finally got my own flat
+# in Leeds", "Dr Moreau retired, and now my dentist is Dr Haddad", "We bought a house in Bordeaux and moved in last
+# week", "Marta moved away, so now I train with Kenji"; look-alikes: someone else's, a one-off afternoon, a part
+# replaced, a house not bought, a question): before, recall B 0.40 (2/5), A 0.20 (1/5), precision 1.0; tuned on A:
+# 0.80 (left: "now I train with Kenji" names no coach); B measured once after: 0.60; then tuned on B: 1.0, precision
+# 1.0. "I left Globex last month and now I'm at Umbrella" (table n) is now read as a move between employers.
 WANTED = {"fresh": {"A": 0.95, "B": 0.8}, "clauses": {"A": 0.95, "B": 0.75}, "ends": {"A": 0.95, "B": 0.7},
           "more": {"A": 0.95, "B": 0.95}, "n": {"A": 0.95, "B": 0.95}, "p": {"A": 0.95, "B": 0.95},
           "q": {"A": 0.95, "B": 0.95}, "r": {"A": 0.95, "B": 0.95},
-          "s": {"A": 0.95, "B": 0.95}}
+          "s": {"A": 0.95, "B": 0.95}, "t": {"A": 0.75, "B": 0.95}}
 
 
 def load(half: str, table: str = "fresh") -> list[dict]:

@@ -23,6 +23,13 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), r) for p, r i
     # "I got a Pixel to replace my iPhone" -> "I switched from my iPhone to a Pixel"
     (r"^I(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|recently\s+)?(?:got|bought|picked\s+up|switched\s+to|started\s+using"
      r"|went\s+with)\s+(?P<new>.+?)\s+to\s+replace\s+(?:my|our|the)\s+(?P<old>.+)$", "I switched from {old} to {new}"),
+    # "We just got our own place in Dallas", "I finally got my own flat in Leeds" -> "I moved to Dallas"
+    (rf"^I(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|recently\s+)?got\s+(?:my|our)\s+own\s+(?:flat|apartment|place|house"
+     rf"|home|condo)\s+in\s+(?P<new>{_ORG})(?P<tail>\s+(?:last|this|in|on|a|two|three)\b.*)?$", "I moved to {new}"),
+    # "We bought a house in Bordeaux and moved in last week" -> "I moved to Bordeaux" (a house bought alone is not a move)
+    (rf"^I(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|recently\s+)?bought\s+(?:a|an|our|my)\s+(?:new\s+)?(?:flat|apartment"
+     rf"|place|house|home|condo)\s+in\s+(?P<new>{_ORG})\s+and\s+(?:have\s+|'ve\s+|just\s+)?moved\s+in\b.*$",
+     "I moved to {new}"),
     # "I've replaced coffee with green tea" -> "I switched from coffee to green tea"
     (r"^I(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|recently\s+)?replaced\s+(?:my\s+|the\s+)?(?P<old>.+?)\s+with\s+"
      r"(?P<new>.+)$", "I switched from {old} to {new}"),
@@ -41,6 +48,10 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), r) for p, r i
     (r"^I(?:'m|\s+am)\s+no\s+longer\s+(?:with|at)\s+(?P<old>[^,;]+?)\s*[,;]\s*(?:and\s+|so\s+)?I(?:'ve|\s+have)?\s+"
      r"(?:just\s+|now\s+)?(?:joined|started\s+(?:at|with)|signed\s+with|moved\s+to)\s+(?P<new>(?-i:[A-Z])[^,;]*?)"
      r"(?:\s+(?:in|last|this|on|a|two|three)\s+.+)?$", "I'm no longer at {old}; I joined {new}; I work at {new}"),
+    # "I left Globex last month and now I'm at Umbrella" -> "I'm no longer at Globex; I joined Umbrella; I work at Umbrella"
+    (rf"^I(?:'ve|\s+have)?\s+(?:just\s+|finally\s+)?left\s+(?P<old>{_ORG})(?:\s+(?:last|this|in|on|a|two|three)(?:\s+\w+){{1,3}})?"
+     rf"(?:\s*[,;]\s*|\s+)(?:and\s+|so\s+)?(?:now\s+)?I(?:'m|\s+am)\s+(?:now\s+)?(?:at|with)\s+(?P<new>{_ORG})(?:\s+now)?$",
+     "I'm no longer at {old}; I joined {new}; I work at {new}"),
     # "I'm a team lead now rather than a developer" -> "I'm a team lead"
     (r"^I(?:'m|\s+am)\s+(?P<new>(?:an?\s+)?[^,]+?)\s+(?:now\s+)?(?:rather\s+than|instead\s+of)\s+(?:an?\s+)?[^,]+?"
      r"(?:\s+(?:now|nowadays|these\s+days))?$", "I'm {new}"),

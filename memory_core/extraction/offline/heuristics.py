@@ -319,8 +319,9 @@ _GENERAL_IM = re.compile(r"^i(?:'m|\s+am)\s+(?:really\s+|very\s+|quite\s+)?(?:in
 
 def _general_statement(clause: str, cue: bool) -> Statement | None:
     """A first-person clause no rule knows, as a less sure fact; None for talk about the conversation."""
-    said = _strip_leads(clause.strip().strip("\"'"))[0].rstrip(".!").strip()
-    cue = cue or bool(CORRECTION_CUES.search(said))  # "I report to Omar now": said before "now" is dropped
+    said, lead_cue = _strip_leads(clause.strip().strip("\"'"))  # "..., so now I report to Omar": a change
+    said = said.rstrip(".!").strip()
+    cue = cue or lead_cue or bool(CORRECTION_CUES.search(said))  # "I report to Omar now": said before "now" is dropped
     clause = _drop_temporal(said)
     plain = re.match(r"^i\s+(?!(?:'m|am)\b)[a-z]", clause, re.I) or _GENERAL_IM.match(clause)
     if not plain or _TALK.search(clause) or _NOT_A_FACT.search(clause) or _HEDGE.search(clause) \
@@ -485,7 +486,8 @@ MAX_TAKEN_BACK = 5  # "X, not Y" read in a message at most: a page of them costs
 # "The cat's name is Lulu, not Luna", "My flight is on Friday, not Thursday": a name, a day or a number set against the
 # one a stored fact holds, in a sentence about what that fact is about (another of its words said too).
 _NAME = r"[A-Z0-9][\w'-]*(?:\s+[A-Z][\w'-]*){0,2}"
-_CONTRAST = re.compile(rf"(?P<new>(?<![\w'-]){_NAME})\s*,?\s+not\s+(?P<old>{_NAME})\s*(?:[,.;!]|$)")
+# "\s*,?\s+" would try every split of a run of blanks between the two: quadratic in it
+_CONTRAST = re.compile(rf"(?P<new>(?<![\w'-]){_NAME})(?:\s*,\s+|\s+)not\s+(?P<old>{_NAME})\s*(?:[,.;!]|$)")
 
 
 def meant_statements(text: str, stored: Sequence[Mapping[str, Any]]) -> list[Statement]:

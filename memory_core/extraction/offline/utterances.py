@@ -74,8 +74,8 @@ _CUT = re.compile(r"(?:[,;]|\s[-–—]+)?\s+(?:so\s+|and\s+)?(?:as\s+if|as\s+th
 _FILLER_TAIL = re.compile(r"[\s,]*\b(?:lol|lmao|haha+|hehe|pls|please|plz|thx|thanks|tbh|honestly|btw)\W*$|\s*[:;]-?[)D(P]"
                           r"\s*$", re.I)
 _WE = re.compile(r"^(?:(?:so\s+)?now\s+)?we(?:'ve|’ve|\s+have)?\s+(?=(?:just\s+|finally\s+|recently\s+)?(?:adopted|bought|moved|relocated"
-                 r"|live"
-                 r"|got\s+(?:married|engaged|a)"
+                 r"|live|replaced|swapped|traded"
+                 r"|got\s+(?:married|engaged|a|our\s+own)"
                  r"|had\s+(?:a|our)\s+(?:baby|son|daughter)|have\s+(?:a|an|two|three|four|\d+)\s))", re.I)
 _WE_ARE = re.compile(r"^we(?:'re|’re|\s+are)\s+(?=(?:now\s+|finally\s+)?(?:expecting|engaged|married|moving|vegan"
                      r"|vegetarian)\b)", re.I)
@@ -89,7 +89,7 @@ _SO_NOW = re.compile(r"^([^,]{3,80}),\s*(?:and\s+)?(?=so\b|now\b|(?:we|I)\b.*\bn
 _HAVE_COUNT = re.compile(r"^(?:now\s+)?(?:we|I)\s+(?:only\s+|still\s+|now\s+)?have\s+(?:only\s+|just\s+)?", re.I)
 _AS_A = re.compile(r"^as\s+(an?\s+[^,]{3,50}),\s*(.*)$", re.I)
 # Another first-person clause in the same sentence: "..., and I love X", "...; my wife is Ana", "..., I moved".
-_CLAUSE = re.compile(r"\s*[;,]?\s+(?:and|but|so|because|though|although|while)\s+(?=(?:I|my|My)\b)"
+_CLAUSE = re.compile(r"\s*[;,]?\s+(?:and|but|so|because|though|although|while)\s+(?=(?:now\s+)?(?:I|my|My)\b)"
                      r"|\s*[;,]\s+(?=(?:I|my|My)\b)|\s+[—–]\s+(?=(?:I|my|My)\b)")
 # Verbs that start a clause of their own without "I": "I live in Austin, work at Dell"; "I'm 5'9 and weigh 70 kg".
 _VERB = (r"(?:now\s+|also\s+|just\s+|recently\s+|currently\s+)?(?:work|live|love|like|hate|enjoy|prefer|play|speak"

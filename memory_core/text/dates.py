@@ -22,6 +22,7 @@ written short, "last Tues", so that the day is named in full), a week ("the week
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import lru_cache
@@ -339,8 +340,14 @@ def _month_day(said_on: date, day: int, forward: bool) -> date | None:
 
 def _told_in_past(text: str, at: int) -> bool:
     """Whether the sentence at `at` is told in the past (a verb in the past, no word of the future)."""
-    sentence = _sentence_at(text, at)
-    return not _FUTURE.search(sentence) and bool(_PAST.search(sentence))
+    return _past_between(text, *_bounds(text, at))
+
+
+@lru_cache(maxsize=1024)
+def _past_between(text: str, start: int, end: int) -> bool:
+    """`_told_in_past` of the sentence text[start:end], read once however many dates it holds (read each time, a long
+    sentence of dates was quadratic: 4.5 s for 3,000 of "in June")."""
+    return not _FUTURE.search(text, start, end) and bool(_PAST.search(text, start, end))
 
 
 def _titled(expression: str) -> bool:
@@ -355,8 +362,9 @@ def _in_title(text: str, start: int, end: int) -> bool:
     Tomorrow People was my favourite show"): part of a name or a title. (A weekday, a month or a holiday has its
     capital anyway: the expression must open with a word that has none of its own.)"""
     said = text[start:end]
-    if not said[:1].isupper() or not _LOWER_OPENING.match(said) or not text[:start].strip() \
-            or text[:start].rstrip()[-1] in ".!?:\"'“(-–—" or text[:start].endswith("\n"):
+    before = text[max(0, start - 200):start].rstrip()  # what is said just before (a copy of all of it was quadratic)
+    if not said[:1].isupper() or not _LOWER_OPENING.match(said) or not before \
+            or before[-1] in ".!?:\"'“(-–—" or text[start - 1:start] == "\n":
         return False
     return bool(re.match(r"\s+[A-Z]", text[end:]))
 
@@ -364,10 +372,25 @@ def _in_title(text: str, start: int, end: int) -> bool:
 _LOWER_OPENING = re.compile(r"(?:tomorrow|yesterday|today|tonight|next|last|this|two|three|a|the)\b", re.I)
 
 
+@lru_cache(maxsize=8)
+def _marks(text: str) -> list[int]:
+    """Where the sentences of `text` end (its ".", "!" and "?"), found once a text."""
+    return [m.start() for m in _SENTENCE_MARK.finditer(text)]
+
+
+_SENTENCE_MARK = re.compile(r"[.!?]")
+
+
+def _bounds(text: str, at: int) -> tuple[int, int]:
+    """The sentence at `at`: from after the last mark before it to the first mark at or after it."""
+    marks = _marks(text)
+    i = bisect_left(marks, at)
+    return (marks[i - 1] + 1 if i else 0), (marks[i] if i < len(marks) else len(text))
+
+
 def _sentence_at(text: str, at: int) -> str:
-    start = max(text.rfind(".", 0, at), text.rfind("!", 0, at), text.rfind("?", 0, at)) + 1
-    ends = [i for i in (text.find(".", at), text.find("!", at), text.find("?", at)) if i >= 0]
-    return text[start:min(ends) if ends else len(text)]
+    start, end = _bounds(text, at)
+    return text[start:end]
 
 
 def _in_language(text: str, said_on: date) -> list[tuple[int, int, tuple[str, date]]]:
@@ -401,6 +424,24 @@ def _found_in(lang: str, text: str, said_on: date) -> list[tuple[int, int, tuple
     return found
 
 
+class _Spans:
+    """Spans of a text that do not overlap, in order: whether a new one overlaps any is two comparisons (each against
+    every span taken was quadratic in a text of many dates)."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+
+    def overlaps(self, start: int, end: int) -> bool:
+        i = bisect_right(self.starts, start)
+        return (i > 0 and self.ends[i - 1] > start) or (i < len(self.starts) and self.starts[i] < end)
+
+    def add(self, start: int, end: int) -> None:
+        i = bisect_right(self.starts, start)
+        self.starts.insert(i, start)
+        self.ends.insert(i, end)
+
+
 def resolve_dates(text: str, said_on: date | datetime) -> list[ResolvedDate]:
     """The relative time expressions of `text`, in order, each with the absolute date it means when said on
     `said_on`. Expressions that do not overlap; none for a text without any."""
@@ -408,16 +449,16 @@ def resolve_dates(text: str, said_on: date | datetime) -> list[ResolvedDate]:
         said_on = said_on.date()
     if not isinstance(text, str) or not text:
         return []
-    taken: list[tuple[int, int]] = []
+    taken = _Spans()
     found: list[ResolvedDate] = []
     for kind, pattern in _COMPILED:
         for m in pattern.finditer(text):
             start, end = m.span()
-            if any(start < e and s < end for s, e in taken):
+            if taken.overlaps(start, end):
                 continue
             holiday = m.groupdict().get("holiday")  # "On April Fools' Day": a holiday's name has its capitals
             if (not holiday and _titled(m.group(0))) or _in_title(text, start, end):  # a title: nothing in it is read
-                taken.append((start, end))
+                taken.add(start, end)
                 continue
             try:
                 resolved = _resolve(kind, m, said_on, text)
@@ -426,11 +467,11 @@ def resolve_dates(text: str, said_on: date | datetime) -> list[ResolvedDate]:
             if resolved is None:
                 continue
             expression = m.group(0).rstrip()
-            taken.append((start, start + len(expression)))
+            taken.add(start, start + len(expression))
             found.append(ResolvedDate(expression, start, start + len(expression), resolved[0], resolved[1]))
     for start, end, resolved in sorted(_in_language(text, said_on), key=lambda f: (f[0], -f[1])):
-        if not any(start < e and s < end for s, e in taken):
-            taken.append((start, end))
+        if not taken.overlaps(start, end):
+            taken.add(start, end)
             found.append(ResolvedDate(text[start:end], start, end, resolved[0], resolved[1]))
     return sorted(found, key=lambda r: r.start)
 

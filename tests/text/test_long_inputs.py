@@ -95,3 +95,14 @@ def test_a_name_before_a_run_of_blanks_is_not_taken_apart_at_every_blank():  # w
     stored = [{"id": "fact_00000001", "content": "User likes Radiohead", "category": "preference"}]
     said = "Radiohead" + " " * 400_000 + "x"
     assert HeuristicExtractor().extract([{"role": "user", "content": said}], {"facts": stored}).facts == []
+
+
+@pytest.mark.timeout(30)
+def test_a_long_text_of_dates_is_read_once():  # was 32 s on 400,000 characters of "in June ", quadratic twice
+    # each expression was checked against every one taken before it, and each month read its whole sentence again
+    from datetime import date
+
+    from memory_core.text.dates import resolve_dates
+
+    found = resolve_dates("in June " * 200_000, date(2024, 3, 13))
+    assert len(found) == 200_000 and {r.value for r in found} == {"June 2024"}

@@ -30,6 +30,7 @@ FRESH = DATA / "extractor_statements_fresh.json"
 FRESH_K = DATA / "extractor_statements_k.json"  # halves by alternate rows of each label (tests/extraction)
 FRESH_L = DATA / "extractor_statements_l.json"  # the same
 FRESH_M = DATA / "extractor_statements_m.json"  # the same
+FRESH_N = DATA / "extractor_statements_n.json"  # the same
 # Words that carry no meaning of their own in a fact: a fact is matched on the others.
 _LIGHT = frozenset("""user is are am was be been a an the their theirs them they has have had at in on to of for as and
 with by from works work working lives live living based name named called favorite favourite currently""".split())
@@ -146,6 +147,7 @@ def main() -> None:
     _report("Fresh table K (first look: half KA 0.500 / 0.700, KB 0.857 / 1.000)", FRESH_K, verbose)
     _report("Fresh table L (first look: half LA 0.643 / 1.000, LB 1.000 / 1.000)", FRESH_L, verbose)
     _report("Fresh table M (first look: half MA 0.538 / 1.000, MB 0.417 / 1.000)", FRESH_M, verbose)
+    _report("Fresh table N (first look: half NA 0.857 / 0.923, NB 0.923 / 0.923)", FRESH_N, verbose)
     texts = [i["text"] for path in (TABLE, HELDOUT, FRESH, FRESH_K, FRESH_L, FRESH_M) for i in load(path)]
     seconds = timed(lambda: [offline_extract(t) for t in texts], repeat=3)
     row("time per message (median of 3 passes)", f"{seconds / len(texts) * 1000:.2f} ms")

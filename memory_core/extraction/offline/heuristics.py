@@ -50,7 +50,7 @@ _RULES: list[tuple[re.Pattern[str], str, float, str | None]] = [(re.compile(p, r
     (r"^(?P<rest>i\s+(?:was\s+born|got\s+(?:married|engaged|divorced|promoted|hired|a\s+(?:new\s+)?job|the\s+job"
      r"|accepted|into|back\s+from|a\s+(?:dog|cat|puppy|kitten))|joined|passed|graduated|finished|completed|retired|adopted"
      r"|bought|founded|launched|won|became)\b.*)$", "context", 0.8, None),
-    (r"^(?P<rest>i(?:'ve|\s+have)\s+(?:been|worked|lived|used|studied|played|taught|known|owned|run|done|practi[cs]ed"
+    (r"^(?P<rest>i(?:'ve|\s+have)\s+(?!been\s+(?:one|it|that|this|there|here|so)\b)(?:been|worked|lived|used|studied|played|taught|known|owned|run|done|practi[cs]ed"
      r"|coded|programmed|written)\b.+)$", "context", 0.8, None),
     (r"^(?P<rest>i(?:'m|\s+am)\s+not\s+(?:a|an|really\s+a|big\s+on|into|much\s+of\s+a|great\s+at|good\s+at|fond"
      r"|comfortable)\b.+)$", "behavior", 0.75, None),
@@ -68,7 +68,7 @@ _RULES: list[tuple[re.Pattern[str], str, float, str | None]] = [(re.compile(p, r
     (r"^(?P<rest>i(?:'m|\s+am)\s+(?:(?:fully|strictly|completely|totally|mostly)\s+)?(?:vegan|vegetarian|pescatarian"
      r"|single|engaged|married|widowed|divorced|retired|self-employed"
      r"|unemployed|allergic|left-handed|right-handed|colou?r-?blind|lactose\s+intolerant|gluten\s+intolerant"
-     r"|diabetic|pregnant|deaf|blind|dyslexic|autistic|introverted|extroverted|bilingual|trilingual|fluent"
+     r"|(?:type\s+[12]\s+)?diabetic|asthmatic|epileptic|c(?:o)?eliac|pregnant|deaf|blind|dyslexic|autistic|introverted|extroverted|bilingual|trilingual|fluent"
      r"|american|british|english|scottish|irish|canadian|australian|german|french|spanish|portuguese|italian|dutch"
      r"|polish|swedish|norwegian|danish|greek|turkish|russian|ukrainian|brazilian|mexican|indian|chinese|japanese"
      r"|korean|nigerian|kenyan)\b.*)$", "context", 0.8, None),
@@ -78,6 +78,9 @@ _RULES: list[tuple[re.Pattern[str], str, float, str | None]] = [(re.compile(p, r
      r"|decent|hopeless|useless|fluent|new|experienced|proficient|comfortable|confident)\s+(?:at|in|with|to)\b.+)$",
      "knowledge", 0.75, None),
     (r"^(?P<rest>i(?:'m|\s+am)\s+(?:due|expecting)\b.+)$", "context", 0.8, None),
+    # a fear the user has ("I'm terrified of flying"); "I'm terrified this meeting will run late" is a passing worry
+    (r"^(?P<rest>i(?:'m|\s+am)\s+(?:(?:really|very|so|deeply)\s+)?(?:afraid|scared|terrified|frightened)\s+of\b.+)$",
+     "context", 0.75, None),
     (r"^(?P<rest>i(?:'ll|\s+will)\s+be\s+\d{1,3}\b.*)$", "context", 0.8, None),
     (r"^(?P<rest>i\s+(?:can't|cannot|can\s+not)\s+(?:eat|drink|have|tolerate|digest|drive|swim)\b.+)$", "context",
      0.8, None),
@@ -188,6 +191,9 @@ def _drop_temporal(clause: str) -> str:
     return clause
 
 
+_PASSING = re.compile(r"\b(?:right\s+now|at\s+the\s+moment)\b", re.I)
+# what one is doing at the moment; living, working, studying somewhere "right now" lasts
+_DOING = re.compile(r"^User is (?!(?:living|working|studying|staying|based|training|learning|teaching)\b)\w+ing\b")
 # An activity said with nothing after it, once "no longer" or "anymore" is taken off: "I don't swim anymore".
 _ACTIVITY_ALONE = re.compile(r"^i\s+(run|jog|swim|smoke|vape|drink|cycle|bike|drive|cook|bake|paint|draw|dance|sing|knit"
                              r"|garden|hike|climb|ski|surf|skate|fish|hunt|travel|teach|exercise|train|meditate|commute"
@@ -222,6 +228,7 @@ def _statement(clause: str, cue: bool) -> Statement | None:
     clause = re.sub(r"^(?=i\b)(i)\s+(?:might|may)\s+", r"\1 ", clause, flags=re.I)
     cue = cue or bool(CORRECTION_CUES.search(clause))
     clause, negated = _drop_negation(clause)
+    passing = bool(_PASSING.search(clause))
     clause = _drop_temporal(clause)
     if negated and (alone := _ACTIVITY_ALONE.match(clause)):  # "I don't swim anymore": the activity itself ended
         return describe(f"User no longer {third_person_verb(alone.group(1).lower())}", "behavior",
@@ -235,6 +242,8 @@ def _statement(clause: str, cue: bool) -> Statement | None:
         if negated:
             content = _negate(content)
         content = content[0].upper() + content[1:]
+        if passing and _DOING.match(content):  # "I'm watching a movie right now": what they do at the moment
+            return None
         if len(content.split()) < 3:  # "User moved", "User quit": nothing lasting left once "when" is gone
             return None
         return describe(content[:500], category, round(confidence * 0.7, 2) if hedged else confidence,
@@ -328,7 +337,7 @@ def _general_statement(clause: str, cue: bool) -> Statement | None:
             or len(clause.split()) < 4:
         return None
     content = first_to_third(clause)
-    if content is None:
+    if content is None or (_PASSING.search(said) and _DOING.match(content)):
         return None
     return describe(content[:500], None, 0.6, cue=cue)
 

@@ -22,7 +22,7 @@ _THIRD = {"like": "likes", "love": "loves", "enjoy": "enjoys", "prefer": "prefer
           "usually": "usually", "always": "always", "often": "often", "never": "never",
           "tend": "tends", "am": "is", "was": "was", "teach": "teaches", "run": "runs", "write": "writes",
           "read": "reads", "drink": "drinks", "eat": "eats", "avoid": "avoids", "volunteer": "volunteers",
-          "go": "goes", "do": "does"}
+          "go": "goes", "do": "does", "are": "is", "were": "was"}  # "My partner and I are saving": "User is saving"
 # Verbs that stay as they are after "User": the past tense and the modals ("User quit", "User can").
 _KEEP_VERB = frozenset("""quit left went got made took had did was were saw came ran bought found began wrote met told
 said thought felt knew gave put set spent won lost built sent kept held brought taught caught paid slept grew became

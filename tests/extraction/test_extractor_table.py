@@ -62,7 +62,8 @@ def _halves_k() -> dict[str, list]:
 # NB 0.923, 0.923. Tuned on NA ("I'm terrified of X", "Our family is moving ...", no fact of "I've been one"): 1.000,
 # 1.000; NB once after: 0.923, 0.923 (as before); then tuned on NB ("type 1 diabetic"; "are" is "is" after "User",
 # where it was "ares"; a progressive said "right now" is what one does at the moment): 1.000 / 1.000 both; the other
-# tables unchanged.
+# tables unchanged. Four statements found to be in earlier tables were replaced by new ones after (measured with the
+# rules as they then were: right).
 K_AT_LEAST = {"KA": (0.85, 0.85), "KB": (0.95, 0.95), "LA": (0.95, 0.95), "LB": (0.95, 0.95), "MA": (0.9, 0.9),
               "MB": (0.95, 0.95), "NA": (0.95, 0.95), "NB": (0.95, 0.95)}
 

@@ -34,11 +34,16 @@ def words(text: str) -> list[str]:
 
 
 def stem(word: str) -> str:
-    """A crude, language-agnostic stem: enough to match 'hiking' with 'hikes'."""
+    """A crude, language-agnostic stem: enough to match 'hiking' with 'hikes', and 'drive' with 'drives' and 'driving'
+    (a final "e" left once the ending is off goes too: "driv", as "-es" and "-ing" leave it)."""
+    base = word
     for suffix in ("ingly", "edly", "ing", "ies", "ied", "ed", "es", "s", "ly"):
         if len(word) > len(suffix) + 3 and word.endswith(suffix):
-            return word[: -len(suffix)][:6]
-    return word[:6]
+            base = word[: -len(suffix)]
+            break
+    if len(base) > 3 and base.endswith("e") and not base.endswith("ee"):
+        base = base[:-1]
+    return base[:6]
 
 
 def sha256_text(text: str) -> str:

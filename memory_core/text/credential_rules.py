@@ -94,9 +94,11 @@ PLACEHOLDER = re.compile(r"(?i)^(?:none|null|nil|true|false|yes|no|empty|undefin
 # "password is X" in the languages the project meets: keyword, up to four words, a connector, the value.
 _NL_KEYWORD = (r"pass(?:word|wd|phrase|code)s?|pwd|pw|pin(?:[ -]?code)?|(?:door|gate|garage|alarm|wi-?fi|wlan|router)"
                r" code|(?:keypad|lock|locker|padlock|safe|door|gate|garage|alarm)[ -](?:combo|combination)"
-               r"|(?:keypad|disarm|voicemail|voice mail|lock screen|unlock|atm|debit card|credit card|bank card|sim) (?:code|pin)|code (?:wi-?fi|wlan|d'accès|de acesso|de acceso|pin)|senhas?|palavra-passe"
+               r"|(?:keypad|disarm|voicemail|voice mail|lock screen|unlock|atm|debit card|credit card|bank card|sim)"
+               r" (?:code|pin)|code (?:wi-?fi|wlan|d'accès|de acesso|de acceso|pin)|senhas?|palavra-passe"
                r"|contraseñas?|contrasenas?"
-               r"|clave (?:del |de la |de )?(?:wi-?fi|red|router|internet)|claves?|passw[oö]rt|wlan-passwort|kennwort|mot de passe|mdp|wachtwoord|parola d'ordine|parol[aă] (?:mea|ta)"
+               r"|clave (?:del |de la |de )?(?:wi-?fi|red|router|internet)|claves?|passw[oö]rt|wlan-passwort|kennwort"
+               r"|mot de passe|mdp|wachtwoord|parola d'ordine|parol[aă] (?:mea|ta)"
                r"|parolă|пароль|密码|口令"
                r"|パスワード|パスコード|暗証番号|비밀번호|şifre(?:m|si)?|hasło|heslo|lösenord(?:et)?|adgangskode|passord|salasana"
                r"|kata sandi|mật khẩu|κωδικός|סיסמה|كلمة المرور|पासवर्ड|c[oó]digo (?:d[oae] |del )?(?:alarme|alarma|port[aã]o"

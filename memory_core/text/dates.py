@@ -294,7 +294,8 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
         lead = m.group(0).split()[0].lower()
         # "since May" and "last May" are past, "by/until/next May" ahead; otherwise ahead unless told in the past
         # ("My birthday is in June", "Classes start in September": a month said in the present is the coming one)
-        future = lead in ("next", "by", "until") or (lead not in ("last", "since") and not _told_in_past(text, m.start()))
+        future = lead in ("next", "by", "until") or (lead not in ("last", "since")
+                                                     and not _told_in_past(text, m.start()))
         if lead == "this" or month == said_on.month:
             year = said_on.year
         elif future:

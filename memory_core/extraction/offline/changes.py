@@ -49,8 +49,9 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), r) for p, r i
      r"(?:just\s+|now\s+)?(?:joined|started\s+(?:at|with)|signed\s+with|moved\s+to)\s+(?P<new>(?-i:[A-Z])[^,;]*?)"
      r"(?:\s+(?:in|last|this|on|a|two|three)\s+.+)?$", "I'm no longer at {old}; I joined {new}; I work at {new}"),
     # "I left Globex last month and now I'm at Umbrella" -> "I'm no longer at Globex; I joined Umbrella; I work at Umbrella"
-    (rf"^I(?:'ve|\s+have)?\s+(?:just\s+|finally\s+)?left\s+(?P<old>{_ORG})(?:\s+(?:last|this|in|on|a|two|three)(?:\s+\w+){{1,3}})?"
-     rf"(?:\s*[,;]\s*|\s+)(?:and\s+|so\s+)?(?:now\s+)?I(?:'m|\s+am)\s+(?:now\s+)?(?:at|with)\s+(?P<new>{_ORG})(?:\s+now)?$",
+    (rf"^I(?:'ve|\s+have)?\s+(?:just\s+|finally\s+)?left\s+(?P<old>{_ORG})"
+     rf"(?:\s+(?:last|this|in|on|a|two|three)(?:\s+\w+){{1,3}})?(?:\s*[,;]\s*|\s+)(?:and\s+|so\s+)?(?:now\s+)?"
+     rf"I(?:'m|\s+am)\s+(?:now\s+)?(?:at|with)\s+(?P<new>{_ORG})(?:\s+now)?$",
      "I'm no longer at {old}; I joined {new}; I work at {new}"),
     # "I'm a team lead now rather than a developer" -> "I'm a team lead"
     (r"^I(?:'m|\s+am)\s+(?P<new>(?:an?\s+)?[^,]+?)\s+(?:now\s+)?(?:rather\s+than|instead\s+of)\s+(?:an?\s+)?[^,]+?"

@@ -252,7 +252,10 @@ _RULES: tuple[tuple[str, re.Pattern], ...] = tuple((reason, re.compile(pattern))
      r"\b(?:developer mode|god[- ]mode|(?:maintenance|debug|diagnostic|admin|root|dan|test) mode\b(?=[^.!?\n]{0,3}[:,]|"
      r"[^.!?\n]{0,40}\b(?:print|reveal|show|dump|list|ignore|disable|every|all)\b)|(?:any|every) refusal|mode développeur|modo desenvolvedor|modo desarrollador"
      r"|entwicklermodus|jailbreak\w*"
-     r"|(?:without|with no) (?:any )?(?:restrictions|filters|content polic(?:y|ies)|rules|guidelines|guardrails)"
+     # said of the agent or its answers ("respond without any restrictions"), not of a game ("pirates with no rules")
+     r"|\b(?:you|your|assistant|ai|model|bot|chatbot|agent|llm|answer\w*|respond\w*|repl(?:y|ies)|act|operate|behave"
+     r"|mode|dan)\b[^.!?\n]{0,40}?(?:without|with no) (?:any )?(?:restrictions|filters|content polic(?:y|ies)|rules"
+     r"|guidelines|guardrails)"
      r"|no longer bound|unrestricted (?:model|ai|assistant|mode)|(?:you|model|assistant|ai) (?:have|has) no "
      r"(?:rules|restrictions|limits)|(?:sem|não tem|sin|no tienes|ohne|keine|sans|aucune) (?:\w+ )?"
      r"(?:restrições|restricciones|einschränkungen|restrictions?)|an ai without)"),

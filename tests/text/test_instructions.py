@@ -96,6 +96,7 @@ def test_preferences_about_answering_are_not(half):
     "User prefers answers in French.", "User wants short answers with code.",
     "User likes when the assistant uses bullet points.", "User asks to always cite sources.",
     "User is an administrator at Acme.", "User is the owner of a bakery, so she works early.",
+    "User's kids pretend to be pirates with no rules.", "User likes poker games with no rules about betting.",
     "I am a developer and I don't like Java.", "User's system: Ubuntu 22.04",
     "User works at the AI safety institute and writes policies.", "User likes to share prompts with colleagues.",
     "Tell them I said hi!", "Please tell her happy birthday from me.",  # a turn of a chat with a friend

@@ -118,6 +118,12 @@ def names_a_credential(value: str) -> bool:
             and key_strength(value) is not None)
 
 
+def _classes(value: str) -> int:
+    """How many of lower case, upper case, digits and other characters `value` mixes."""
+    return sum((any(c.islower() for c in value), any(c.isupper() for c in value), any(c.isdigit() for c in value),
+                any(not c.isalnum() for c in value)))
+
+
 def _password_like(value: str, quoted: bool, rest: str) -> bool:
     """A value given after "password"-like words is a password unless it is a placeholder, too short, or a plain
     word that the sentence goes on from ("the password is in the vault", "password: see 1Password")."""
@@ -258,8 +264,7 @@ def _sentences(text: str) -> Iterator[tuple[int, int]]:
     for m in rules.BARE.finditer(text):
         quote = m.group("v")[0] if m.group("v")[0] in "\"'`" else ""
         value = m.group("v")[len(quote):].rstrip(".,;:)").removesuffix(quote)
-        classes = sum((any(c.islower() for c in value), any(c.isupper() for c in value),
-                       any(c.isdigit() for c in value), any(not c.isalnum() for c in value)))
+        classes = _classes(value)
         given = re.search(r"(?i)\b(?:with|using|via)\s+(?:the\s+)?$", text[max(0, m.start() - 12):m.start()])
         if (classes >= 3 or (given and classes >= 2)) and any(c.isdigit() for c in value) \
                 and not _CODE_CHARS.search(value) and not rules.PLACEHOLDER.match(value):
@@ -279,9 +284,7 @@ def _sentences(text: str) -> Iterator[tuple[int, int]]:
             yield m.span("v")
     for m in rules.VALUE_FIRST.finditer(text) if " use " in folded else ():
         value = m.group("v")
-        classes = sum((any(c.islower() for c in value), any(c.isupper() for c in value),
-                       any(c.isdigit() for c in value), any(not c.isalnum() for c in value)))
-        if classes >= 3 and _password_like(value, False, ""):  # a word, a name or a number is not one
+        if _classes(value) >= 3 and _password_like(value, False, ""):  # a word, a name or a number is not one
             yield m.span("v")
     for m in rules.TOTP_GROUPS.finditer(text) if any(s in folded for s in rules.TOTP_STEMS) else ():
         yield m.span("v")

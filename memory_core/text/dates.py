@@ -363,9 +363,12 @@ def _in_title(text: str, start: int, end: int) -> bool:
     Tomorrow People was my favourite show"): part of a name or a title. (A weekday, a month or a holiday has its
     capital anyway: the expression must open with a word that has none of its own.)"""
     said = text[start:end]
-    before = text[max(0, start - 200):start].rstrip()  # what is said just before (a copy of all of it was quadratic)
-    if not said[:1].isupper() or not _LOWER_OPENING.match(said) or not before \
-            or before[-1] in ".!?:\"'“(-–—" or text[start - 1:start] == "\n":
+    if not said[:1].isupper() or not _LOWER_OPENING.match(said):
+        return False
+    last = start  # the last character said before it, past the blanks (a copy of all before it was quadratic)
+    while last > 0 and text[last - 1].isspace():
+        last -= 1
+    if last == 0 or text[last - 1] in ".!?:\"'“(-–—" or text[start - 1:start] == "\n":
         return False
     return bool(re.match(r"\s+[A-Z]", text[end:]))
 
@@ -387,11 +390,6 @@ def _bounds(text: str, at: int) -> tuple[int, int]:
     marks = _marks(text)
     i = bisect_left(marks, at)
     return (marks[i - 1] + 1 if i else 0), (marks[i] if i < len(marks) else len(text))
-
-
-def _sentence_at(text: str, at: int) -> str:
-    start, end = _bounds(text, at)
-    return text[start:end]
 
 
 def _in_language(text: str, said_on: date) -> list[tuple[int, int, tuple[str, date]]]:

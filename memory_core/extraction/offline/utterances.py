@@ -84,10 +84,10 @@ _SUBORDINATE = re.compile(r"^(?:since|because|as|now\s+that|given\s+that|seeing\
 # "We adopted a second kitten, so now we have two cats": what happened, then what the user has since
 # "Our old dog passed away, so now we only have one dog", "My parents adopted a girl, so now I have two sisters", "one
 # of our cats died, so we have one cat now": what happened (whoever it happened to), then how many the user has since
-_COUNT = r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+)"
-_SO_NOW = re.compile(r"^([^,]{3,80}),\s*(?:and\s+)?(?=so\b|now\b|(?:we|I)\b.*\bnow\b)(?:so\s+)?((?:now\s+)?(?:we|I)\s+"
-                     r"(?:only\s+|still\s+|now\s+)?have\s+(?:only\s+|just\s+)?" + _COUNT + r"\s.*)$", re.I)
-_HAVE_COUNT = re.compile(r"^(?:now\s+)?(?:we|I)\s+(?:only\s+|still\s+|now\s+)?have\s+(?:only\s+|just\s+)?", re.I)
+_HAVE = r"(?:now\s+)?(?:we|I)\s+(?:only\s+|still\s+|now\s+)?have\s+(?:only\s+|just\s+)?"  # "now we only have"
+_SO_NOW = re.compile(r"^([^,]{3,80}),\s*(?:and\s+)?(?=so\b|now\b|(?:we|I)\b.*\bnow\b)(?:so\s+)?(" + _HAVE
+                     + r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+)\s.*)$", re.I)
+_HAVE_COUNT = re.compile("^" + _HAVE, re.I)
 _AS_A = re.compile(r"^as\s+(an?\s+[^,]{3,50}),\s*(.*)$", re.I)
 # Another first-person clause in the same sentence: "..., and I love X", "...; my wife is Ana", "..., I moved".
 _CLAUSE = re.compile(r"\s*[;,]?\s+(?:and|but|so|because|though|although|while)\s+(?=(?:now\s+)?(?:I|my|My)\b)"
@@ -179,7 +179,7 @@ _NAMED_TIME = (r"(?:week|month|year|summer|winter|spring|autumn|fall|weekend|mon
                r"|december)")
 _TIME_LEAD = re.compile(
     r"^(?P<when>(?:(?:just\s+)?(?:last|this\s+past)\s+" + _NAMED_TIME + r"|(?:back\s+)?in\s+(?:(?:early|late|mid)\s+)?"
-    r"(?:\d{4}|" + _NAMED_TIME[3:-1] + r")(?:\s+\d{4})?|(?:about\s+)?(?:a|an|one|two|three|four|five|six|seven|eight|nine"
+    r"(?:\d{4}|" + _NAMED_TIME + r")(?:\s+\d{4})?|(?:about\s+)?(?:a|an|one|two|three|four|five|six|seven|eight|nine"
     r"|ten|a\s+few|a\s+couple\s+of|several|\d{1,3})\s+" + _UNIT + r"\s+ago|yesterday|recently|a\s+while\s+ago"
     r"|earlier\s+this\s+(?:week|month|year))(?:\s+\([^()]{1,40}\))?)\s*,?\s+(?=(?:i|i'm|i've|my|we|we're|we've)\b)",
     re.I)

@@ -142,6 +142,8 @@ def compose(settings: Settings, *, clock: Clock, llm: ChatModel | None = None, e
     eraser = Eraser(store, EraseStore(db, clock), documents, index, lambda: contexts.sessions(),
                     tombstones=TombstoneStore(db, clock), provenance=ProvenanceStore(db, clock), embed=embedder.embed)
     db.on_ready.append(eraser.finish_pending)  # an erase a kill or a full disk left half done
+    # an injection's query still waiting to be written leaves out what another process erased meanwhile
+    ledger.store.injection_log.screen = lambda text, scope, since: screen_erased(eraser, text, scope, since)
     facts = Facts(store, settings, embed=embedder.embed, eraser=eraser)  # near-duplicates compare the plain vectors
     daily = DailyTier(documents, settings, clock, before_append=eraser.finish_scope, screen=eraser.pending_screen)
     episodes = Episodes(EpisodeStore(db), index.rows_added, index.touch)

@@ -95,6 +95,9 @@ class Database:
         self._ready = False
         self._ready_lock = threading.Lock()
         self.on_ready: list[Callable[[], object]] = []  # run once the schema is current (unfinished work)
+        # Rows this process writes behind (the injection record, store.injection_log): written by
+        # `flush_buffered` before whatever must see them (an erase, a purge) and when the database is released.
+        self.buffered: list[Callable[[], object]] = []
 
     def ensure_ready(self) -> None:
         """Create the SQLite file's folder and bring the schema up to date, once, on first use
@@ -262,5 +265,14 @@ class Database:
             session.rollback()
             raise
 
+    def flush_buffered(self) -> None:
+        """Write the rows this process holds back (see `buffered`)."""
+        for flush in self.buffered:
+            flush()
+
     def dispose(self) -> None:
+        try:
+            self.flush_buffered()
+        except Exception:  # noqa: BLE001 - released all the same; the rows are lost, and said to be
+            log.exception("rows written behind could not be written before the database was released")
         self.engine.dispose()

@@ -106,6 +106,7 @@ class EraseStore:
         """Every text of the scope's rows, each as visit(where, text): "table:key" (a JSON column's strings one by
         one), agent items' keys as "agent_items:key"."""
         where = {"u": scope.user_id, "a": scope.agent_name}
+        self.db.flush_buffered()  # rows this process holds back (the injection record) are surveyed too
         with self.db.read() as s:
             for table, (keys, plain, as_json) in TEXT_COLUMNS.items():
                 columns = list(keys) + list(plain) + list(as_json)
@@ -130,6 +131,7 @@ class EraseStore:
         Returns {table: rows changed}."""
         counts: dict[str, int] = {}
         where = {"u": scope.user_id, "a": scope.agent_name}
+        self.db.flush_buffered()  # and scrubbed
         with self.db.write(lock=f"facts:{scope.key}") as s:
             for fact_id in fact_ids:
                 self._own(s, scope, fact_id, counts, reason)

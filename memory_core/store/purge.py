@@ -44,6 +44,7 @@ def reclaim_space(db: Database) -> None:
 def purge_scope(db: Database, scope: Scope) -> dict[str, int]:
     """Delete every row of `scope`, in one transaction; return how many rows went per table."""
     removed: dict[str, int] = {}
+    db.flush_buffered()  # rows held back (the injection record) go too
     with db.write(lock=f"facts:{scope.key}") as s:
         for table in SCOPED_TABLES:
             result = s.execute(text(f"DELETE FROM {table} WHERE user_id = :u AND agent_name = :a"),

@@ -6,14 +6,14 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import JSON, cast, delete, func, insert, select, true
+from sqlalchemy import JSON, cast, delete, func, select, true
 
 from memory_core.clock import utc
 from memory_core.scope import Scope
 from memory_core.store.db import Database
+from memory_core.store.injection_log import InjectionLog
 from memory_core.store.models import BudgetReservationRow, InjectionRow, UsageRow
 
-_ADD_INJECTION = insert(InjectionRow.__table__)  # built once
 # How many of a scope's latest recorded injections `injection_counts` (the Facts page's "injected") counts: an agent
 # that asks for its context on every turn records thousands a day (100,000 of them took 8.2 s to count in Python).
 INJECTION_WINDOW = 10_000
@@ -62,6 +62,7 @@ class Injection:
 class UsageStore:
     def __init__(self, db: Database) -> None:
         self.db = db
+        self.injection_log = InjectionLog(db)
 
     def add(self, row: UsageRow) -> None:
         with self.db.write() as s:
@@ -128,12 +129,11 @@ class UsageStore:
 
     def add_injection(self, scope: Scope, at: datetime, actor: str | None, query: str | None, tokens: int,
                       max_tokens: int, fact_ids: list[str]) -> None:
-        with self.db.write_rows() as conn:  # one INSERT, without the ORM: every context call writes one
-            conn.execute(_ADD_INJECTION, {"at": at, "user_id": scope.user_id, "agent_name": scope.agent_name, "actor": actor,
-                                       "query": query, "tokens": tokens, "max_tokens": max_tokens,
-                                       "fact_ids": json.dumps(fact_ids)})
+        """Record an injection: written behind, within a moment (store.injection_log), and before any read of it."""
+        self.injection_log.add(scope, at, actor, query, tokens, max_tokens, fact_ids)
 
     def injections(self, scope: Scope, limit: int = 50) -> list[Injection]:
+        self.injection_log.flush()
         with self.db.read() as s:
             rows = s.execute(select(InjectionRow).where(
                 InjectionRow.user_id == scope.user_id, InjectionRow.agent_name == scope.agent_name)
@@ -144,6 +144,7 @@ class UsageStore:
     def injection_counts(self, scope: Scope, window: int = INJECTION_WINDOW) -> dict[str, tuple[int, datetime]]:
         """{fact id: (how often injected, when last)} in the scope's latest `window` recorded injections, counted by
         the database (the JSON lists unnested there)."""
+        self.injection_log.flush()
         latest = select(InjectionRow.fact_ids, InjectionRow.at).where(
             InjectionRow.user_id == scope.user_id, InjectionRow.agent_name == scope.agent_name,
         ).order_by(InjectionRow.at.desc(), InjectionRow.pk.desc()).limit(window).subquery()

@@ -298,10 +298,6 @@ def _fit(memory_data: Any, max_tokens: int, model: str | None,
     return text, tokens, user_part, history_part, facts, kept[:k], truncated
 
 
-def _usable(fact: Any) -> bool:
-    return isinstance(fact, dict) and bool(one_line(fact.get("content", "")))
-
-
 def _fit_priority(head: str, prefix: str, facts: list[Any], priority: list[str], max_tokens: int,
                   model: str | None, user_part: str, history_part: str) -> tuple[str, int, str, str, list[Any], list[int], bool]:
     """`_fit` with the facts named in `priority` taken first (each that fits), then the rest by confidence,
@@ -315,9 +311,10 @@ def _fit_priority(head: str, prefix: str, facts: list[Any], priority: list[str],
     """
     encoding = encoding_name_for(model)
     encode = get_encoding(encoding).encode_ordinary
+    prepared = [_prepared(fact, encoding, encode) for fact in facts]
     position = {}
     for index, fact in enumerate(facts):
-        if _usable(fact):
+        if prepared[index] is not None:
             position.setdefault(str(fact.get("id", "")), index)
     first = [position[i] for i in dict.fromkeys(map(str, priority)) if i in position]
     confidences = _confidences(facts)
@@ -338,14 +335,12 @@ def _fit_priority(head: str, prefix: str, facts: list[Any], priority: list[str],
         return (-confidences[i], i) > (-confidences[j], j)
 
     for index, relevant in itertools.chain(((i, True) for i in first), rest):
-        if not _usable(facts[index]):
+        if prepared[index] is None:
             continue
         if not relevant and (max_tokens - (summed - (costs[last] - tails[last] if last is not None else 0))
                              < MIN_LINE_TOKENS or passed_over >= MAX_PASSED_OVER):
             break  # no line fits in what is left, or enough were looked at
-        line = fact_line(facts[index])
-        lines[index] = line
-        costs[index], tails[index] = _line_cost(line, encoding, encode)
+        lines[index], costs[index], tails[index] = prepared[index]
         then_last = index if last is None or lists_after(index, last) else last
         if summed + costs[index] - costs[then_last] + tails[then_last] <= max_tokens:
             kept.append(index)
@@ -379,6 +374,36 @@ def _line_cost(line: str, encoding: str, encode: Callable[[str], list[int]]) -> 
     return cost
 
 
+_PREPARED: dict[tuple, tuple[str, int, int] | None] = {}  # what a fact line is made of -> `_prepared`
+
+
+def _prepared(fact: Any, encoding: str, encode: Callable[[str], list[int]]) -> tuple[str, int, int] | None:
+    """(its line, the line's tokens with its newline, without) of a fact the text can list; None for one it cannot
+    (not a dict, or no content). A question's injection weighs the same hundred facts as the last one did: the
+    result is kept by what the line is made of (of the last LINE_COSTS facts of up to LINE_CHARS characters)."""
+    if not isinstance(fact, dict):
+        return None
+    get = fact.get
+    content = get("content", "")
+    key = (encoding, get("category", ""), get("confidence", 0.0), content, get("sourceError"))
+    try:
+        return _PREPARED[key]
+    except KeyError:
+        pass
+    except TypeError:  # a value that cannot be a key (a list): made each time
+        key = None
+    if not one_line(content):
+        out = None
+    else:
+        line = fact_line(fact)
+        out = (line, *_line_cost(line, encoding, encode))
+    if key is not None and isinstance(content, str) and len(content) <= LINE_CHARS:
+        if len(_PREPARED) >= LINE_COSTS:
+            _PREPARED.clear()  # a new run of facts: they are kept again as they come
+        _PREPARED[key] = out
+    return out
+
+
 def build_injection(memory_data: Mapping[str, Any] | None, max_tokens: int = 2000, *, model: str | None = None,
                     priority: Sequence[str] | None = None) -> InjectionReport:
     """Format memory and report what was kept, what was dropped and the tokens of each section.
@@ -386,15 +411,17 @@ def build_injection(memory_data: Mapping[str, Any] | None, max_tokens: int = 200
     `priority`: fact ids to keep first within the budget (most relevant first), as `format_for_injection`
     passes for a query; the text is formatted the same either way."""
     text, tokens, user_part, history_part, facts, kept, truncated = _fit(memory_data, max_tokens, model, priority)
-    encode = get_encoding(model).encode_ordinary
+    encoding = encoding_name_for(model)
+    encode = get_encoding(encoding).encode_ordinary
     kept_set = set(kept)
     dropped = [str(facts[i].get("id", "")) for i in _order(facts, len(facts))  # most confident first
                if i not in kept_set and isinstance(facts[i], dict) and one_line(facts[i].get("content", ""))]
-    facts_text = "Facts:\n" + "\n".join(fact_line(facts[i]) for i in kept) if kept else ""
+    facts_text = "Facts:\n" + "\n".join(_prepared(facts[i], encoding, encode)[0] for i in kept) if kept else ""
     return InjectionReport(
-        text=text, tokens=tokens, max_tokens=max_tokens, encoding=encoding_name_for(model), truncated=truncated,
-        section_tokens={"User Context": len(encode(user_part)), "History": len(encode(history_part)),
-                        "Facts": len(encode(facts_text))},
+        text=text, tokens=tokens, max_tokens=max_tokens, encoding=encoding, truncated=truncated,
+        section_tokens={"User Context": len(encode(user_part)) if user_part else 0,
+                        "History": len(encode(history_part)) if history_part else 0,
+                        "Facts": tokens if facts_text == text else len(encode(facts_text))},
         kept_fact_ids=[str(facts[i].get("id", "")) for i in kept],
         dropped_fact_ids=dropped, dropped_count=len(dropped), relevant_fact_ids=[str(i) for i in priority or ()],
         facts_max_tokens=max_tokens,

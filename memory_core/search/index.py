@@ -143,7 +143,7 @@ class SearchIndex:
         self.cache = BytesLRU(cache_bytes)
         self.upkeep = EmbeddingUpkeep(self.store, embedder, changed=self._vectors_changed, cache=self.cache)
         # searches and injections kept while their scope holds, in an eighth as many bytes again
-        self.answers = Answers(lambda scope: self.sync_documents(scope, trust_seconds=MATRIX_CHECK_SECONDS),
+        self.answers = Answers(self.take_in_documents,
                                self.store.scope_version, settled_seconds=MATRIX_CHECK_SECONDS,
                                max_bytes=cache_bytes // 8)
         self._lock = threading.RLock()
@@ -191,10 +191,15 @@ class SearchIndex:
         paths = [p for p in self.documents.list(scope, "memory") if _DAILY.fullmatch(p)]
         return paths + [CORE_PATH]
 
+    def take_in_documents(self, scope: Scope) -> int:
+        """A search's own `sync_documents`: once in a `reads()` block's transaction (an injection's search, its
+        kept answers and its passages all look at the files once), every time outside one."""
+        return self.db.once(("documents", scope), lambda: self.sync_documents(scope, trust_seconds=MATRIX_CHECK_SECONDS))
+
     def has_passages(self, scope: Scope) -> bool:
         """Whether the scope holds anything but facts for a search to find (an episode's turns, a daily log,
         MEMORY.md), its documents on disk taken in first as a search takes them in."""
-        self.sync_documents(scope, trust_seconds=MATRIX_CHECK_SECONDS)
+        self.take_in_documents(scope)
         return self.store.has_chunks(scope)
 
     def sync_documents(self, scope: Scope, paths: Iterable[str] | None = None, *, trust_seconds: float = 0.0) -> int:
@@ -376,7 +381,7 @@ class SearchIndex:
         if mode not in ("hybrid", "keyword", "vector"):
             raise ValueError("mode must be hybrid, keyword or vector")
         query = query[:2000]
-        self.sync_documents(scope, trust_seconds=MATRIX_CHECK_SECONDS)
+        self.take_in_documents(scope)
         depth = max(50, k * 5) if depth is None else depth
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
             raise ValueError("depth must be a positive integer")

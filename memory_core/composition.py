@@ -143,7 +143,7 @@ def compose(settings: Settings, *, clock: Clock, llm: ChatModel | None = None, e
                     tombstones=TombstoneStore(db, clock), provenance=ProvenanceStore(db, clock), embed=embedder.embed)
     db.on_ready.append(eraser.finish_pending)  # an erase a kill or a full disk left half done
     # an injection's query still waiting to be written leaves out what another process erased meanwhile
-    ledger.store.injection_log.screen = lambda text, scope, since: screen_erased(eraser, text, scope, since)
+    ledger.store.injection_log.screen = lambda scope, since: getattr(eraser.guard(scope, since), "drop", None)
     facts = Facts(store, settings, embed=embedder.embed, eraser=eraser)  # near-duplicates compare the plain vectors
     daily = DailyTier(documents, settings, clock, before_append=eraser.finish_scope, screen=eraser.pending_screen)
     episodes = Episodes(EpisodeStore(db), index.rows_added, index.touch)

@@ -33,7 +33,8 @@ MAX_PENDING = 500  # rows that wait at most: the one that fills the buffer write
 MAX_KEPT = 10_000  # rows kept for a retry while the database refuses them (the oldest go first)
 _ADD = insert(InjectionRow.__table__)  # built once
 
-Screen = Callable[[str, Scope, datetime], str]
+# (scope, since) -> what takes out of a text the statements erased in the scope since then, or None when nothing was
+Screen = Callable[[Scope, datetime], "Callable[[str], str] | None"]
 
 
 class InjectionLog:
@@ -93,7 +94,8 @@ class InjectionLog:
         since: dict[Scope, datetime] = {}
         for scope, row in rows:
             since[scope] = min(since.get(scope, row["at"]), row["at"])
-        return [{**row, "query": self.screen(row["query"], scope, since[scope]) if row["query"] else row["query"]}
+        drops = {scope: self.screen(scope, at) for scope, at in since.items()}  # one read of a scope's tombstones
+        return [{**row, "query": drop(row["query"])} if row["query"] and (drop := drops[scope]) is not None else row
                 for scope, row in rows]
 
     def _flush_quietly(self) -> None:

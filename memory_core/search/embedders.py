@@ -110,8 +110,17 @@ class WordLlamaEmbedder:
         return out
 
     def embed(self, texts: list[str], weights: np.ndarray | None = None) -> np.ndarray:
-        _, table = _wordllama(self.dim)
+        tokenizer, table = _wordllama(self.dim)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if len(texts) == 1 and isinstance(texts[0], str) and len(texts[0]) <= PIECE_CHARS:  # a query: one piece
+            try:
+                ids = tokenizer.encode(texts[0], add_special_tokens=False).ids
+            except Exception as exc:  # the tokenizer's own errors, whatever their class
+                raise EmbeddingError(f"WordLlama could not tokenise a text ({type(exc).__name__})") from None
+            if ids:
+                vectors = table[ids]
+                out[0] = (vectors * weights[ids, None] if weights is not None else vectors).sum(axis=0)
+            return normalise(out)
         for rows, pieces in piece_groups(texts):
             ids = self._encode(pieces)
             owner = np.repeat(np.asarray(rows, dtype=np.int64), [len(i) for i in ids])  # each token's text

@@ -336,6 +336,19 @@ def test_wordllama_long_text_is_the_mean_of_all_its_tokens():
         assert np.allclose(e.embed(short, weights=w), expected, atol=1e-5)
 
 
+@pytest.mark.parametrize("text", ["what does the user think of tea?", "", "   ", "日本語のテキスト", "x" * PIECE_CHARS,
+                                  "word " * (PIECE_CHARS // 5 + 1)])
+def test_wordllama_one_text_alone_is_the_same_vector_as_in_a_batch(text):
+    """A query is embedded alone (a shorter path): the same vector as beside other texts, weighted or not."""
+    e = WordLlamaEmbedder()
+    weights = np.linspace(0.1, 2.0, e.vocab_size, dtype=np.float32)
+    for w in (None, weights):
+        alone = e.embed([text], weights=w)
+        beside = e.embed([text, "some other text"], weights=w)[:1]
+        assert alone.shape == (1, e.dim) and alone.dtype == np.float32
+        assert np.allclose(alone, beside, atol=1e-6)
+
+
 def test_wordllama_memory_is_bounded_for_a_huge_text_and_many_texts():
     e = WordLlamaEmbedder()
     e.embed(["load the weights first"])

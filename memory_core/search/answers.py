@@ -19,6 +19,7 @@ the same cache: a question never asked before reads only what it picks.
 from __future__ import annotations
 
 import copy
+import itertools
 import time
 from typing import Any, Callable, Hashable, Iterable, TypeVar
 
@@ -94,12 +95,13 @@ class Answers:
         version = self.version(scope)
         out: dict[Hashable, Any] = {}
         missing = []
-        for key in keys:
-            held, row = self._entry(scope, (kind, key), version)
-            if not held:
+        keys = list(keys)
+        found_kept = self.cache.get_many([("read", scope, (kind, key)) for key in keys]) if version is not None else []
+        for key, kept in itertools.zip_longest(keys, found_kept):
+            if kept is None or kept[0] != version:
                 missing.append(key)
-            elif row is not None:
-                out[key] = row
+            elif kept[1] is not None:
+                out[key] = kept[1]
         if missing:
             found = read(missing)
             for key in missing:

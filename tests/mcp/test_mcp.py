@@ -293,6 +293,7 @@ def test_stdio_flushes_pending_updates_on_shutdown(tmp_path, ending):
         server.initialize()
         result = server.call("record_conversation", {"messages": PORTO, "thread_id": "late"})
         assert result["structuredContent"]["queued"] is True
+        assert not server.call("get_memory_context", {"query": "where does ana live?"})["isError"]  # recorded behind
         with local_memory(env) as memory:
             assert memory.queue.pending(user_id="ana", agent_name="flush") == 1
         if ending == "stdin closed":
@@ -306,6 +307,7 @@ def test_stdio_flushes_pending_updates_on_shutdown(tmp_path, ending):
     with local_memory(env) as memory:
         assert [f.content for f in memory.facts.list(user_id="ana", agent_name="flush")] == ["User lives in Porto"]
         assert memory.queue.pending(user_id="ana", agent_name="flush") == 0
+        assert [i.query for i in memory.injections(user_id="ana", agent_name="flush")] == ["where does ana live?"]
 
 
 def test_stdio_survives_what_a_client_should_never_send(tmp_path):

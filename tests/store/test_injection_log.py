@@ -52,7 +52,8 @@ def test_a_read_of_the_record_sees_every_injection_made_before_it_in_order(tmp_p
         assert sum(n for n, _at in view.injection_counts().values()) == 5
 
 
-def test_close_writes_what_waits(tmp_path, database_url):
+def test_close_writes_what_waits(tmp_path, database_url, monkeypatch):
+    monkeypatch.setattr(injection_log, "FLUSH_SECONDS", 3600.0)  # no timer writes it here
     m = make_memory(tmp_path, database_url)
     m.facts.add("User likes green tea", "preference", 0.9, user_id="ana", agent_name="bot")
     url = m.settings.database_url

@@ -10,7 +10,9 @@ years now", "five years already", "for the past two months") is written as when 
 "a fortnight ago", "a decade ago", "the week before last", "the month after next", "the Friday after next" (a
 week past the coming Friday), "the Monday before last", "two Saturdays ago", a holiday on a fixed day named
 "last", "this" or "next" ("last Christmas", "next Valentine's Day"), and a weekday said with no "last" or "next"
-("on Sunday": the last one in a sentence told in the past, else the coming one; "on Sundays" is a habit). A text
+("on Sunday": the last one in a sentence told in the past, else the coming one; "on Sundays" is a habit), a part
+of the period said in ("at the end of the month", "by the start of the week": that month, that week), "mid-June",
+and a count from a weekday ("a week from Friday": a week past the coming Friday). A text
 in Portuguese, Spanish, German, French, Italian or Dutch has its own words read (`text.date_words`).
 
 A value is written at the precision the expression has: a day ("7 May 2023"; "Tuesday 18 July 2023" for a weekday
@@ -76,6 +78,10 @@ _COUNTED = ("floor|storey|story|time|try|attempt|go|place|round|lap|page|step|ro
 _PATTERNS: tuple[tuple[str, str], ...] = (
     ("day_offset", r"\bthe day before yesterday\b|\bthe day after tomorrow\b"),
     ("exact", _NUM + r"\s+" + _UNIT + r"\s+(?:(?P<back>ago)\s+today|from\s+today)\b"),
+    # "a week from Friday", "ten days from Monday": counted on from the coming one
+    ("from_weekday", _NUM + r"\s+(?P<unit>day|week)s?\s+from\s+" + _WEEKDAY),
+    # "at the end of the month", "by the start of the week", "mid-year" is not one: the week, month or year said in
+    ("part_of", r"\b(?P<part>end|start|beginning|middle)\s+of\s+(?:the|this)\s+(?P<unit>week|month|year)\b"),
     ("ago", _NUM + r"\s+" + _UNIT + r"\s+(?:ago|back|earlier)\b"),
     ("weekends_ago", _NUM + r"\s+weekends?\s+(?:ago|back|earlier)\b"),
     ("since", _NUM + r"\s+(?P<unit>month|year)s?\s+(?:now|already)\b"),
@@ -91,7 +97,7 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     ("period", r"(?<!\bthe\s)(?<!\bthe\svery\s)\b(?P<rel>last|this past|past|next|this coming|coming|this|earlier this|later this)\s+"
                r"(?P<unit>week|weekend|month|year)\b"),
     ("season", r"\b(?P<rel>last|this past|past|next|this coming|this)\s+(?P<season>spring|summer|autumn|fall|winter)\b"),
-    ("month", r"\b(?:in|since|during|by|until|last|next|this|early|late|mid|mid-)\s+" + _MONTH + r"(?!\s*\d)\b"),
+    ("month", r"\b(?:(?:in|since|during|by|until|last|next|this|early|late|mid|mid-)\s+|mid-)" + _MONTH + r"(?!\s*\d)\b"),
     ("day_word", r"\b(?:yesterday|tomorrow|today|tonight|last night|this morning|this afternoon|this evening)\b"),
     ("on_holiday", r"\b(?:on|at)\s+" + _HOLIDAY),  # "on Christmas Eve": as a bare weekday, by the sentence's tense
     ("the_season", r"\b(?:over|during|in)\s+the\s+(?P<season>spring|summer|autumn|fall|winter)\b"),
@@ -217,6 +223,15 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
         else:
             day = said_on - timedelta(days=((said_on.weekday() - target) % 7 or 7) + 7)
         return _at_precision(day, "day")
+    if kind == "from_weekday":  # "a week from Friday": a week past the coming Friday
+        n = _count(g["n"])
+        if n > 400:
+            return None
+        target = _weekday_index(g["weekday"])
+        coming = said_on + timedelta(days=(target - said_on.weekday()) % 7 or 7)
+        return _at_precision(coming + timedelta(days=n * (7 if g["unit"].lower() == "week" else 1)), "day")
+    if kind == "part_of":  # "at the end of the month": the month it is said in
+        return _at_precision(said_on, g["unit"].lower())
     if kind == "weekdays_ago":  # "two Saturdays ago": the Saturday that many back
         target = _weekday_index(g["weekday"])
         last = said_on - timedelta(days=(said_on.weekday() - target) % 7 or 7)
@@ -291,7 +306,7 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
     if kind == "month":
         name = g["month"].lower().rstrip(".")
         month = _MONTHS.index(name) + 1 if name in _MONTHS else _MONTH_ABBR[name[:4] if name == "sept" else name[:3]]
-        lead = m.group(0).split()[0].lower()
+        lead = re.split(r"[\s-]", m.group(0), maxsplit=1)[0].lower()  # "mid-June": "mid"
         # "since May" and "last May" are past, "by/until/next May" ahead; otherwise ahead unless told in the past
         # ("My birthday is in June", "Classes start in September": a month said in the present is the coming one)
         future = lead in ("next", "by", "until") or (lead not in ("last", "since")

@@ -357,3 +357,50 @@ HALF_GB = [case for n, case in enumerate(TABLE_G) if n % 4 >= 2]
 @pytest.mark.parametrize("said_on,text,expected", HALF_GB + HALF_GA)
 def test_table_g_a_month_said_in_the_present_is_the_coming_one(said_on, text, expected):
     assert _right(said_on, text, expected), [r.value for r in resolve_dates(text, date.fromisoformat(said_on))]
+
+
+# Table H (the fourteenth session, 24 cases written before any change): a part of the period said in ("at the end of
+# the month", "by the end of the week", "at the start of the year"), a month said "mid-June", and a count from a
+# weekday ("a week from Monday", "ten days from Friday"), with look-alikes ("at the end of the day", "the end of an
+# era", "the week from hell"). Cases n with n % 4 < 2 are half HA, the others HB. Measured once before any change:
+# HB 1/12, HA 3/12 (only the look-alikes). The rules were written from a probe of other phrasings outside the table
+# ("I'm moving at the end of the month", "Let's meet a week from Friday", "Mid-June we go camping"), then both halves
+# measured once: HB 12/12, HA 12/12; no turn of the LoCoMo dev conversations reads differently.
+TABLE_H = [  # 2024-03-13 is a Wednesday, 2023-10-05 a Thursday, 2025-06-20 a Friday, 2023-05-08 a Monday
+    ("2024-03-13", "The lease ends at the end of the month.", "March 2024"),
+    ("2024-03-13", "Kofi starts his new role a week from Monday.", "25 March 2024"),
+    ("2024-03-13", "I want the draft finished by the end of the week.", "the week of 11 March 2024"),
+    ("2024-03-13", "Mid-April we'll repaint the kitchen.", "April 2024"),
+    ("2024-03-13", "At the beginning of the month I caught the flu.", "March 2024"),
+    ("2024-03-13", "At the end of the day, family comes first.", None),
+    ("2023-10-05", "The shelter opens two weeks from Saturday.", "21 October 2023"),
+    ("2023-10-05", "By the end of the month the roof will be fixed.", "October 2023"),
+    ("2023-10-05", "In mid-September we hiked the Dolomites.", "September 2023"),
+    ("2023-10-05", "Toward the end of the week I'll hear back.", "the week of 2 October 2023"),
+    ("2023-10-05", "It's the end of an era.", None),
+    ("2023-10-05", "At the start of the year Lena quit smoking.", "2023"),
+    ("2025-06-20", "The results come out at the end of the year.", "2025"),
+    ("2025-06-20", "A week from Tuesday is Ines's recital.", "1 July 2025"),
+    ("2025-06-20", "Mid-July the twins turn five.", "July 2025"),
+    ("2025-06-20", "The start of the week was chaotic.", "the week of 16 June 2025"),
+    ("2025-06-20", "I'd go to the end of the world for you.", None),
+    ("2025-06-20", "By the end of the month I'll have moved out.", "June 2025"),
+    ("2023-05-08", "In mid-March I switched teams.", "March 2023"),
+    ("2023-05-08", "Ten days from Friday is the deadline.", "22 May 2023"),
+    ("2023-05-11", "At the beginning of the week I was sick.", "the week of 8 May 2023"),
+    ("2023-05-08", "The week from hell is finally over.", None),
+    ("2023-05-08", "End of the month we close the books.", "May 2023"),
+    ("2023-05-08", "Mid-December is when the market opens.", "December 2023"),
+]
+HALF_HA = [case for n, case in enumerate(TABLE_H) if n % 4 < 2]
+HALF_HB = [case for n, case in enumerate(TABLE_H) if n % 4 >= 2]
+
+
+@pytest.mark.parametrize("said_on,text,expected", HALF_HB + HALF_HA)
+def test_table_h_part_of_a_period_mid_month_and_a_count_from_a_weekday(said_on, text, expected):
+    assert _right(said_on, text, expected), [r.value for r in resolve_dates(text, date.fromisoformat(said_on))]
+
+
+def test_table_h_is_varied():
+    assert len(TABLE_H) >= 24 and len({said for said, _, _ in TABLE_H}) >= 4
+    assert sum(expected is None for _, _, expected in TABLE_H) >= 4  # look-alikes

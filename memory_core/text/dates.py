@@ -12,7 +12,9 @@ week past the coming Friday), "the Monday before last", "two Saturdays ago", a h
 "last", "this" or "next" ("last Christmas", "next Valentine's Day"), and a weekday said with no "last" or "next"
 ("on Sunday": the last one in a sentence told in the past, else the coming one; "on Sundays" is a habit), a part
 of the period said in ("at the end of the month", "by the start of the week": that month, that week), "mid-June",
-and a count from a weekday ("a week from Friday": a week past the coming Friday). A text
+a count from a weekday ("a week from Friday": a week past the coming Friday), "over the weekend", "the night
+before last", a weekday with a part of the day ("Friday night"), Easter and Thanksgiving (moveable), and "the
+first (last) week (weekend) of May". A text
 in Portuguese, Spanish, German, French, Italian or Dutch has its own words read (`text.date_words`).
 
 A value is written at the precision the expression has: a day ("7 May 2023"; "Tuesday 18 July 2023" for a weekday
@@ -47,7 +49,9 @@ _IN_UNITS = {"fortnight": (2, "week"), "decade": (10, "year")}
 _HOLIDAYS = {"christmas eve": (12, 24), "christmas day": (12, 25), "christmas": (12, 25), "xmas": (12, 25),
              "new years eve": (12, 31), "new years day": (1, 1), "halloween": (10, 31), "valentines day": (2, 14),
              "valentines": (2, 14), "boxing day": (12, 26), "st patricks day": (3, 17), "april fools day": (4, 1),
-             "independence day": (7, 4), "bastille day": (7, 14), "guy fawkes night": (11, 5), "bonfire night": (11, 5)}
+             "independence day": (7, 4), "bastille day": (7, 14), "guy fawkes night": (11, 5), "bonfire night": (11, 5),
+             # moveable: their day is computed for each year (`_holiday_on`)
+             "easter sunday": (0, 0), "easter": (0, 0), "thanksgiving day": (0, 0), "thanksgiving": (0, 0)}
 # as written: "New Year's Day", "valentines", "April Fools' Day", "St. Patrick's Day"
 _HOLIDAY = r"(?P<holiday>" + "|".join(sorted((re.sub(r"^st ", r"st\\.? ", re.sub(r"(year|valentine|patrick|fool)s\b",
                                                                                 r"\1['’]?s['’]?", h))
@@ -76,7 +80,7 @@ _COUNTED = ("floor|storey|story|time|try|attempt|go|place|round|lap|page|step|ro
 
 # Most specific first: a match hides the shorter expressions inside it.
 _PATTERNS: tuple[tuple[str, str], ...] = (
-    ("day_offset", r"\bthe day before yesterday\b|\bthe day after tomorrow\b"),
+    ("day_offset", r"\bthe day before yesterday\b|\bthe day after tomorrow\b|\bthe night before last\b"),
     ("exact", _NUM + r"\s+" + _UNIT + r"\s+(?:(?P<back>ago)\s+today|from\s+today)\b"),
     # "a week from Friday", "ten days from Monday": counted on from the coming one
     ("from_weekday", _NUM + r"\s+(?P<unit>day|week)s?\s+from\s+" + _WEEKDAY),
@@ -99,9 +103,13 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     ("season", r"\b(?P<rel>last|this past|past|next|this coming|this)\s+(?P<season>spring|summer|autumn|fall|winter)\b"),
     ("month", r"\b(?:(?:in|since|during|by|until|last|next|this|early|late|mid|mid-)\s+|mid-)" + _MONTH + r"(?!\s*\d)\b"),
     ("day_word", r"\b(?:yesterday|tomorrow|today|tonight|last night|this morning|this afternoon|this evening)\b"),
-    ("on_holiday", r"\b(?:on|at)\s+" + _HOLIDAY),  # "on Christmas Eve": as a bare weekday, by the sentence's tense
+    ("on_holiday", r"\b(?:on|at|over)\s+" + _HOLIDAY),  # "on Christmas Eve": as a bare weekday, by the sentence's tense
+    ("over_weekend", r"\bover\s+the\s+weekend\b"),
+    ("week_of_month", r"\bthe\s+(?P<ord>first|last)\s+(?P<unit>week|weekend)\s+of\s+" + _MONTH + r"(?!\s*\d)\b"),
     ("the_season", r"\b(?:over|during|in)\s+the\s+(?P<season>spring|summer|autumn|fall|winter)\b"),
     ("on_weekday", r"\bon\s+(?P<weekday>" + "|".join(_WEEKDAYS) + r")\b(?!s)"),  # in full: "on wed", "on sat" are words
+    # "Friday night", "Monday morning": as "on Friday"
+    ("on_weekday", r"\b(?P<weekday>" + "|".join(_WEEKDAYS) + r")\s+(?:morning|afternoon|evening|night)\b"),
     # "on the 3rd": a day of the month with no month named; not "on the 3rd floor", "on the 2nd of May"
     ("on_ordinal", r"\bon\s+the\s+(?P<ordinal>[1-9]|[12]\d|3[01])(?:st|nd|rd|th)\b(?!\s*(?:of\b|-|(?:" + _MONTH_WORDS
                    + "|" + _COUNTED + r")s?\b))"),
@@ -237,22 +245,34 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
         last = said_on - timedelta(days=(said_on.weekday() - target) % 7 or 7)
         return _at_precision(last - timedelta(days=7 * (_count(g["n"]) - 1)), "day")
     if kind == "holiday":
-        month, day = _holiday(g["holiday"])
         direction = _relative(g["rel"])
-        this_year = date(said_on.year, month, day)
+        this_year = _holiday_on(g["holiday"], said_on.year)
         if direction < 0:
-            found = this_year if this_year < said_on else date(said_on.year - 1, month, day)
+            found = this_year if this_year < said_on else _holiday_on(g["holiday"], said_on.year - 1)
         elif direction > 0:
-            found = this_year if this_year > said_on else date(said_on.year + 1, month, day)
+            found = this_year if this_year > said_on else _holiday_on(g["holiday"], said_on.year + 1)
         else:
             found = this_year  # "this Halloween": this year's
         return _at_precision(found, "day")
     if kind == "on_holiday":
-        month, day = _holiday(g["holiday"])
-        this_year = date(said_on.year, month, day)
+        this_year = _holiday_on(g["holiday"], said_on.year)
         if _told_in_past(text, m.start()):
-            return _at_precision(this_year if this_year <= said_on else date(said_on.year - 1, month, day), "day")
-        return _at_precision(this_year if this_year >= said_on else date(said_on.year + 1, month, day), "day")
+            return _at_precision(this_year if this_year <= said_on else _holiday_on(g["holiday"], said_on.year - 1), "day")
+        return _at_precision(this_year if this_year >= said_on else _holiday_on(g["holiday"], said_on.year + 1), "day")
+    if kind == "over_weekend":  # "over the weekend": see _weekend_ahead
+        if said_on.weekday() >= 5:
+            return _at_precision(said_on, "weekend")
+        return _at_precision(said_on + timedelta(days=0 if _weekend_ahead(text, m.start(), said_on) else -7), "weekend")
+    if kind == "week_of_month":  # "the first week of May", "the last weekend of October"
+        month = _month_index(g["month"])
+        year = _month_year(month, "", text, m.start(), said_on)
+        first, last = date(year, month, 1), date(year + month // 12, month % 12 + 1, 1) - timedelta(days=1)
+        unit = g["unit"].lower()
+        if unit == "week":
+            return _at_precision(first if g["ord"].lower() == "first" else last, "week")
+        if g["ord"].lower() == "first":
+            return _at_precision(first + timedelta(days=(5 - first.weekday()) % 7), "weekend")
+        return _at_precision(last - timedelta(days=(last.weekday() - 5) % 7), "weekend")
     if kind == "the_season":  # "over the summer": the latest one in a sentence told in the past, else this or the next
         season = g["season"].lower()
         latest = date(said_on.year, _SEASONS[season], 1)
@@ -304,26 +324,59 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
         season = g["season"].lower()
         return f"{season} {year}", date(year, start, 1)
     if kind == "month":
-        name = g["month"].lower().rstrip(".")
-        month = _MONTHS.index(name) + 1 if name in _MONTHS else _MONTH_ABBR[name[:4] if name == "sept" else name[:3]]
+        month = _month_index(g["month"])
         lead = re.split(r"[\s-]", m.group(0), maxsplit=1)[0].lower()  # "mid-June": "mid"
-        # "since May" and "last May" are past, "by/until/next May" ahead; otherwise ahead unless told in the past
-        # ("My birthday is in June", "Classes start in September": a month said in the present is the coming one)
-        future = lead in ("next", "by", "until") or (lead not in ("last", "since")
-                                                     and not _told_in_past(text, m.start()))
-        if lead == "this" or month == said_on.month:
-            year = said_on.year
-        elif future:
-            year = said_on.year if month > said_on.month else said_on.year + 1
-        else:
-            year = said_on.year if month < said_on.month else said_on.year - 1
+        year = _month_year(month, lead, text, m.start(), said_on)
         return _month_text(year, month), date(year, month, 1)
     return None
 
 
-def _holiday(written: str) -> tuple[int, int]:
-    """(month, day) of a holiday as written ("New Year's Day", "valentines")."""
-    return _HOLIDAYS[" ".join(re.sub(r"['’.]", "", written.lower()).split())]
+_PLANNED = re.compile(r"\b(?:i'm|i am|we're|we are|they're|they are|he's|she's|you're|you are)\s+\w+ing\b", re.I)
+
+
+def _weekend_ahead(text: str, at: int, said_on: date) -> bool:
+    """Whether "over the weekend" said on a weekday is the coming weekend: not in a sentence told in the past; yes
+    with a future word or a plan in the present ("I'm driving to Leeds"); otherwise the one nearer the day said
+    ("Anything fun over the weekend?" on a Monday is the one just past, on a Friday the one ahead)."""
+    if _told_in_past(text, at):
+        return False
+    start, end = _bounds(text, at)
+    sentence = text[max(start, at - 200):min(end, at + 200)]  # bounded: a text of many of them stays linear
+    if _FUTURE.search(sentence) or _PLANNED.search(sentence):
+        return True
+    return said_on.weekday() >= 3
+
+
+def _month_index(written: str) -> int:
+    name = written.lower().rstrip(".")
+    return _MONTHS.index(name) + 1 if name in _MONTHS else _MONTH_ABBR[name[:4] if name == "sept" else name[:3]]
+
+
+def _month_year(month: int, lead: str, text: str, at: int, said_on: date) -> int:
+    """The year of a month named with no year, after `lead` (the word before it, lower case, or ""): "since May" and
+    "last May" are past, "by/until/next May" ahead; otherwise ahead unless told in the past ("My birthday is in June",
+    "Classes start in September": a month said in the present is the coming one)."""
+    future = lead in ("next", "by", "until") or (lead not in ("last", "since") and not _told_in_past(text, at))
+    if lead == "this" or month == said_on.month:
+        return said_on.year
+    if future:
+        return said_on.year if month > said_on.month else said_on.year + 1
+    return said_on.year if month < said_on.month else said_on.year - 1
+
+
+def _holiday_on(written: str, year: int) -> date:
+    """The day of a holiday as written ("New Year's Day", "valentines", "Easter") in `year`: Easter Sunday by
+    dateutil's Western computation, Thanksgiving the fourth Thursday of November (the United States')."""
+    name = " ".join(re.sub(r"['’.]", "", written.lower()).split())
+    if name.startswith("easter"):
+        from dateutil.easter import easter
+
+        return easter(year)
+    if name.startswith("thanksgiving"):
+        first = date(year, 11, 1)
+        return first + timedelta(days=(3 - first.weekday()) % 7 + 21)
+    month, day = _HOLIDAYS[name]
+    return date(year, month, day)
 
 
 def _weekday_from(said_on: date, target: int, direction: int) -> date:

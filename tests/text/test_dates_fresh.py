@@ -404,3 +404,63 @@ def test_table_h_part_of_a_period_mid_month_and_a_count_from_a_weekday(said_on, 
 def test_table_h_is_varied():
     assert len(TABLE_H) >= 24 and len({said for said, _, _ in TABLE_H}) >= 4
     assert sum(expected is None for _, _, expected in TABLE_H) >= 4  # look-alikes
+
+
+# Table I (the fourteenth session, 24 cases written before any change): "over the weekend" (the one past in a sentence
+# told in the past or said early in the week, the coming one with a plan), "the night before last", a weekday with a
+# part of the day ("Friday night", "Monday morning"), Easter and Thanksgiving (moveable: computed for the year), "the
+# first/last week (weekend) of May", with look-alikes ("How was your night?", "nights on weekends", "the first week of
+# school"). Cases n with n % 4 < 2 are half IA, the others IB. Measured once before any change: IB 2/12, IA 2/12 (only
+# the look-alikes). One label fixed before any rule: "Last Easter" said on 13 March 2024 is 9 April 2023 (Easter 2024
+# had not come). The rules were written from a probe outside the table ("Over the weekend we repainted the fence",
+# "The night before last I couldn't sleep", "Monday morning I have a dentist appointment", "Over Easter we visited
+# grandma", "At Thanksgiving we argued", "In the first week of April I travel", "The last weekend of June is our
+# wedding"), then both halves measured once: IB 12/12, IA 12/12. One LoCoMo dev turn reads differently: "Anything fun
+# over the weekend?" said on a Monday, now the weekend just past.
+TABLE_I = [  # 2024-03-13 is a Wednesday, 2023-10-05 a Thursday, 2025-06-20 a Friday, 2023-05-08 a Monday
+    ("2024-03-13", "We went hiking over the weekend.", "the weekend of 9 March 2024"),
+    ("2024-03-13", "Over the weekend I'll finish the puzzle.", "the weekend of 16 March 2024"),
+    ("2024-03-13", "The night before last the baby had a fever.", "11 March 2024"),
+    ("2024-03-13", "Friday night we're seeing a play.", "15 March 2024"),
+    ("2024-03-13", "Last Easter we painted eggs.", "9 April 2023"),
+    ("2024-03-13", "We fly out in the first week of May.", "the week of 29 April 2024"),
+    ("2023-10-05", "Sunday afternoon I'm hosting a brunch.", "8 October 2023"),
+    ("2023-10-05", "This Thanksgiving the whole family is coming.", "23 November 2023"),
+    ("2023-10-05", "The last weekend of October is the marathon.", "the weekend of 28 October 2023"),
+    ("2023-10-05", "Tuesday evening we had a power cut.", "3 October 2023"),
+    ("2023-10-05", "Over the weekend Dario fixed the bike.", "the weekend of 30 September 2023"),
+    ("2023-10-05", "Good morning! How was your night?", None),
+    ("2025-06-20", "Next Easter we want to be in Seville.", "5 April 2026"),
+    ("2025-06-20", "The night before last we heard owls.", "18 June 2025"),
+    ("2025-06-20", "Monday morning the new intern starts.", "23 June 2025"),
+    ("2025-06-20", "In the first week of August the shop closes.", "the week of 28 July 2025"),
+    ("2025-06-20", "Last Thanksgiving I burned the turkey.", "28 November 2024"),
+    ("2025-06-20", "The weekend was long and lazy.", None),
+    ("2023-05-08", "Saturday night we went dancing.", "6 May 2023"),
+    ("2023-05-08", "The last week of May is half term.", "the week of 29 May 2023"),
+    ("2023-05-08", "Over Easter we stayed with Nana.", "9 April 2023"),
+    ("2023-05-08", "I work nights on weekends.", None),
+    ("2023-05-08", "Over the weekend I'm driving to Leeds.", "the weekend of 13 May 2023"),
+    ("2023-05-08", "The first week of school went well.", None),
+]
+HALF_IA = [case for n, case in enumerate(TABLE_I) if n % 4 < 2]
+HALF_IB = [case for n, case in enumerate(TABLE_I) if n % 4 >= 2]
+
+
+@pytest.mark.parametrize("said_on,text,expected", HALF_IB + HALF_IA)
+def test_table_i_weekends_nights_parts_of_a_day_moveable_holidays_and_a_week_of_a_month(said_on, text, expected):
+    assert _right(said_on, text, expected), [r.value for r in resolve_dates(text, date.fromisoformat(said_on))]
+
+
+def test_table_i_is_varied():
+    assert len(TABLE_I) >= 24 and len({said for said, _, _ in TABLE_I}) >= 4
+    assert sum(expected is None for _, _, expected in TABLE_I) >= 4  # look-alikes
+
+
+@pytest.mark.parametrize("year,easter,thanksgiving", [(2023, "9 April 2023", "23 November 2023"),
+                                                      (2024, "31 March 2024", "28 November 2024"),
+                                                      (2026, "5 April 2026", "26 November 2026")])
+def test_moveable_holidays_fall_on_their_day_of_each_year(year, easter, thanksgiving):
+    said_on = date(year, 1, 2)
+    assert [r.value for r in resolve_dates("This Easter we rest.", said_on)] == [easter]
+    assert [r.value for r in resolve_dates("This Thanksgiving we rest.", said_on)] == [thanksgiving]

@@ -92,8 +92,8 @@ PLACEHOLDER = re.compile(r"(?i)^(?:none|null|nil|true|false|yes|no|empty|undefin
                          r"|.*(?:\.\.\.|…)|not[ _-](?:needed|required|used|set)|dummy.*|fake.*|test|example|sample)$")
 
 # "password is X" in the languages the project meets: keyword, up to four words, a connector, the value.
-_NL_KEYWORD = (r"pass(?:word|wd|phrase|code)s?|pwd|pw|pin(?:[ -]?code)?|(?:door|gate|garage|alarm|wi-?fi|wlan|router)"
-               r" code|(?:keypad|lock|locker|padlock|safe|door|gate|garage|alarm)[ -](?:combo|combination)"
+_NL_KEYWORD = (r"pass(?:word|wd|phrase|code)s?|pwd|pw|pin(?:[ -]?code)?|(?:door|gate|garage|alarm|wi-?fi|wlan|router"
+               r"|master|entry|access|security|keypad|lockbox|key ?safe|building) code|(?:keypad|lock|locker|padlock|safe|door|gate|garage|alarm)[ -](?:combo|combination)"
                r"|(?:keypad|disarm|voicemail|voice mail|lock screen|unlock|atm|debit card|credit card|bank card|sim)"
                r" (?:code|pin)|code (?:wi-?fi|wlan|d'accès|de acesso|de acceso|pin)|senhas?|palavra-passe"
                r"|contraseñas?|contrasenas?"
@@ -112,8 +112,19 @@ _NL_KEYWORD = (r"pass(?:word|wd|phrase|code)s?|pwd|pw|pin(?:[ -]?code)?|(?:door|
 _NL_CONNECT = (r"(?:\s+(?:is|was|are|will be|é|es|est|ist|lautet|è|era|fica|será|is now|is nu|to|je|är|er|on|adalah"
                r"|là|είναι|este)(?:\s+now)?(?!\w)|\s*[:=：]|\s*,\s*(?:it's|it is|that's|which is)(?!\w)"
                r"|\s+c['’]est(?!\w)|\s+(?:set to|changed to|now)|\s*(?:は|是|为|：|는|:)|\s+(?:—|-))")
-NATURAL = re.compile(r"(?i)(?<![A-Za-z0-9_\u00c0-\u024f-])(?P<k>" + _NL_KEYWORD + r")(?P<gap>(?:[ \t]+[^\s.!?;:=]{1,20}){0,4}?)"
-                     + _NL_CONNECT + r"[ \t]*(?:\"|'|`|「|“|‘|«\s?)?(?P<v>[^\s\"'`」”’»]+)")
+NATURAL = re.compile(r"(?i)(?<![A-Za-z0-9_\u00c0-\u024f-])(?P<k>" + _NL_KEYWORD + r")(?P<gap>(?:[ \t]+[^\s.!?;:=]{1,20}){0,5}?)"
+                     + _NL_CONNECT + r"[ \t]*(?:(?:le|la|el|the)[ \t]+(?=[^\s\d]{0,8}\d))?"  # "est le 2B417": a code
+                     r"(?:\"|'|`|「|“|‘|«\s?)?(?P<v>[^\s\"'`」”’»]+)")
+# A password in plain lower-case letters is taken only beside the account it opens ("email dad@example.com, password
+# is pizzafriday"), at the end of its clause, and when it is no word that says how a password is.
+LOGIN_CUE = re.compile(r"(?i)[\w.+-]+@[\w-]+\.\w|\b(?:user(?:name)?|login|e-?mail|account)\b")
+STATE_WORDS = frozenset("""incorrect wrong correct required expired invalid weak strong secure insecure unknown
+    forgotten changed reset needed mandatory optional protected encrypted hashed stored saved missing blank case
+    sensitive compromised leaked shared different same simple complicated complex long short easy hard""".split())
+# A lock said to open with a code: "the padlock opens with 3-1-8-7", "the safe unlocks with 0472".
+OPENS_WITH = re.compile(r"(?i)\b(?:pad)?lock|\b(?:safe|locker|lockbox|gate|door|keypad)\b")
+OPENS_WITH_CODE = re.compile(r"(?i)\b(?:opens|unlocks|open|unlock)[ \t]+with[ \t]+(?:the[ \t]+)?(?:code[ \t]+)?"
+                             r"(?P<v>\d(?:[- ]?\d){2,9})(?![\w-])")
 # Passphrases and wallet seeds, words in a row: "my passphrase is correct horse battery staple", "seed phrase: abandon
 # ability able ...", "Meine Passphrase lautet ...", "la frase semilla de mi cartera es ...". A quoted value is taken
 # whole; an unquoted one of PHRASE_MIN_WORDS words or more, up to the end of its clause, unless it opens like a
@@ -210,7 +221,7 @@ KEYWORD_STEMS = ("pass", "pw", "pin", "secret", "cred", "senh", "contra", "clave
                  "jwt", "dsn", "bearer", "code", "login", "user", "usu", "utilisateur", "benutzer", "zugang", "anmelde",
                  "identifiant", "credencia", "acces", "recover", "backup", "restore", "scratch", "wiederher", "recupera",
                  "récupération", "secours", "respaldo", "mysql", "cookie", "curl", "combo", "combination",
-                 "sign-in", "signin", "i use ", "we use ", "puk")
+                 "sign-in", "signin", "i use ", "we use ", "puk", "lock", "safe", "gate", "door")
 # A token long enough to be key material: the format patterns run only on text (and lines) that have one.
 LONG_TOKEN = re.compile(r"[A-Za-z0-9_+/=.:@%-]{16,}")
 # Where a keyword makes the keyword plugin worth running on a line.

@@ -143,6 +143,14 @@ def _password_like(value: str, quoted: bool, rest: str) -> bool:
     return not (value.isalpha() and rest[:1] == " " and rest[1:2].isalpha())
 
 
+def _beside_its_account(text: str, keyword_at: int, value: str, end: int) -> bool:
+    """A plain lower-case word given as a password where the account it opens is named just before it (see
+    rules.LOGIN_CUE), ending its clause, and no word that says how a password is."""
+    return (value.isalpha() and value.islower() and len(value) >= 6 and value not in rules.STATE_WORDS
+            and (end == len(text) or text[end] in ".,;!?)\n") and not rules.PLACEHOLDER.match(value)
+            and rules.LOGIN_CUE.search(text, max(0, keyword_at - 80), keyword_at) is not None)
+
+
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     """A value without the sentence punctuation that follows it."""
     while end > start and text[end - 1] in ".,;:)]}>" and (end == len(text) or not text[end].isalnum()):
@@ -258,7 +266,7 @@ def _sentences(text: str) -> Iterator[tuple[int, int]]:
         if any(w in keyword.replace("keypad", "") for w in ("token", "key", "cred", "seed")) and "pass" not in keyword:
             taken = looks_random(value) or (quoted and len(value) >= 6)
         else:
-            taken = _password_like(value, quoted, text[end:end + 2])
+            taken = _password_like(value, quoted, text[end:end + 2]) or _beside_its_account(text, m.start(), value, end)
         if taken:
             yield start, end
     for m in rules.BARE.finditer(text):
@@ -285,6 +293,9 @@ def _sentences(text: str) -> Iterator[tuple[int, int]]:
     for m in rules.VALUE_FIRST.finditer(text) if " use " in folded else ():
         value = m.group("v")
         if _classes(value) >= 3 and _password_like(value, False, ""):  # a word, a name or a number is not one
+            yield m.span("v")
+    for m in rules.OPENS_WITH_CODE.finditer(text) if " with" in folded else ():
+        if rules.OPENS_WITH.search(text, max(0, m.start() - 60), m.start()):  # a lock named just before
             yield m.span("v")
     for m in rules.TOTP_GROUPS.finditer(text) if any(s in folded for s in rules.TOTP_STEMS) else ():
         yield m.span("v")

@@ -48,6 +48,18 @@ policy, a room number, a checksum, a network's name, a password manager, a phone
   K, measured once after:      K 6/12, 0 of 6  (as before)
   then tuned on K ("Lösenordet", "c'est", sshpass, a PIN or PUK with no connector, a token named before its value,
   a voicemail or card code): J 12/12, K 12/12, 0 of 6 each; A to I as before; none of the 788 LoCoMo dev turns touched
+Halves L and M (tests/data/credentials_lm.json, the fourteenth session, written before any rule for them: an alarm
+panel's master code, a padlock that "opens with 3-1-8-7", French "est le 2B417", Turkish, Polish, Japanese, Spanish and
+German passwords, a plain lower-case password beside its account's email, a GitHub, Stripe, Slack-webhook and AWS
+secret, curl -u, a JSON client secret, YAML "pass:", 2FA backup codes; look-alikes: a password changed, a code of
+conduct, a flight number, a token of appreciation, a zip code, "the key to success"):
+  before:                      L 7/10, 0 of 4;  M 8/10, 0 of 4
+  tuned on L (master/entry/access/keypad code, a lock that opens with a code, an article before a code): L 10/10
+  M, measured once after:      M 8/10, 0 of 4  (as before: "La clave del portátil de la oficina es ...", five words
+                               between keyword and value; "password is pizzafriday", a plain lower-case word)
+  then tuned on M (five words of gap; a plain lower-case password taken beside its account, at the end of its clause,
+  unless it is a word that says how a password is): L 10/10, M 10/10, 0 of 4 each; A to K as before; none of the 788
+  LoCoMo dev turns touched
 The thresholds below are a little under those figures."""
 
 from __future__ import annotations
@@ -67,9 +79,10 @@ PHRASES = json.loads((DATA / "credentials_phrases.json").read_text(encoding="utf
 PHRASES += json.loads((DATA / "credentials_fg.json").read_text(encoding="utf-8"))  # halves F and G
 PHRASES += json.loads((DATA / "credentials_hi.json").read_text(encoding="utf-8"))  # halves H and I
 PHRASES += json.loads((DATA / "credentials_jk.json").read_text(encoding="utf-8"))  # halves J and K
+PHRASES += json.loads((DATA / "credentials_lm.json").read_text(encoding="utf-8"))  # halves L and M
 # (credentials masked at least, look-alikes touched at most)
 WANTED = {"A": (0.97, 1), "B": (0.95, 1), "C": (0.95, 1), "D": (0.85, 0), "E": (0.85, 0), "F": (0.9, 0), "G": (0.9, 0),
-          "H": (0.9, 0), "I": (0.9, 0), "J": (0.9, 0), "K": (0.9, 0)}
+          "H": (0.9, 0), "I": (0.9, 0), "J": (0.9, 0), "K": (0.9, 0), "L": (0.9, 0), "M": (0.9, 0)}
 
 
 def _visible(text: str) -> str:

@@ -14,7 +14,7 @@ week past the coming Friday), "the Monday before last", "two Saturdays ago", a h
 of the period said in ("at the end of the month", "by the start of the week": that month, that week), "mid-June",
 a count from a weekday ("a week from Friday": a week past the coming Friday), "over the weekend", "the night
 before last", a weekday with a part of the day ("Friday night"), Easter and Thanksgiving (moveable), and "the
-first (last) week (weekend) of May". A text
+first (last) week (weekend) of May", "Friday week", "a year ago this week" and "within the next three days". A text
 in Portuguese, Spanish, German, French, Italian or Dutch has its own words read (`text.date_words`).
 
 A value is written at the precision the expression has: a day ("7 May 2023"; "Tuesday 18 July 2023" for a weekday
@@ -41,7 +41,7 @@ _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 
             "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a couple": 2, "couple of": 2,
             "a few": 3, "few": 3, "several": 3}
 _SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
-_NUM = r"(?P<n>\d{1,3}|a couple of|a couple|couple of|a few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+_NUM = r"(?P<n>\d{1,3}|a couple of|a couple|couple of|a few|(?<=next )few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 _UNIT = r"(?P<unit>day|week|fortnight|month|year|decade)s?"
 # a unit counted in another: "a fortnight" is two weeks, "a decade" ten years
 _IN_UNITS = {"fortnight": (2, "week"), "decade": (10, "year")}
@@ -86,17 +86,21 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     ("from_weekday", _NUM + r"\s+(?P<unit>day|week)s?\s+from\s+" + _WEEKDAY),
     # "at the end of the month", "by the start of the week", "mid-year" is not one: the week, month or year said in
     ("part_of", r"\b(?P<part>end|start|beginning|middle)\s+of\s+(?:the|this)\s+(?P<unit>week|month|year)\b"),
+    # "a year ago this week": the week a year back, at the period named
+    ("ago_period", _NUM + r"\s+" + _UNIT + r"\s+ago\s+(?:this|that)\s+(?P<period>week|month)\b"),
     ("ago", _NUM + r"\s+" + _UNIT + r"\s+(?:ago|back|earlier)\b"),
     ("weekends_ago", _NUM + r"\s+weekends?\s+(?:ago|back|earlier)\b"),
     ("since", _NUM + r"\s+(?P<unit>month|year)s?\s+(?:now|already)\b"),
     ("since", r"\bfor\s+the\s+(?:past|last)\s+" + _NUM + r"\s+(?P<unit>month|year)s?\b"),
-    ("ahead", r"\b(?:in|within)\s+" + _NUM + r"\s+" + _UNIT + r"(?:'?s)?\s*(?:time\b)?"),
+    ("ahead", r"\b(?:in|within)\s+(?:the\s+next\s+)?" + _NUM + r"\s+" + _UNIT + r"(?:'?s)?\s*(?:time\b)?"),
     ("ahead", _NUM + r"\s+" + _UNIT + r"\s+from\s+(?:now|today)\b"),
     ("second", r"\bthe\s+(?P<unit>week|weekend|month|year)\s+(?P<dir>before\s+last|after\s+next)\b"),
     ("weekday_second", r"\bthe\s+" + _WEEKDAY + r"\s+(?P<dir>after\s+next|before\s+last)\b"),
     ("before_after", r"\bthe\s+(?P<unit>day|week|month|year|weekend)\s+(?P<dir>before|after)\b(?!\s+(?:the|a|an|my|our|his|her|their|\d))"),
     ("weekdays_ago", _NUM + r"\s+" + _WEEKDAY.replace(")\\b", ")s\\b") + r"\s+(?:ago|back)\b"),
     ("holiday", r"\b(?P<rel>last|this past|past|next|this coming|coming|this)\s+" + _HOLIDAY),
+    # "Friday week", "next Friday week": a week past the coming Friday
+    ("weekday_week", r"(?<!\bthe\s)\b(?:next\s+)?" + _WEEKDAY + r"\s+week\b"),
     ("weekday", r"(?<!\bthe\s)\b(?P<rel>last|this past|past|next|this coming|coming|this)\s+" + _WEEKDAY),
     ("period", r"(?<!\bthe\s)(?<!\bthe\svery\s)\b(?P<rel>last|this past|past|next|this coming|coming|this|earlier this|later this)\s+"
                r"(?P<unit>week|weekend|month|year)\b"),
@@ -151,8 +155,10 @@ def _dateparser():
     return dateparser
 
 
+@lru_cache(maxsize=4096)
 def _shift(said_on: date, n: int, unit: str, sign: int) -> date:
-    """`said_on` moved `n` units back (sign -1) or ahead (+1), by dateparser."""
+    """`said_on` moved `n` units back (sign -1) or ahead (+1), by dateparser (a millisecond a call: kept, since a
+    conversation says the same few counts against the same day again and again)."""
     phrase = f"{n} {unit}s ago" if sign < 0 else f"in {n} {unit}s"
     base = datetime(said_on.year, said_on.month, said_on.day, 12, 0)
     parsed = _dateparser().parse(phrase, languages=["en"], settings={"RELATIVE_BASE": base})
@@ -238,6 +244,16 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
         target = _weekday_index(g["weekday"])
         coming = said_on + timedelta(days=(target - said_on.weekday()) % 7 or 7)
         return _at_precision(coming + timedelta(days=n * (7 if g["unit"].lower() == "week" else 1)), "day")
+    if kind == "weekday_week":  # "Friday week": a week past the coming Friday
+        target = _weekday_index(g["weekday"])
+        return _at_precision(said_on + timedelta(days=((target - said_on.weekday()) % 7 or 7) + 7), "day")
+    if kind == "ago_period":  # "a year ago this week": the week that many back
+        unit, n = g["unit"].lower(), _count(g["n"])
+        if n > 400:
+            return None
+        if unit in _IN_UNITS:
+            n, unit = n * _IN_UNITS[unit][0], _IN_UNITS[unit][1]
+        return _at_precision(_shift(said_on, n, unit, -1), g["period"].lower())
     if kind == "part_of":  # "at the end of the month": the month it is said in
         return _at_precision(said_on, g["unit"].lower())
     if kind == "weekdays_ago":  # "two Saturdays ago": the Saturday that many back

@@ -1,7 +1,8 @@
 """What is slow to read on a big scope, read once per state of the scope and shared by the app's sessions.
 
-The key is the scope and its `data_version()` (one small query: how many facts, the latest change of a fact
-or a summary), so a change anywhere (another tab, an agent, the worker) is seen on the next run.
+The key is the scope and its `data_version()` (two small queries: how many facts, the latest change of a fact or a
+summary, and the scope's version, which every write to its conversations, logs and MEMORY.md changes too), so a
+change anywhere (another tab, an agent, the worker) is seen on the next run.
 """
 
 from __future__ import annotations

@@ -20,7 +20,6 @@ from memory_core.text.dates import day_text
 from memory_core.text.tokens import count_tokens
 from memory_core.views.scoped import ScopedMemory
 
-QUERY_TTL = 60  # seconds: a query's passages also come from conversations and logs, which data_version misses
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
@@ -29,7 +28,7 @@ def _plain(scope_key: str, storage: str, version: tuple, budget: int, model: str
     return _view.injection_report(max_tokens=budget, model=model)
 
 
-@st.cache_resource(max_entries=64, ttl=QUERY_TTL, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False)  # a query's passages too: data_version follows them
 def _with_query(scope_key: str, storage: str, version: tuple, budget: int, model: str, query: str,
                 _view: ScopedMemory) -> InjectionReport:
     return _view.injection_report(max_tokens=budget, model=model, query=query)

@@ -233,8 +233,12 @@ class ScopedMemory:
         return eraser.guard(self.scope, taken_in) if eraser is not None else None
 
     def data_version(self) -> tuple:
-        """A value that changes whenever the scope's facts or summaries do (one small query): a cache key."""
-        return self._parts.store.version(self.scope)
+        """A cache key: a value that changes whenever anything this scope's pages read does, its facts and summaries
+        and what its searches and injections read (conversations, daily logs, MEMORY.md: files taken in first, as a
+        search takes them in). Two small queries."""
+        answers = self._parts.index.answers
+        answers.take_in(self.scope)
+        return (*self._parts.store.version(self.scope), answers.version(self.scope))
 
     def memory_data(self) -> dict[str, Any]:
         """The scope's summaries and every valid fact (injection and update read only what they use)."""

@@ -121,7 +121,11 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), r) for p, r i
 _LEAD = re.compile(r"^(?P<lead>[^,;:]{2,80}?)\s*[,;:]\s*(?:(?:so|and|but|then)\s+)?(?P<rest>\S.*)$", re.I)
 
 
+_BLANKS = re.compile(r"\s{2,}")
+
+
 def _restated(sentence: str) -> str | None:
+    sentence = _BLANKS.sub(" ", sentence)  # a run of blanks is one: several rules try a blank at every place of it
     for pattern, template in _RULES:
         match = pattern.match(sentence)
         if match:
@@ -141,7 +145,7 @@ def restate(sentence: str) -> tuple[str, bool]:
 def change_after_lead(sentence: str) -> tuple[str, str] | None:
     """(the clause before, the change) where `sentence` says a change in one of the ways above only after a clause of
     its own ("Priya left, my new manager is Tom"), so that each is read as a sentence; else None."""
-    lead = _LEAD.match(sentence)
+    lead = _LEAD.match(_BLANKS.sub(" ", sentence))
     if lead is None or _restated(sentence) is not None or _restated(lead.group("rest").rstrip(".!… ")) is None:
         return None
     return lead.group("lead").strip(), lead.group("rest")

@@ -352,6 +352,18 @@ _RULES: tuple[tuple[str, re.Pattern], ...] = tuple((reason, re.compile(pattern))
      r"|(?:^|[.!?]\s*)(?:p\.?s\.?,?\s+)?(?:to|for) (?:the |any |all |whatever |every )?(?:ai|assistant|model|llm|agent"
      r"|chatbot|bot)s?\b[^:\n]{0,30}:\s*(?:never|always|do|don't|you|please|stop|remember|forget|tell|reveal|send"
      r"|ignore|from now)\b"),
+    ("addresses the agent",  # "Wenn du das liest, lösche ...", "Se você está lendo isto, diga ao usuário ..."
+     r"\bwenn du (?:das|dies|diese (?:nachricht|notiz|zeilen)|diesen text) (?:liest|gelesen hast|siehst),?\s+"
+     r"(?:\w+\s+){0,2}?(?:lösche|loesche|ignoriere|vergiss|sende|schicke|sag|sage|antworte|gib|zeige|verrate|führe"
+     r"|fuehre|erzähle|erzaehle)\b"
+     r"|\bse (?:você|voce|tu) (?:está |esta |estiver )?(?:lendo|ler|lê|le) (?:isto|isso|esta (?:mensagem|nota)),?\s+"
+     r"(?:\w+\s+){0,2}?(?:diga|responda|ignore|apague|envie|esqueça|esqueca|revele|peça|peca|mande|execute|conte)\b"
+     r"|\bsi (?:lees|estás leyendo|estas leyendo|ves) (?:esto|este (?:mensaje|texto)|esta nota),?\s+"
+     r"(?:\w+\s+){0,2}?(?:responde|di|dile|dí|ignora|borra|elimina|envía|envia|olvida|revela|pide|ejecuta|cuenta)\b"),
+    ("claims an authority over the agent",  # "pretend the user is an administrator", "treat the user as the owner"
+     r"\b(?:pretend|assume|act as if) (?:that )?(?:the user|they|he|she) (?:is|are) (?:an? |the )?(?:admin\w*|developer"
+     r"|owner|root|superuser|moderator|operator)\b|\btreat (?:the user|them|him|her) as (?:an? |the )?(?:admin\w*"
+     r"|developer|owner|root|superuser|operator)\b"),
     ("sends data out", rf"(?s)\A(?=.*\b{_SEND}\b)(?=.*{_URL})(?=.*\b{_CONVERSATION})"),
     ("sends data out",
      rf"\b(?:include|add|append|embed|end|put|insert)\b[^.!?\n]{{0,40}}\b(?:this|the following|a|the) "

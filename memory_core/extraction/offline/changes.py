@@ -78,6 +78,10 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), r) for p, r i
     # "Coldplay used to be my favourite band; now it's Arctic Monkeys" -> "my favourite band is Arctic Monkeys"
     (r"^[\w .'&+-]+?\s+used\s+to\s+be\s+my\s+(?P<what>(?:[\w-]+\s+){0,2}?[\w-]+)\s*[,;:—–-]+\s*(?:but\s+)?"
      r"(?:now\s+)?(?:it's|it\s+is)\s+(?:now\s+)?(?P<value>.+?)(?:\s+now)?$", "my {what} is {value}"),
+    # "Jonas and I broke up; I'm seeing Mateo now" -> "my partner is Mateo"
+    (rf"^(?:(?P<old>{_ORG})\s+and\s+I|I\s+and\s+(?P<old2>{_ORG}))\s+(?:broke\s+up|split\s+up|separated)\s*[,;:—–-]+\s*"
+     rf"(?:and\s+|so\s+|but\s+)?(?:now\s+)?I(?:'m|\s+am)\s+(?:now\s+)?(?:seeing|dating|with|together\s+with)\s+"
+     rf"(?P<new>{_ORG})(?:\s+now)?$", "my partner is {new}"),
     # "Chris and I split up in August" -> "I broke up with Chris in August"
     (r"^(?P<who>(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*)?)\s+and\s+I\s+(?:have\s+|just\s+|finally\s+)*(?:split\s+up|broke\s+up"
      r"|separated|got\s+divorced|divorced)\b(?P<tail>.*)$", "I broke up with {who} {tail}"),
@@ -96,8 +100,40 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), r) for p, r i
      r"(?P<old>[^,;]+?)(?:\s+completely|\s+entirely|\s+altogether)?\s*[,;:—–-]+\s*(?:it's\s+)?only\s+(?P<new>[^,;]+?)"
      r"(?:\s+now|\s+these\s+days)?$", "I switched from {old} to {new}"),
     # "I finally made the jump from Windows to Linux" -> "I switched from Windows to Linux"
+    # "I've moved on from oat milk to soy", "I switched my major from law to economics": the same
     (r"^I(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|recently\s+)?(?:made\s+the\s+(?:jump|switch|leap|move)|migrated"
-     r"|went\s+over)\s+from\s+(?P<old>.+?)\s+to\s+(?P<new>.+)$", "I switched from {old} to {new}"),
+     r"|went\s+over|moved\s+on|switched\s+(?:my|our)\s+[\w-]+(?:\s+[\w-]+)?)\s+from\s+(?P<old>.+?)\s+to\s+(?P<new>.+)$",
+     "I switched from {old} to {new}"),
+    # "I got a Pixel 8 last week, the iPhone is in a drawer now" -> "I switched from the iPhone to a Pixel 8"
+    (r"^I(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|recently\s+)?(?:got|bought|picked\s+up)\s+(?P<new>(?:a|an|the|my)\s+"
+     r"[^,;]+?)(?:\s+(?:last|this|in|on|a|two|three)\s+\w+)?\s*[,;:—–-]+\s*(?:and\s+|so\s+)?(?P<old>(?:my|the|our)\s+"
+     r"(?:old\s+)?[^,;]+?)\s+(?:is|'s)\s+(?:now\s+)?(?:in\s+a\s+drawer|retired|gone|sold|dead|broken|history|in\s+the\s+bin"
+     r"|collecting\s+dust|a\s+backup)(?:\s+now)?$", "I switched from {old} to {new}"),
+    # "I moved out of my parents' place, I rent a studio in Porto now" -> "I don't live with my parents anymore; I moved
+    # to Porto" (the home it ends, when it is someone's: "my parents' place", "my sister's flat")
+    (rf"^I(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|recently\s+)?moved\s+out\s+of\s+(?:my|our)\s+(?:(?P<old>[\w-]+s)['’]"
+     rf"|(?P<old2>[\w-]+)['’]s)\s+(?:place|house|flat|home|apartment)\s*[,;:—–-]+\s*(?:and\s+|so\s+)?(?:now\s+)?I(?:'m|\s+am)?"
+     rf"\s+(?:now\s+)?(?:rent(?:ing)?|live|living|have|got|share|sharing)\b[^,;]*?\s+in\s+(?P<new>{_ORG})(?:\s+now)?$",
+     "I don't live with my {old} anymore; I moved to {new}"),
+    (rf"^I(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|recently\s+)?moved\s+out\s+of\s+[^,;]+?\s*[,;:—–-]+\s*(?:and\s+"
+     rf"|so\s+)?(?:now\s+)?I(?:'m|\s+am)?\s+(?:now\s+)?(?:rent(?:ing)?|live|living|have|got|share|sharing)\b[^,;]*?\s+in"
+     rf"\s+(?P<new>{_ORG})(?:\s+now)?$", "I moved to {new}"),
+    # "Arctic Monkeys are my new favourite band" -> "my favourite band is Arctic Monkeys"
+    (r"^(?P<value>[\w .'&+-]+?)\s+(?:is|are|'s|'re)\s+my\s+new\s+(?P<what>favou?rite\s+[\w-]+)(?:\s+now)?$",
+     "my {what} is {value}"),
+    # "I quit the café, I'm a bike courier now" -> "I work as a bike courier" (a job: "a new person" is none)
+    (r"^I(?:'ve|\s+have)?\s+(?:just\s+|finally\s+)?(?:quit|left)\s+(?P<old>[^,;]+?)\s*[,;:—–-]+\s*(?:and\s+|so\s+)?"
+     r"(?:now\s+)?I(?:'m|\s+am)\s+(?:now\s+)?(?P<new>an?\s+(?!(?:much|more|new|different|better|happier|healthier)\b)"
+     r"(?:[\w-]+\s+){0,2}?[\w-]*(?:er|or|ist|ian|ant|ent|man|woman|chef|nurse|cook|pilot|clerk|guide|coach|medic|tutor))"
+     r"\s+now$", "I work as {new}"),
+    # "I cancelled PureGym and joined the climbing gym on Elm Street" -> "I switched from PureGym to the climbing gym ..."
+    (r"^I(?:'ve|\s+have)?\s+(?:just\s+|finally\s+)?(?:cancell?ed|quit|dropped)\s+(?:my\s+)?(?P<old>[^,;]+?)"
+     r"(?:\s+membership)?(?:\s*[,;]\s*|\s+)(?:and\s+)?(?:then\s+)?(?:joined|signed\s+up\s+(?:for|with|at)|switched\s+to)\s+"
+     r"(?P<new>[^,;]+?)(?:\s+(?:instead|now))?$", "I switched from {old} to {new}"),
+    # "Miso died in spring; we adopted a kitten called Tofu" -> "I have a kitten called Tofu"
+    (rf"^(?P<old>{_ORG})\s+(?:died|passed\s+away|is\s+gone)\b[^,;]*?\s*[,;:—–-]+\s*(?:and\s+|so\s+|then\s+)?(?:now\s+)?"
+     rf"(?:we|I)(?:'ve|\s+have)?\s+(?:adopted|got|rescued|brought\s+home)\s+(?P<new>(?:a|an)\s+(?:new\s+)?[\w-]+\s+"
+     rf"(?:called|named)\s+(?-i:[A-Z])[\w'-]*)\b.*$", "I have {new}"),
     # "basketball is my favourite sport now" (after a clause of its own) -> "my favourite sport is basketball"
     (r"^(?P<value>[\w .'&+-]+?)\s+is\s+my\s+(?P<what>(?:new\s+)?favou?rite\s+[\w-]+)\s+now$", "my {what} is {value}"),
     # "I eat meat again since last summer" -> "I'm no longer vegetarian; I eat meat"

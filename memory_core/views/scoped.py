@@ -233,9 +233,8 @@ class ScopedMemory:
         return eraser.guard(self.scope, taken_in) if eraser is not None else None
 
     def data_version(self) -> tuple:
-        """A cache key: a value that changes whenever anything this scope's pages read does, its facts and summaries
-        and what its searches and injections read (conversations, daily logs, MEMORY.md: files taken in first, as a
-        search takes them in). Two small queries."""
+        """A cache key that changes with anything this scope's pages read: facts, summaries, conversations, logs and
+        MEMORY.md (files taken in first, as a search takes them in)."""
         answers = self._parts.index.answers
         answers.take_in(self.scope)
         return (*self._parts.store.version(self.scope), answers.version(self.scope))

@@ -235,9 +235,8 @@ class ScopedMemory:
     def data_version(self) -> tuple:
         """A cache key that changes with anything this scope's pages read: facts, summaries, conversations, logs and
         MEMORY.md (files taken in first, as a search takes them in)."""
-        answers = self._parts.index.answers
-        answers.take_in(self.scope)
-        return (*self._parts.store.version(self.scope), answers.version(self.scope))
+        self._parts.index.answers.take_in(self.scope)
+        return (*self._parts.store.version(self.scope), self._parts.index.answers.version(self.scope))
 
     def memory_data(self) -> dict[str, Any]:
         """The scope's summaries and every valid fact (injection and update read only what they use)."""

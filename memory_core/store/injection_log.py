@@ -2,8 +2,8 @@
 went in), and a write per call was a tenth of an MCP `get_memory_context` (a transaction of its own, and the
 connection's read snapshot given up for it). The rows wait here, in this process, and go to the database together:
 at most FLUSH_SECONDS after the first of them, when MAX_PENDING wait, before any read of the record, before an
-erase or a purge (`Database.flush_buffered`), and when the memory closes. A process killed outright loses the rows
-of its last FLUSH_SECONDS; nothing else.
+erase or a purge (`Database.flush_buffered`), when the memory closes, and at the process's exit (a script that never
+closes its memory). A process killed outright loses the rows of its last FLUSH_SECONDS; nothing else.
 
 An erase in another process cannot reach rows still waiting here: each query is passed, when written, through
 `screen` (composition: what the scope's tombstones made since the row was recorded leave of it), as a live
@@ -35,6 +35,13 @@ _ADD = insert(InjectionRow.__table__)  # built once
 
 # (scope, since) -> what takes out of a text the statements erased in the scope since then, or None when nothing was
 Screen = Callable[[Scope, datetime], "Callable[[str], str] | None"]
+_LOGS: "weakref.WeakSet[InjectionLog]" = weakref.WeakSet()  # this process's logs, written at its exit if not before
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    for injection_log in list(_LOGS):
+        injection_log._flush_quietly()
 
 
 class InjectionLog:
@@ -46,8 +53,7 @@ class InjectionLog:
         self._writing = threading.Lock()  # one flush at a time: rows are written in the order they were recorded
         self._timer: threading.Timer | None = None
         db.buffered.append(self.flush)
-        ref = weakref.ref(self)
-        atexit.register(lambda: (log_ := ref()) is not None and log_._flush_quietly())
+        _LOGS.add(self)
 
     def add(self, scope: Scope, at: datetime, actor: str | None, query: str | None, tokens: int, max_tokens: int,
             fact_ids: list[str]) -> None:

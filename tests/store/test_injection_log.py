@@ -125,3 +125,21 @@ def test_a_purge_takes_the_waiting_injections_of_its_scope(tmp_path, database_ur
         _ask(m, "what does ana drink?")
         m.purge_scope(user_id="ana", agent_name="bot")
         assert _rows(m.settings.database_url) == []
+
+
+@pytest.mark.slow  # a subprocess
+def test_a_script_that_never_closes_its_memory_still_writes_the_record_at_exit(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = (f"from memory_core import Memory, Settings\n"
+              f"from memory_core.store import injection_log\n"
+              f"injection_log.FLUSH_SECONDS = 3600.0\n"
+              f"m = Memory(Settings(home={str(tmp_path / 'home')!r}, timezone='UTC'), worker=False)\n"
+              f"m.facts.add('User likes green tea', 'preference', 0.9)\n"
+              f"m.format_for_injection(query='what does the user drink?', record=True)\n")  # and exits, not closed
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_CORE_", "OPENAI_"))}
+    subprocess.run([sys.executable, "-c", script], check=True, cwd=Path(__file__).parents[2], env=env, timeout=120)
+    assert _rows(f"sqlite:///{tmp_path / 'home' / 'memory.db'}") == [("default", "default", "what does the user drink?")]

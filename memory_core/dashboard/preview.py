@@ -21,7 +21,6 @@ from memory_core.text.tokens import count_tokens
 from memory_core.views.scoped import ScopedMemory
 
 
-
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _plain(scope_key: str, storage: str, version: tuple, budget: int, model: str,
            _view: ScopedMemory) -> InjectionReport:

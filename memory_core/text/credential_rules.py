@@ -121,7 +121,9 @@ LOGIN_CUE = re.compile(r"(?i)[\w.+-]+@[\w-]+\.\w|\b(?:user(?:name)?|login|e-?mai
 STATE_WORDS = frozenset("""incorrect wrong correct required expired invalid weak strong secure insecure unknown
     forgotten changed reset needed mandatory optional protected encrypted hashed stored saved missing blank case
     sensitive compromised leaked shared different same simple complicated complex long short easy hard""".split())
-# A lock said to open with a code: "the padlock opens with 3-1-8-7", "the safe unlocks with 0472".
+# A lock said to open with a code: "the padlock opens with 3-1-8-7", "the safe unlocks with 0472" (read only in a text
+# that says "open" or "unlock", apart from the keyword stems, which would run every keyword rule on each text naming
+# a door).
 OPENS_WITH = re.compile(r"(?i)\b(?:pad)?lock|\b(?:safe|locker|lockbox|gate|door|keypad)\b")
 OPENS_WITH_CODE = re.compile(r"(?i)\b(?:opens|unlocks|open|unlock)[ \t]+with[ \t]+(?:the[ \t]+)?(?:code[ \t]+)?"
                              r"(?P<v>\d(?:[- ]?\d){2,9})(?![\w-])")
@@ -221,7 +223,7 @@ KEYWORD_STEMS = ("pass", "pw", "pin", "secret", "cred", "senh", "contra", "clave
                  "jwt", "dsn", "bearer", "code", "login", "user", "usu", "utilisateur", "benutzer", "zugang", "anmelde",
                  "identifiant", "credencia", "acces", "recover", "backup", "restore", "scratch", "wiederher", "recupera",
                  "récupération", "secours", "respaldo", "mysql", "cookie", "curl", "combo", "combination",
-                 "sign-in", "signin", "i use ", "we use ", "puk", "lock", "safe", "gate", "door")
+                 "sign-in", "signin", "i use ", "we use ", "puk")
 # A token long enough to be key material: the format patterns run only on text (and lines) that have one.
 LONG_TOKEN = re.compile(r"[A-Za-z0-9_+/=.:@%-]{16,}")
 # Where a keyword makes the keyword plugin worth running on a line.

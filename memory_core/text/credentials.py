@@ -294,9 +294,6 @@ def _sentences(text: str) -> Iterator[tuple[int, int]]:
         value = m.group("v")
         if _classes(value) >= 3 and _password_like(value, False, ""):  # a word, a name or a number is not one
             yield m.span("v")
-    for m in rules.OPENS_WITH_CODE.finditer(text) if " with" in folded else ():
-        if rules.OPENS_WITH.search(text, max(0, m.start() - 60), m.start()):  # a lock named just before
-            yield m.span("v")
     for m in rules.TOTP_GROUPS.finditer(text) if any(s in folded for s in rules.TOTP_STEMS) else ():
         yield m.span("v")
     for m in rules.RECOVERY.finditer(text) if any(s in folded for s in rules.RECOVERY_STEMS) else ():
@@ -376,6 +373,10 @@ def _plain_spans(text: str) -> Iterator[tuple[int, int]]:
         yield from _keyword_plugin(text)
         yield from _assignments(text)
         yield from _sentences(text)
+    if ("open" in folded or "unlock" in folded) and " with" in folded:  # a lock that opens with a code
+        for m in rules.OPENS_WITH_CODE.finditer(text):
+            if rules.OPENS_WITH.search(text, max(0, m.start() - 60), m.start()):  # a lock named just before
+                yield m.span("v")
     if any(stem in folded for stem in rules.PHRASE_STEMS):
         yield from _phrases(text)
     if "://" in text:

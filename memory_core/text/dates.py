@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from calendar import monthrange
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import lru_cache
@@ -49,13 +50,13 @@ _IN_UNITS = {"fortnight": (2, "week"), "decade": (10, "year")}
 _HOLIDAYS = {"christmas eve": (12, 24), "christmas day": (12, 25), "christmas": (12, 25), "xmas": (12, 25),
              "new years eve": (12, 31), "new years day": (1, 1), "halloween": (10, 31), "valentines day": (2, 14),
              "valentines": (2, 14), "boxing day": (12, 26), "st patricks day": (3, 17), "april fools day": (4, 1),
-             "independence day": (7, 4), "bastille day": (7, 14), "guy fawkes night": (11, 5), "bonfire night": (11, 5),
-             # moveable: their day is computed for each year (`_holiday_on`)
-             "easter sunday": (0, 0), "easter": (0, 0), "thanksgiving day": (0, 0), "thanksgiving": (0, 0)}
+             "independence day": (7, 4), "bastille day": (7, 14), "guy fawkes night": (11, 5), "bonfire night": (11, 5)}
+# holidays whose day is computed for each year (`_holiday_on`)
+_MOVEABLE = ("easter sunday", "easter", "thanksgiving day", "thanksgiving")
 # as written: "New Year's Day", "valentines", "April Fools' Day", "St. Patrick's Day"
 _HOLIDAY = r"(?P<holiday>" + "|".join(sorted((re.sub(r"^st ", r"st\\.? ", re.sub(r"(year|valentine|patrick|fool)s\b",
                                                                                 r"\1['’]?s['’]?", h))
-                                              for h in _HOLIDAYS), key=len, reverse=True)) + r")\b"
+                                              for h in (*_HOLIDAYS, *_MOVEABLE)), key=len, reverse=True)) + r")\b"
 # a verb in the past: the sentence a bare weekday ("on Sunday") is in tells which Sunday it was
 # ("I'm tired", "so excited", "feel worried" are not: a word in -ed after a linking verb or an intensifier is an
 # adjective; "need", "speed", "indeed", "hundred" are not verbs in the past at all)
@@ -231,22 +232,17 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
             return _at_precision(said_on + timedelta(days=14 * sign), "weekend")
         return _at_precision(_shift(said_on, 2, unit, sign), unit)
     if kind == "weekday_second":  # "the Friday after next": a week past the coming one; "before last", before the last
-        target = _weekday_index(g["weekday"])
-        if "next" in g["dir"].lower():
-            day = said_on + timedelta(days=((target - said_on.weekday()) % 7 or 7) + 7)
-        else:
-            day = said_on - timedelta(days=((said_on.weekday() - target) % 7 or 7) + 7)
-        return _at_precision(day, "day")
+        direction = 1 if "next" in g["dir"].lower() else -1
+        return _at_precision(_weekday_from(said_on, _weekday_index(g["weekday"]), direction)
+                             + timedelta(days=7 * direction), "day")
     if kind == "from_weekday":  # "a week from Friday": a week past the coming Friday
         n = _count(g["n"])
         if n > 400:
             return None
-        target = _weekday_index(g["weekday"])
-        coming = said_on + timedelta(days=(target - said_on.weekday()) % 7 or 7)
+        coming = _weekday_from(said_on, _weekday_index(g["weekday"]), 1)
         return _at_precision(coming + timedelta(days=n * (7 if g["unit"].lower() == "week" else 1)), "day")
     if kind == "weekday_week":  # "Friday week": a week past the coming Friday
-        target = _weekday_index(g["weekday"])
-        return _at_precision(said_on + timedelta(days=((target - said_on.weekday()) % 7 or 7) + 7), "day")
+        return _at_precision(_weekday_from(said_on, _weekday_index(g["weekday"]), 1) + timedelta(days=7), "day")
     if kind == "ago_period":  # "a year ago this week": the week that many back
         unit, n = g["unit"].lower(), _count(g["n"])
         if n > 400:
@@ -257,8 +253,7 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
     if kind == "part_of":  # "at the end of the month": the month it is said in
         return _at_precision(said_on, g["unit"].lower())
     if kind == "weekdays_ago":  # "two Saturdays ago": the Saturday that many back
-        target = _weekday_index(g["weekday"])
-        last = said_on - timedelta(days=(said_on.weekday() - target) % 7 or 7)
+        last = _weekday_from(said_on, _weekday_index(g["weekday"]), -1)
         return _at_precision(last - timedelta(days=7 * (_count(g["n"]) - 1)), "day")
     if kind == "holiday":
         direction = _relative(g["rel"])
@@ -282,7 +277,7 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
     if kind == "week_of_month":  # "the first week of May", "the last weekend of October"
         month = _month_index(g["month"])
         year = _month_year(month, "", text, m.start(), said_on)
-        first, last = date(year, month, 1), date(year + month // 12, month % 12 + 1, 1) - timedelta(days=1)
+        first, last = date(year, month, 1), date(year, month, monthrange(year, month)[1])
         unit = g["unit"].lower()
         if unit == "week":
             return _at_precision(first if g["ord"].lower() == "first" else last, "week")
@@ -302,7 +297,7 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
         if _told_in_past(text, m.start()):
             day = said_on - timedelta(days=(said_on.weekday() - target) % 7)
         else:
-            day = said_on + timedelta(days=(target - said_on.weekday()) % 7 or 7)
+            day = _weekday_from(said_on, target, 1)
         return _at_precision(day, "day")
     if kind == "before_after":
         unit = g["unit"].lower()

@@ -181,7 +181,8 @@ def restate(sentence: str) -> tuple[str, bool]:
 def change_after_lead(sentence: str) -> tuple[str, str] | None:
     """(the clause before, the change) where `sentence` says a change in one of the ways above only after a clause of
     its own ("Priya left, my new manager is Tom"), so that each is read as a sentence; else None."""
-    lead = _LEAD.match(_BLANKS.sub(" ", sentence))
+    sentence = _BLANKS.sub(" ", sentence)  # as _restated reads it
+    lead = _LEAD.match(sentence)
     if lead is None or _restated(sentence) is not None or _restated(lead.group("rest").rstrip(".!… ")) is None:
         return None
     return lead.group("lead").strip(), lead.group("rest")

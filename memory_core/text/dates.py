@@ -14,7 +14,9 @@ week past the coming Friday), "the Monday before last", "two Saturdays ago", a h
 of the period said in ("at the end of the month", "by the start of the week": that month, that week), "mid-June",
 a count from a weekday ("a week from Friday": a week past the coming Friday), "over the weekend", "the night
 before last", a weekday with a part of the day ("Friday night"), Easter and Thanksgiving (moveable), and "the
-first (last) week (weekend) of May", "Friday week", "a year ago this week" and "within the next three days". A text
+first (last) week (weekend) of May", "Friday week", "a year ago this week", "within the next three days", a day of a
+month with no year ("on May 2nd", "the 5th of July": as a bare weekday) and a weekday after "by" or "until". A month
+or a day of a birth is left alone ("I was born in March"), as is a season whose year is named. A text
 in Portuguese, Spanish, German, French, Italian or Dutch has its own words read (`text.date_words`).
 
 A value is written at the precision the expression has: a day ("7 May 2023"; "Tuesday 18 July 2023" for a weekday
@@ -26,13 +28,14 @@ written short, "last Tues", so that the day is named in full), a week ("the week
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from calendar import monthrange
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import lru_cache
 
 from memory_core.text import date_words
+from memory_core.text.spans import Spans
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
@@ -61,7 +64,8 @@ _HOLIDAY = r"(?P<holiday>" + "|".join(sorted((re.sub(r"^st ", r"st\\.? ", re.sub
 # ("I'm tired", "so excited", "feel worried" are not: a word in -ed after a linking verb or an intensifier is an
 # adjective; "need", "speed", "indeed", "hundred" are not verbs in the past at all)
 _LINKED = "".join(rf"(?<!\b{w}\s)" for w in ("am", "is", "are", "be", "been", "being", "feel", "feels", "get", "gets",
-                                               "so", "very", "too", "really", "quite", "'m", "'re", "'s", "’m", "’re", "’s"))
+                                               "getting", "so", "very", "too", "really", "quite", "'m", "'re", "'s", "’m",
+                                               "’re", "’s"))
 _PAST = re.compile(r"\b(?:was|were|did|had|went|got|came|saw|met|made|took|told|said|gave|ran|bought|left|found|"
                    r"felt|spent|began|won|lost|brought|caught|wrote|ate|drank|sang|swam|wore|flew|drove|rode|fell|"
                    r"broke|chose|spoke|stole|threw|knew|grew|drew|forgot|slept|kept|sent|built|paid|sold|heard|held|"
@@ -73,6 +77,21 @@ _MONTH = r"(?P<month>" + _MONTH_WORDS + r")\.?"
 _WEEKDAY = r"(?P<weekday>" + "|".join(_WEEKDAYS) + r"|mon|tues?|wed|thu(?:rs?)?|fri|sat)\b"
 _FUTURE = re.compile(r"\b(?:will|'ll|going to|gonna|plan(?:ning)? to|planned|hope to|can't wait|excited to|"
                      r"looking forward|upcoming|next|soon|scheduled)\b", re.I)
+
+# not a season or a day of a month whose year is named: "the summer of 2021", "May 2nd, 2021" are written already
+_WITH_YEAR = r"(?!,?\s+(?:of\s+)?\d{4}\b)"
+
+
+_DAYS_FROM = re.compile(r"(?:\bfrom\s+\w+|" + "|".join(_WEEKDAYS) + r")\s*$", re.I)  # before "until Friday"
+
+
+def _md(n: int, th: str) -> str:  # "May 2nd" ("May 2" with th "?"), its groups numbered n
+    return rf"(?P<month{n}>{_MONTH_WORDS})\.?\s+(?P<day{n}>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th){th}\b"
+
+
+def _dm(n: int, th: str, of: str) -> str:  # "2nd of May", "2 May"
+    return rf"(?P<day{n}>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th){th}\s+{of}(?P<month{n}>{_MONTH_WORDS})\b\.?"
+
 
 # What an ordinal counts where it is not a day of the month: "on the 3rd floor", "on the 2nd try"
 _COUNTED = ("floor|storey|story|time|try|attempt|go|place|round|lap|page|step|row|grade|level|day|week|month|year|"
@@ -105,14 +124,20 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     ("weekday", r"(?<!\bthe\s)\b(?P<rel>last|this past|past|next|this coming|coming|this)\s+" + _WEEKDAY),
     ("period", r"(?<!\bthe\s)(?<!\bthe\svery\s)\b(?P<rel>last|this past|past|next|this coming|coming|this|earlier this|later this)\s+"
                r"(?P<unit>week|weekend|month|year)\b"),
-    ("season", r"\b(?P<rel>last|this past|past|next|this coming|this)\s+(?P<season>spring|summer|autumn|fall|winter)\b"),
+    ("season", r"\b(?P<rel>last|this past|past|next|this coming|this)\s+(?P<season>spring|summer|autumn|fall|winter)\b"
+               + _WITH_YEAR),
+    # "on May 2nd", "by 28 September", "the 5th of July", "February 14th": a day of a month with no year
+    ("month_day", r"\b(?:(?:on|by|until|till|since|before|after)\s+(?:the\s+)?(?:" + _md(1, "?") + "|"
+                  + _dm(2, "?", r"(?:of\s+)?") + ")|(?:the\s+)?" + _dm(3, "", r"of\s+") + "|" + _md(4, "")
+                  + r")(?!,?\s*\d)(?!['’]s)"),
     ("month", r"\b(?:(?:in|since|during|by|until|last|next|this|early|late|mid|mid-)\s+|mid-)" + _MONTH + r"(?!\s*\d)\b"),
     ("day_word", r"\b(?:yesterday|tomorrow|today|tonight|last night|this morning|this afternoon|this evening)\b"),
     ("on_holiday", r"\b(?:on|at|over)\s+" + _HOLIDAY),  # "on Christmas Eve": as a bare weekday, by the sentence's tense
     ("over_weekend", r"\bover\s+the\s+weekend\b"),
     ("week_of_month", r"\bthe\s+(?P<ord>first|last)\s+(?P<unit>week|weekend)\s+of\s+" + _MONTH + r"(?!\s*\d)\b"),
-    ("the_season", r"\b(?:over|during|in)\s+the\s+(?P<season>spring|summer|autumn|fall|winter)\b"),
-    ("on_weekday", r"\bon\s+(?P<weekday>" + "|".join(_WEEKDAYS) + r")\b(?!s)"),  # in full: "on wed", "on sat" are words
+    ("the_season", r"\b(?:over|during|in)\s+the\s+(?P<season>spring|summer|autumn|fall|winter)\b" + _WITH_YEAR),
+    # in full: "on wed", "on sat" are words; "by Friday", "until Sunday" too, not "from Monday until Friday"
+    ("on_weekday", r"\b(?:on|by|until|till)\s+(?P<weekday>" + "|".join(_WEEKDAYS) + r")\b(?!s)"),
     # "Friday night", "Monday morning": as "on Friday"
     ("on_weekday", r"\b(?P<weekday>" + "|".join(_WEEKDAYS) + r")\s+(?:morning|afternoon|evening|night)\b"),
     # "on the 3rd": a day of the month with no month named; not "on the 3rd floor", "on the 2nd of May"
@@ -293,6 +318,8 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
             latest = date(latest.year + 1, _SEASONS[season], 1)
         return f"{season} {latest.year}", latest
     if kind == "on_weekday":  # "on Sunday": the last one in a sentence told in the past, else the coming one
+        if not m.group(0).lower().startswith("on") and _DAYS_FROM.search(text, max(0, m.start() - 40), m.start()):
+            return None  # "from Monday until Friday", "Monday till Friday": days of a week, not a day
         target = _weekday_index(g["weekday"])
         if _told_in_past(text, m.start()):
             day = said_on - timedelta(days=(said_on.weekday() - target) % 7)
@@ -334,9 +361,22 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
             year = year + 1 if current or said_on.month > start else year
         season = g["season"].lower()
         return f"{season} {year}", date(year, start, 1)
+    if kind == "month_day":  # "on May 2nd": the latest in a sentence told in the past, else the coming one
+        n = next(i for i in "1234" if g[f"day{i}"])
+        month, day, lead = _month_index(g[f"month{n}"]), int(g[f"day{n}"]), m.group(0).split()[0].lower()
+        if _born(text, m.start()):
+            return None
+        past = lead == "since" or (lead not in ("by", "until", "till") and _told_in_past(text, m.start()))
+        for year in range(said_on.year, said_on.year + (-9 if past else 9), -1 if past else 1):  # 29 February: 8 years
+            found = date(year, month, day) if day <= monthrange(year, month)[1] else None
+            if found is not None and (found == said_on or (found < said_on) == past):
+                return _at_precision(found, "day")
+        return None
     if kind == "month":
         month = _month_index(g["month"])
         lead = re.split(r"[\s-]", m.group(0), maxsplit=1)[0].lower()  # "mid-June": "mid"
+        if lead in ("in", "during") and _born(text, m.start()):  # "I was born in March": no year can be told
+            return None
         year = _month_year(month, lead, text, m.start(), said_on)
         return _month_text(year, month), date(year, month, 1)
     return None
@@ -416,6 +456,12 @@ def _month_day(said_on: date, day: int, forward: bool) -> date | None:
         month += 1 if forward else -1
         year, month = (year + (month - 1) // 12, (month - 1) % 12 + 1)
     return None
+
+
+def _born(text: str, at: int) -> bool:
+    """Whether the sentence at `at` tells of a birth ("I was born in March"): its month or day has no year to guess."""
+    start, end = _bounds(text, at)
+    return re.search(r"\bborn\b", text[max(start, at - 200):min(end, at + 200)], re.I) is not None
 
 
 def _told_in_past(text: str, at: int) -> bool:
@@ -502,24 +548,6 @@ def _found_in(lang: str, text: str, said_on: date) -> list[tuple[int, int, tuple
     return found
 
 
-class _Spans:
-    """Spans of a text that do not overlap, in order: whether a new one overlaps any is two comparisons (each against
-    every span taken was quadratic in a text of many dates)."""
-
-    def __init__(self) -> None:
-        self.starts: list[int] = []
-        self.ends: list[int] = []
-
-    def overlaps(self, start: int, end: int) -> bool:
-        i = bisect_right(self.starts, start)
-        return (i > 0 and self.ends[i - 1] > start) or (i < len(self.starts) and self.starts[i] < end)
-
-    def add(self, start: int, end: int) -> None:
-        i = bisect_right(self.starts, start)
-        self.starts.insert(i, start)
-        self.ends.insert(i, end)
-
-
 def resolve_dates(text: str, said_on: date | datetime) -> list[ResolvedDate]:
     """The relative time expressions of `text`, in order, each with the absolute date it means when said on
     `said_on`. Expressions that do not overlap; none for a text without any."""
@@ -527,7 +555,7 @@ def resolve_dates(text: str, said_on: date | datetime) -> list[ResolvedDate]:
         said_on = said_on.date()
     if not isinstance(text, str) or not text:
         return []
-    taken = _Spans()
+    taken = Spans()
     found: list[ResolvedDate] = []
     for kind, pattern in _COMPILED:
         for m in pattern.finditer(text):

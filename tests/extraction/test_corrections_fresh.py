@@ -98,10 +98,20 @@ TABLE = DATA / "corrections_fresh.json"
 # accept: widened, see the file's note), then 1.0; B measured once after: 0.17 (as before); then tuned on B: 0.83,
 # precision 1.0 (left: "The half marathon is done, now I'm training for a full marathon": what one trains for is not
 # one value, and the offline rules do not end it).
+# "v" (tests/data/corrections_v.json, 24 rows, 16 corrections, written in the fifteenth session from a probe of 30
+# everyday corrections, before any rule for them: "My sister moved from Rome to Milan", "I transferred from UCLA to
+# Stanford", "They moved the weekly meeting from Monday to Thursday", "I went from 82 kg to 76 kg", "Correction: I
+# actually use Neovim, not VS Code", "My mistake, it's shellfish, not peanuts", "Oops, Heathrow, not Gatwick";
+# look-alikes: a trip "from Lisbon to Porto", a question, a cousin no fact is about, opening hours "from 9 to 5", what
+# someone else likes, "I'd never switch", "the printer is the problem, not Windows"): before, recall B 0.125 (1/8), A
+# 0.00 (0/8), precision 1.0; tuned on A (a value a stored fact holds, changed "from X to Y" by a verb of change, of the
+# one the fact is about; "X, not Y" after a word owning a mistake; the fact restated replaces the one it restates): 1.0;
+# B measured once after: 1.0, precision 1.0. Every earlier table unchanged.
 WANTED = {"fresh": {"A": 0.95, "B": 0.8}, "clauses": {"A": 0.95, "B": 0.75}, "ends": {"A": 0.95, "B": 0.7},
           "more": {"A": 0.95, "B": 0.95}, "n": {"A": 0.95, "B": 0.95}, "p": {"A": 0.95, "B": 0.95},
           "q": {"A": 0.95, "B": 0.95}, "r": {"A": 0.95, "B": 0.95},
-          "s": {"A": 0.95, "B": 0.95}, "t": {"A": 0.75, "B": 0.95}, "u": {"A": 0.95, "B": 0.8}}
+          "s": {"A": 0.95, "B": 0.95}, "t": {"A": 0.75, "B": 0.95}, "u": {"A": 0.95, "B": 0.8},
+          "v": {"A": 0.95, "B": 0.95}}
 
 
 def load(half: str, table: str = "fresh") -> list[dict]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
 from memory_core.extraction.candidates import Candidate, ExtractionReply
@@ -436,7 +437,9 @@ def _said(text: str, stored: Sequence[Mapping[str, Any]]) -> list[Statement]:
     new = {m.group(0) for s in swapped for kind in _VALUE_KINDS for m in kind.finditer(s.content)}
     said = [s for s in heuristic_statements(text, general=True)  # "User's new number is ...": the swap says it
             if not new or not any(m.group(0) in new for kind in _VALUE_KINDS for m in kind.finditer(s.content))]
-    return said + meant_statements(text, stored) + swapped
+    meant = [s for s in meant_statements(text, stored)  # what a statement replaces already is not said again
+             if not any(supersedes(t, describe(s.restates or "")) for t in said)]
+    return said + meant + swapped
 
 
 # An e-mail address or a phone number said as the new one ("Please use raj@new.example from now on", "reach me on
@@ -493,6 +496,33 @@ _RENAMED = re.compile(r"\brenam(?:ed|ing)\s+(?P<old>[A-Z][\w'-]*(?:\s+[A-Z][\w'-
 _GOES_BY = re.compile(r"(?<![\w'-])(?P<old>[A-Z][\w'-]*)\s+(?:goes\s+by|is\s+called|answers\s+to)\s+"
                       r"(?P<new>[A-Z][\w'-]*)\s+now\b")
 
+# "Correction: I actually use Neovim, not VS Code", "My mistake, it's shellfish, not peanuts", "Oops, Heathrow, not
+# Gatwick": "X, not Y" after a word owning a mistake, so that no other word of the fact need be said.
+_VALUE = r"[\w'’-]+(?:\s+[\w'’-]+){0,2}?"
+_CUED = re.compile(r"\b(?:correction|actually|sorry|oops|my\s+mistake|my\s+bad|typo(?:\s+earlier)?|scratch\s+that)\b"
+                   r"[\s,:;—–-]*(?:(?:it|that)(?:['’]s|\s+is|\s+was)\s+|I\s+(?:actually\s+)?\w+\s+)?"
+                   rf"(?P<new>{_VALUE})\s*,?\s+not\s+(?P<old>{_VALUE})\s*(?:[,.;!]|$)", re.I)
+# "My sister moved from Rome to Milan", "I transferred from UCLA to Stanford", "They moved the meeting from Monday to
+# Thursday": a value a stored fact holds, changed by a verb of change, of the one the fact is about (below).
+_FROM_TO = re.compile(r"\b(?:moved|transferred|switched|went|upgraded|downgraded|changed|migrated|relocated|swapped"
+                      r"|shifted|converted)(?:\s+[\w'’-]+){0,3}?\s+from\s+(?:(?:the|an?|my|our)\s+)?"
+                      rf"(?P<old>{_VALUE})\s+to\s+(?:(?:the|an?)\s+)?(?P<new>{_VALUE})\s*(?:[,.;!—]|$|\s+(?:in|on|at|"
+                      r"last|this|since|for|after|before|yesterday|today|recently|now)\b)", re.I)
+_PRONOUNS = {"i", "we", "they", "my", "our", "finally", "just", "recently", "also", "then", "so", "and", "but", "ve",
+             "have", "had", "has"}
+_NEGATED = re.compile(r"\b(?:never|not|no\s+longer)\b|n['’]t\b", re.I)
+
+
+def _changes_whose(sentence: str, m: re.Match, fact: str) -> bool:
+    """Whether the change `m` (_FROM_TO) is of the one `fact` is about: the words before its verb name no one (I,
+    we, they) or name someone the fact names ("My sister moved": "User's sister lives in Rome"), and deny nothing."""
+    before = re.split(r"[,;:—–]", sentence[:m.start()])[-1]
+    if _NEGATED.search(before):
+        return False
+    named = _content_stems(before) - {stem(w) for w in _PRONOUNS}
+    return not named or bool(named & _content_stems(fact))
+
+
 MAX_TAKEN_BACK = 5  # "X, not Y" read in a message at most: a page of them costs no more than a line
 # "The cat's name is Lulu, not Luna", "My flight is on Friday, not Thursday": a name, a day or a number set against the
 # one a stored fact holds, in a sentence about what that fact is about (another of its words said too).
@@ -509,7 +539,7 @@ def meant_statements(text: str, stored: Sequence[Mapping[str, Any]]) -> list[Sta
     for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
         if sentence.rstrip().endswith("?"):
             continue
-        meant = [(m, False) for pattern in (_MEANT, _RENAMED, _GOES_BY)
+        meant = [(m, False) for pattern in (_MEANT, _RENAMED, _GOES_BY, _CUED, _FROM_TO)
                  for m in itertools.islice(pattern.finditer(sentence), MAX_TAKEN_BACK)]
         said = meant or [(m, True) for m in itertools.islice(_CONTRAST.finditer(sentence), MAX_TAKEN_BACK)]
         taken += len(said)
@@ -521,10 +551,11 @@ def meant_statements(text: str, stored: Sequence[Mapping[str, Any]]) -> list[Sta
             others = _content_stems(old.sub(" ", sentence.replace(new, " ")))
             fact = next((f for f in stored if isinstance(f, Mapping) and isinstance(f.get("content"), str)
                          and old.search(f["content"])
-                         and (not about or others & _content_stems(old.sub(" ", f["content"])))), None)
+                         and (not about or others & _content_stems(old.sub(" ", f["content"])))
+                         and (m.re is not _FROM_TO or _changes_whose(sentence, m, f["content"]))), None)
             if fact is not None and new and new.casefold() != was.casefold():
-                found.append(describe(old.sub(lambda _m: new, fact["content"], count=1)[:500],
-                                      fact.get("category") or "context", 0.85, cue=True))
+                found.append(replace(describe(old.sub(lambda _m: new, fact["content"], count=1)[:500],
+                                              fact.get("category") or "context", 0.85, cue=True), restates=fact["content"]))
     return found
 
 

@@ -294,6 +294,7 @@ class Statement:
     negated: bool = False  # says that something stopped being so
     hedged: bool = False
     adds: bool = False  # said as one more ("also", "too", "another"): it replaces nothing it does not negate
+    restates: str | None = None  # the stored fact it says again with a word set right ("I meant X, not Y"): it replaces it
 
 
 def describe(content: str, category: str | None = None, confidence: float = 1.0, *, cue: bool = False,
@@ -365,6 +366,8 @@ def supersedes(new: Statement, old: Statement) -> bool:
     "User smokes")."""
     if new.hedged or (new.adds and not new.negated) or new.content.casefold() == old.content.casefold():
         return False
+    if new.restates is not None and new.restates.casefold() == old.content.casefold():
+        return True
     theirs = {_kin(s.key): s for s in old.slots}
     mine_of = {s.key: s for s in new.slots}
     if "marital" in mine_of and mine_of["marital"].value in _UNPARTNERED and not mine_of["marital"].negated \

@@ -135,6 +135,7 @@ class Marks:
     possessive: frozenset[str] | None = None
     objects: frozenset[str] = frozenset()
     by_user: bool = False
+    identifier: bool = False  # its values name one thing alone (a phone number, an e-mail address): they state it
 
     def __bool__(self) -> bool:
         return bool(self.must or self.words)
@@ -145,12 +146,14 @@ class Marks:
             return frozenset(keyed(key, r) for r in roots)
 
         return Marks(hashed(self.must), hashed(self.words), self.denies,
-                     None if self.possessive is None else hashed(self.possessive), hashed(self.objects), self.by_user)
+                     None if self.possessive is None else hashed(self.possessive), hashed(self.objects), self.by_user,
+                     self.identifier)
 
     def to_json(self) -> dict:
         out = {"must": sorted(self.must), "words": sorted(self.words), "denies": self.denies}
         if self.possessive is not None:
             out["possessive"] = sorted(self.possessive)
+        out = out if not self.identifier else {**out, "identifier": True}
         return out if not self.by_user else {**out, "by_user": True, "objects": sorted(self.objects)}
 
     @classmethod
@@ -158,7 +161,7 @@ class Marks:
         owners = value.get("possessive")
         return cls(frozenset(value.get("must") or ()), frozenset(value.get("words") or ()), bool(value.get("denies")),
                    None if owners is None else frozenset(owners), frozenset(value.get("objects") or ()),
-                   bool(value.get("by_user")))
+                   bool(value.get("by_user")), bool(value.get("identifier")))
 
 
 LIGHT = frozenset(root(w) for w in LIGHT_WORDS)
@@ -174,12 +177,24 @@ def marks_of(statement: str) -> Marks:
     must = _names_and_values(statement)
     carrying = {root(w) for w in tokens(statement) if w not in FUNCTION and w not in NEGATIONS and len(w) > 1}
     words = carrying - must - _descriptors(statement, must)
+    if len(must - GENERIC) >= 1:  # "the Green Party": "Green" names it, "I voted Green" says it
+        must -= GENERIC
+    if _WORKS_AS.search(statement):  # "works as a nurse" is "is a nurse"
+        words -= {root("works")}
     if len(words - LIGHT) >= 2:
         words -= LIGHT
     by_user = bool(_USER_DOES.match(statement))
     objects = {m for m in must if not any(c.isdigit() for c in m)} if by_user else set()
     return Marks(frozenset(must), frozenset(words), negated(statement), frozenset(_possessives(statement) & must),
-                 frozenset(objects), by_user)
+                 frozenset(objects), by_user, bool(_IDENTIFIER.search(statement)))
+
+
+# The common noun at the end of a name ("the Green Party", "St Mary's Hospital"): the name is said without it.
+GENERIC = frozenset(root(w) for w in """party hospital school university college company inc ltd club church
+street road avenue""".split())
+_WORKS_AS = re.compile(r"\bwork(?:s|ed|ing)?\s+as\b", re.I)
+# A value that names one thing alone: a phone or account number of seven digits or more, an e-mail address.
+_IDENTIFIER = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+\.[\w.-]+|(?<![\d])(?!\d{4}-\d\d-\d\d)\d(?:[ .-]?\d){6,}(?!\d)")  # not a date
 
 
 # A statement whose subject is the user alone: "User owes Marta ...", not "User's brother Sam ...".
@@ -187,13 +202,17 @@ _USER_DOES = re.compile(r"^(?:the\s+)?user\s+(?!and\b)", re.I)
 # A passage that opens with someone of the user's as its subject, alone ("My sister is ...", not "My sister and I").
 _BESIDE_THE_USER = r"(?!\s*(?:,\s*|and\s+|&\s*)(?:I|me|we)\b)"
 _SOMEONE_OF_THEIRS = re.compile(r"^[\s\-*•>]*(?:my|our)\s+(?P<who>[\w-]+)\b(?!'s)" + _BESIDE_THE_USER, re.I)
+# "daughter's friend": someone of someone of the user's
+_RELATION_OF = re.compile(r"(?<![\w'])(\w+)['’]s\s+(\w+)")
+# A word by which a passage speaks of the user: a statement of one carrying word needs it.
+_OF_THE_USER = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|user|user's|we|our|us)\b|\bI['’]", re.I)
 # A passage's opening name, unless the user is beside it ("Marta and I ...").
 _OPENING = re.compile(r"^[\s\-*•>]*([\w'-]+)" + _BESIDE_THE_USER, re.UNICODE)
 
 
 # A passage's word that says what a statement's word says ("my address is ..." says where the user lives): added to
 # the passage's roots, never put in the place of a statement's (marks kept before still match as they did).
-SAYS_ALSO = {root("address"): root("lives"), root("resides"): root("lives")}
+SAYS_ALSO = {root("address"): root("lives"), root("resides"): root("lives"), root("earn"): root("salary")}
 
 
 def roots_of(text: str, key: bytes | None = None) -> frozenset[str]:
@@ -209,6 +228,8 @@ def states(passage: str, marks: Marks, key: bytes | None = None) -> bool:
     held = roots_of(passage, key)
     if not marks.must <= held:
         return False
+    if marks.identifier:  # "Call me on 912 345 678": the number is the statement
+        return True
     if marks.possessive is not None:
         owners = {keyed(key, r) for r in _possessives(passage)} if key is not None else _possessives(passage)
         if (owners & marks.must) - marks.possessive:
@@ -221,6 +242,12 @@ def states(passage: str, marks: Marks, key: bytes | None = None) -> bool:
     theirs = _SOMEONE_OF_THEIRS.match(passage) if marks.by_user else None
     if theirs and theirs.group("who").casefold() in RELATIONS:
         return False  # "My sister is pregnant with twins" for "User is pregnant with twins"
+    for m in _RELATION_OF.finditer(passage):  # "My daughter's friend is called Emma" for "User's daughter is Emma"
+        if m.group(1).casefold() in RELATIONS and m.group(2).casefold() in RELATIONS and \
+                (keyed(key, root(m.group(2))) if key is not None else root(m.group(2))) not in marks.words:
+            return False
+    if marks.by_user and len(marks.must) + len(marks.words) == 1 and not _OF_THE_USER.search(passage):
+        return False  # "The gay bar downtown closed" for "User is gay": one word alone, and no word of the user
     have = len(marks.words & held)
     need = len(marks.words) if len(marks.words) <= 4 else len(marks.words) - len(marks.words) // 4
     return have >= need and (have + len(marks.must)) > 0

@@ -125,6 +125,8 @@ def test_a_wrong_extractor_scores_low():
     ("Call me Bea, everyone does.", ["User's name is Bea"]),
     ("Our dog Pixel hates the vacuum.", ["User's dog's name is Pixel"]),
     ("Me llamo Lucía y vivo en Sevilla.", ["User's name is Lucía", "User lives in Sevilla"]),
+    ("We're planning a trip to Iceland next summer.", ["User is planning a trip to Iceland next summer"]),
+    ("We're renovating the kitchen.", ["User is renovating the kitchen"]),
 ])
 def test_what_people_write(text, expected):
     assert [f.content for f in heuristic_facts(text)] == expected

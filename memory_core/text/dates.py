@@ -15,7 +15,8 @@ of the period said in ("at the end of the month", "by the start of the week": th
 a count from a weekday ("a week from Friday": a week past the coming Friday), "over the weekend", "the night
 before last", a weekday with a part of the day ("Friday night"), Easter and Thanksgiving (moveable), and "the
 first (last) week (weekend) of May", "Friday week", "a year ago this week", "within the next three days", a day of a
-month with no year ("on May 2nd", "the 5th of July": as a bare weekday) and a weekday after "by" or "until". A month
+month with no year ("on May 2nd", "the 5th of July": as a bare weekday), a weekday after "by" or "until", "Monday
+next week", and dates as typed in chat ("yday", "tmrw", "2 wks ago", "last wk", "3 mos ago", "a cpl of days ago"). A month
 or a day of a birth is left alone ("I was born in March"), as is a season whose year is named. A text
 in Portuguese, Spanish, German, French, Italian or Dutch has its own words read (`text.date_words`).
 
@@ -35,6 +36,7 @@ from datetime import date, datetime, timedelta
 from functools import lru_cache
 
 from memory_core.text import date_words
+from memory_core.text.holidays import HOLIDAY, holiday_on
 from memory_core.text.spans import Spans
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
@@ -43,23 +45,14 @@ _MONTH_ABBR = {m[:3]: i + 1 for i, m in enumerate(_MONTHS)} | {"sept": 9}
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
             "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a couple": 2, "couple of": 2,
-            "a few": 3, "few": 3, "several": 3}
+            "a few": 3, "few": 3, "several": 3, "couple": 2, "a cpl of": 2, "cpl of": 2}
 _SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
-_NUM = r"(?P<n>\d{1,3}|a couple of|a couple|couple of|a few|(?<=next )few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
-_UNIT = r"(?P<unit>day|week|fortnight|month|year|decade)s?"
+_NUM = r"(?P<n>\d{1,3}|a couple of|a couple|couple of|a cpl of|cpl of|couple|a few|few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+_UNIT = r"(?P<unit>day|week|fortnight|month|year|decade|wk|mo|mth|yr)s?"  # "2 wks", "3 mos", "2 yrs" as typed
+_UNIT_WORDS = {"wk": "week", "mo": "month", "mth": "month", "yr": "year"}
+_GAP = r"(?:\s+|(?<=\d))"  # "2 days", "2days"
 # a unit counted in another: "a fortnight" is two weeks, "a decade" ten years
 _IN_UNITS = {"fortnight": (2, "week"), "decade": (10, "year")}
-# holidays on a fixed day (apostrophes left out: "New Year's Eve", "new years eve" and "New Year’s Eve" alike)
-_HOLIDAYS = {"christmas eve": (12, 24), "christmas day": (12, 25), "christmas": (12, 25), "xmas": (12, 25),
-             "new years eve": (12, 31), "new years day": (1, 1), "halloween": (10, 31), "valentines day": (2, 14),
-             "valentines": (2, 14), "boxing day": (12, 26), "st patricks day": (3, 17), "april fools day": (4, 1),
-             "independence day": (7, 4), "bastille day": (7, 14), "guy fawkes night": (11, 5), "bonfire night": (11, 5)}
-# holidays whose day is computed for each year (`_holiday_on`)
-_MOVEABLE = ("easter sunday", "easter", "thanksgiving day", "thanksgiving")
-# as written: "New Year's Day", "valentines", "April Fools' Day", "St. Patrick's Day"
-_HOLIDAY = r"(?P<holiday>" + "|".join(sorted((re.sub(r"^st ", r"st\\.? ", re.sub(r"(year|valentine|patrick|fool)s\b",
-                                                                                r"\1['’]?s['’]?", h))
-                                              for h in (*_HOLIDAYS, *_MOVEABLE)), key=len, reverse=True)) + r")\b"
 # a verb in the past: the sentence a bare weekday ("on Sunday") is in tells which Sunday it was
 # ("I'm tired", "so excited", "feel worried" are not: a word in -ed after a linking verb or an intensifier is an
 # adjective; "need", "speed", "indeed", "hundred" are not verbs in the past at all)
@@ -100,15 +93,15 @@ _COUNTED = ("floor|storey|story|time|try|attempt|go|place|round|lap|page|step|ro
 
 # Most specific first: a match hides the shorter expressions inside it.
 _PATTERNS: tuple[tuple[str, str], ...] = (
-    ("day_offset", r"\bthe day before yesterday\b|\bthe day after tomorrow\b|\bthe night before last\b"),
+    ("day_offset", r"\bthe day (?:before|b4) yesterday\b|\bthe day after tomorrow\b|\bthe night before last\b"),
     ("exact", _NUM + r"\s+" + _UNIT + r"\s+(?:(?P<back>ago)\s+today|from\s+today)\b"),
     # "a week from Friday", "ten days from Monday": counted on from the coming one
-    ("from_weekday", _NUM + r"\s+(?P<unit>day|week)s?\s+from\s+" + _WEEKDAY),
+    ("from_weekday", _NUM + r"\s+(?P<unit>day|week)s?\s+(?:from|on)\s+" + _WEEKDAY),  # "a week on Friday" too
     # "at the end of the month", "by the start of the week", "mid-year" is not one: the week, month or year said in
     ("part_of", r"\b(?P<part>end|start|beginning|middle)\s+of\s+(?:the|this)\s+(?P<unit>week|month|year)\b"),
     # "a year ago this week": the week a year back, at the period named
     ("ago_period", _NUM + r"\s+" + _UNIT + r"\s+ago\s+(?:this|that)\s+(?P<period>week|month)\b"),
-    ("ago", _NUM + r"\s+" + _UNIT + r"\s+(?:ago|back|earlier)\b"),
+    ("ago", _NUM + _GAP + _UNIT + r"\s+(?:ago|back|earlier)\b"),
     ("weekends_ago", _NUM + r"\s+weekends?\s+(?:ago|back|earlier)\b"),
     ("since", _NUM + r"\s+(?P<unit>month|year)s?\s+(?:now|already)\b"),
     ("since", r"\bfor\s+the\s+(?:past|last)\s+" + _NUM + r"\s+(?P<unit>month|year)s?\b"),
@@ -118,12 +111,14 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     ("weekday_second", r"\bthe\s+" + _WEEKDAY + r"\s+(?P<dir>after\s+next|before\s+last)\b"),
     ("before_after", r"\bthe\s+(?P<unit>day|week|month|year|weekend)\s+(?P<dir>before|after)\b(?!\s+(?:the|a|an|my|our|his|her|their|\d))"),
     ("weekdays_ago", _NUM + r"\s+" + _WEEKDAY.replace(")\\b", ")s\\b") + r"\s+(?:ago|back)\b"),
-    ("holiday", r"\b(?P<rel>last|this past|past|next|this coming|coming|this)\s+" + _HOLIDAY),
+    ("holiday", r"\b(?P<rel>last|this past|past|next|this coming|coming|this)\s+" + HOLIDAY),
     # "Friday week", "next Friday week": a week past the coming Friday
     ("weekday_week", r"(?<!\bthe\s)\b(?:next\s+)?" + _WEEKDAY + r"\s+week\b"),
-    ("weekday", r"(?<!\bthe\s)\b(?P<rel>last|this past|past|next|this coming|coming|this)\s+" + _WEEKDAY),
-    ("period", r"(?<!\bthe\s)(?<!\bthe\svery\s)\b(?P<rel>last|this past|past|next|this coming|coming|this|earlier this|later this)\s+"
-               r"(?P<unit>week|weekend|month|year)\b"),
+    ("weekday", r"(?<!\bthe\s)\b(?P<rel>last|this past|past|next|nxt|this coming|coming|this)\s+" + _WEEKDAY),
+    # "Monday next week", "Friday of this week": that day of that week
+    ("weekday_of_week", r"\b" + _WEEKDAY + r"\s+(?:of\s+)?(?P<rel>next|last|this)\s+(?:week|wk)\b"),
+    ("period", r"(?<!\bthe\s)(?<!\bthe\svery\s)\b(?P<rel>last|this past|past|next|nxt|this coming|coming|this|earlier this|later this)\s+"
+               r"(?P<unit>week|weekend|month|year|wk)\b"),
     ("season", r"\b(?P<rel>last|this past|past|next|this coming|this)\s+(?P<season>spring|summer|autumn|fall|winter)\b"
                + _WITH_YEAR),
     # "on May 2nd", "by 28 September", "the 5th of July", "February 14th": a day of a month with no year
@@ -131,8 +126,9 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
                   + _dm(2, "?", r"(?:of\s+)?") + ")|(?:the\s+)?" + _dm(3, "", r"of\s+") + "|" + _md(4, "")
                   + r")(?!,?\s*\d)(?!['’]s)"),
     ("month", r"\b(?:(?:in|since|during|by|until|last|next|this|early|late|mid|mid-)\s+|mid-)" + _MONTH + r"(?!\s*\d)\b"),
-    ("day_word", r"\b(?:yesterday|tomorrow|today|tonight|last night|this morning|this afternoon|this evening)\b"),
-    ("on_holiday", r"\b(?:on|at|over)\s+" + _HOLIDAY),  # "on Christmas Eve": as a bare weekday, by the sentence's tense
+    ("day_word", r"\b(?:yesterday|tomorrow|today|tonight|last night|this morning|this afternoon|this evening|yday|tmrw"
+                 r"|tmr|tmrow)\b"),
+    ("on_holiday", r"\b(?:on|at|over)\s+" + HOLIDAY),  # "on Christmas Eve": as a bare weekday, by the sentence's tense
     ("over_weekend", r"\bover\s+the\s+weekend\b"),
     ("week_of_month", r"\bthe\s+(?P<ord>first|last)\s+(?P<unit>week|weekend)\s+of\s+" + _MONTH + r"(?!\s*\d)\b"),
     ("the_season", r"\b(?:over|during|in)\s+the\s+(?P<season>spring|summer|autumn|fall|winter)\b" + _WITH_YEAR),
@@ -216,19 +212,21 @@ def _relative(rel: str) -> int:
     rel = " ".join(rel.lower().split())
     if rel in ("last", "this past", "past"):
         return -1
-    if rel in ("next", "this coming", "coming"):
+    if rel in ("next", "this coming", "coming", "nxt"):
         return 1
     return 0
 
 
 def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, date] | None:
     g = m.groupdict()
+    if g.get("unit"):
+        g["unit"] = _UNIT_WORDS.get(g["unit"].lower(), g["unit"])
     if kind == "day_word":
         word = m.group(0).lower()
-        offset = -1 if word in ("yesterday", "last night") else 1 if word == "tomorrow" else 0
+        offset = -1 if word in ("yesterday", "last night", "yday") else 1 if word.startswith(("tom", "tm")) else 0
         return _at_precision(said_on + timedelta(days=offset), "day")
     if kind == "day_offset":
-        offset = -2 if "before" in m.group(0).lower() else 2
+        offset = 2 if "after" in m.group(0).lower() else -2  # "before", "b4"
         return _at_precision(said_on + timedelta(days=offset), "day")
     if kind == "since":  # "seven years now": since the year it began
         n = _count(g["n"])
@@ -266,6 +264,9 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
             return None
         coming = _weekday_from(said_on, _weekday_index(g["weekday"]), 1)
         return _at_precision(coming + timedelta(days=n * (7 if g["unit"].lower() == "week" else 1)), "day")
+    if kind == "weekday_of_week":  # "Monday next week": the Monday of next week
+        week = {"next": 7, "last": -7}.get(g["rel"].lower(), 0)
+        return _at_precision(_monday(said_on) + timedelta(days=week + _weekday_index(g["weekday"])), "day")
     if kind == "weekday_week":  # "Friday week": a week past the coming Friday
         return _at_precision(_weekday_from(said_on, _weekday_index(g["weekday"]), 1) + timedelta(days=7), "day")
     if kind == "ago_period":  # "a year ago this week": the week that many back
@@ -282,19 +283,19 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
         return _at_precision(last - timedelta(days=7 * (_count(g["n"]) - 1)), "day")
     if kind == "holiday":
         direction = _relative(g["rel"])
-        this_year = _holiday_on(g["holiday"], said_on.year)
+        this_year = holiday_on(g["holiday"], said_on.year)
         if direction < 0:
-            found = this_year if this_year < said_on else _holiday_on(g["holiday"], said_on.year - 1)
+            found = this_year if this_year < said_on else holiday_on(g["holiday"], said_on.year - 1)
         elif direction > 0:
-            found = this_year if this_year > said_on else _holiday_on(g["holiday"], said_on.year + 1)
+            found = this_year if this_year > said_on else holiday_on(g["holiday"], said_on.year + 1)
         else:
             found = this_year  # "this Halloween": this year's
         return _at_precision(found, "day")
     if kind == "on_holiday":
-        this_year = _holiday_on(g["holiday"], said_on.year)
+        this_year = holiday_on(g["holiday"], said_on.year)
         if _told_in_past(text, m.start()):
-            return _at_precision(this_year if this_year <= said_on else _holiday_on(g["holiday"], said_on.year - 1), "day")
-        return _at_precision(this_year if this_year >= said_on else _holiday_on(g["holiday"], said_on.year + 1), "day")
+            return _at_precision(this_year if this_year <= said_on else holiday_on(g["holiday"], said_on.year - 1), "day")
+        return _at_precision(this_year if this_year >= said_on else holiday_on(g["holiday"], said_on.year + 1), "day")
     if kind == "over_weekend":  # "over the weekend": see _weekend_ahead
         if said_on.weekday() >= 5:
             return _at_precision(said_on, "weekend")
@@ -413,21 +414,6 @@ def _month_year(month: int, lead: str, text: str, at: int, said_on: date) -> int
     if future:
         return said_on.year if month > said_on.month else said_on.year + 1
     return said_on.year if month < said_on.month else said_on.year - 1
-
-
-def _holiday_on(written: str, year: int) -> date:
-    """The day of a holiday as written ("New Year's Day", "valentines", "Easter") in `year`: Easter Sunday by
-    dateutil's Western computation, Thanksgiving the fourth Thursday of November (the United States')."""
-    name = " ".join(re.sub(r"['’.]", "", written.lower()).split())
-    if name.startswith("easter"):
-        from dateutil.easter import easter
-
-        return easter(year)
-    if name.startswith("thanksgiving"):
-        first = date(year, 11, 1)
-        return first + timedelta(days=(3 - first.weekday()) % 7 + 21)
-    month, day = _HOLIDAYS[name]
-    return date(year, month, day)
 
 
 def _weekday_from(said_on: date, target: int, direction: int) -> date:

@@ -539,3 +539,43 @@ HALF_KB = TABLE_K[1::2]
 @pytest.mark.parametrize("said_on,text,expected", HALF_KB + HALF_KA)
 def test_table_k_a_season_of_a_year_a_month_coming_a_birth_a_day_of_a_month_and_by_a_weekday(said_on, text, expected):
     assert _right(said_on, text, expected), [r.value for r in resolve_dates(text, date.fromisoformat(said_on))]
+
+
+# Table L, written in the fifteenth session before any rule for it: dates as people type them in chat ("yday",
+# "tmrw", "tmr", "2 wks ago", "last wk", "nxt week", "a cpl of days ago", "3 mos ago", "2 yrs ago", "2days ago", "the
+# day b4 yesterday", "couple weeks ago" and "few days ago" with no "a"), "Monday next week" (that Monday) and "a week on
+# Friday" (a week past the coming Friday), with look-alikes ("My wks are long", "It takes 3 mos to heal", "Mos Def",
+# "every wk", "a 2wks trial"). Case n is in half LA when n is even, else in LB.
+TABLE_L = [  # 2024-03-13 is a Wednesday, 2023-10-05 a Thursday, 2025-06-20 a Friday, 2023-05-08 a Monday
+    ("2023-05-08", "I saw her yday.", "7 May 2023"),
+    ("2024-03-13", "See you tmrw!", "14 March 2024"),
+    ("2023-10-05", "Dentist tmr at 9.", "6 October 2023"),
+    ("2025-06-20", "I started 2 wks ago.", "the week of 2 June 2025"),
+    ("2023-05-08", "Last wk was hectic.", "the week of 1 May 2023"),
+    ("2024-03-13", "Nxt week I'm off.", "the week of 18 March 2024"),
+    ("2023-10-05", "A cpl of days ago I met Tom.", "3 October 2023"),
+    ("2025-06-20", "We moved 3 mos ago.", "March 2025"),
+    ("2023-05-08", "Couple weeks ago I started yoga.", "the week of 24 April 2023"),
+    ("2024-03-13", "Few days ago the boiler broke.", "10 March 2024"),
+    ("2023-10-05", "I went there 2days ago.", "3 October 2023"),
+    ("2025-06-20", "We left the day b4 yesterday.", "18 June 2025"),
+    ("2023-05-08", "Monday next week I start.", "15 May 2023"),
+    ("2024-03-13", "A week on Friday we fly out.", "22 March 2024"),
+    ("2023-10-05", "see u next wk", "the week of 9 October 2023"),
+    ("2025-06-20", "2 yrs ago we got married.", "2023"),
+    ("2023-05-08", "My wks are long.", None),
+    ("2024-03-13", "The 2wks trial is free.", None),
+    ("2023-10-05", "It takes 3 mos to heal.", None),
+    ("2025-06-20", "Mos Def is my favourite rapper.", None),
+    ("2023-05-08", "We meet every wk.", None),
+    ("2024-03-13", "yday's news was grim.", "12 March 2024"),
+    ("2023-10-05", "I'll ping u tmrw morning.", "6 October 2023"),
+    ("2025-06-20", "Few weeks back I quit sugar.", "the week of 26 May 2025"),
+]
+HALF_LA = TABLE_L[0::2]
+HALF_LB = TABLE_L[1::2]
+
+
+@pytest.mark.parametrize("said_on,text,expected", HALF_LB + HALF_LA)
+def test_table_l_dates_as_typed_in_chat(said_on, text, expected):
+    assert _right(said_on, text, expected), [r.value for r in resolve_dates(text, date.fromisoformat(said_on))]

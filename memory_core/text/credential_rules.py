@@ -92,8 +92,13 @@ PLACEHOLDER = re.compile(r"(?i)^(?:none|null|nil|true|false|yes|no|empty|undefin
                          r"|.*(?:\.\.\.|…)|not[ _-](?:needed|required|used|set)|dummy.*|fake.*|test|example|sample)$")
 
 # "password is X" in the languages the project meets: keyword, up to four words, a connector, the value.
-_NL_KEYWORD = (r"pass(?:word|wd|phrase|code)s?|pwd|pw|pin(?:[ -]?code)?|(?:door|gate|garage|alarm|wi-?fi|wlan|router"
-               r"|master|entry|access|security|keypad|lockbox|key ?safe|building) code|(?:keypad|lock|locker|padlock|safe|door|gate|garage|alarm)[ -](?:combo|combination)"
+_NL_KEYWORD = (r"pass(?:word|wd|phrase|code)s?|pwd|pw|(?<!boarding )(?<!bus )(?<!train )(?<!season )(?<!day )(?<!ski )"
+               r"(?<!gym )(?<!free )pass(?=[ \t]+for[ \t])|pin(?:[ -]?code)?|(?:door|gate|garage|alarm|wi-?fi|wlan|router"
+               r"|master|entry|access|security|keypad|lockbox|key ?safe|building)(?: opener)? code"
+               r"|(?:bike |bicycle )?(?:keypad|lock|locker|padlock|safe|door|gate|garage|alarm)[ -](?:combo|combination)"
+               # "the code to my locker", "the combo for the bike lock"
+               r"|(?:code|combo|combination) (?:to|for|of) (?:the |my |our )?(?:front |back |bike |bicycle )?(?:door|gate"
+               r"|garage|alarm|locker|safe|lockbox|padlock|lock|building|house|flat|apartment|office|storage|shed)"
                r"|(?:keypad|disarm|voicemail|voice mail|lock screen|unlock|atm|debit card|credit card|bank card|sim)"
                r" (?:code|pin)|code (?:wi-?fi|wlan|d'accès|de acesso|de acceso|pin)|senhas?|palavra-passe"
                r"|contraseñas?|contrasenas?"
@@ -109,15 +114,16 @@ _NL_KEYWORD = (r"pass(?:word|wd|phrase|code)s?|pwd|pw|pin(?:[ -]?code)?|(?:door|
                r"|API-Schlüssel|(?:api|secret|access|private|auth|app)[ _-]?(?:key|token)|token|creds?"
                r"|credentials?|(?:totp|2fa|mfa|otp|authenticator)(?: (?:secret|seed|key|setup key|code))?"
                r"|(?:setup|seed) key|seed")
-_NL_CONNECT = (r"(?:\s+(?:is|was|are|will be|é|es|est|ist|lautet|è|era|fica|será|is now|is nu|to|je|är|er|on|adalah"
-               r"|là|είναι|este)(?:\s+now)?(?!\w)|\s*[:=：]|\s*,\s*(?:it's|it is|that's|which is)(?!\w)"
+_NL_CONNECT = (r"(?:\s*\?[ \t]+(?:(?:it['’]s|it is|its)(?!\w)\s*|(?=[^\s\d]{0,8}\d))|\s+(?:is|was|are|will be|é|es|est|ist|lautet|è|era|fica|será|is now|is nu|to|je|är|er|on|adalah"
+               r"|là|είναι|este)(?:\s+(?:now|still))?(?!\w)|\s*[:=：]|\s*,\s*(?:it's|it is|that's|which is)(?!\w)"
                r"|\s+c['’]est(?!\w)|\s+(?:set to|changed to|now)|\s*(?:は|是|为|：|는|:)|\s+(?:—|-))")
 NATURAL = re.compile(r"(?i)(?<![A-Za-z0-9_\u00c0-\u024f-])(?P<k>" + _NL_KEYWORD + r")(?P<gap>(?:[ \t]+[^\s.!?;:=]{1,20}){0,5}?)"
                      + _NL_CONNECT + r"[ \t]*(?:(?:le|la|el|the)[ \t]+(?=[^\s\d]{0,8}\d))?"  # "est le 2B417": a code
                      r"(?:\"|'|`|「|“|‘|«\s?)?(?P<v>[^\s\"'`」”’»]+)")
 # A password in plain lower-case letters is taken only beside the account it opens ("email dad@example.com, password
 # is pizzafriday"), at the end of its clause, and when it is no word that says how a password is.
-LOGIN_CUE = re.compile(r"(?i)[\w.+-]+@[\w-]+\.\w|\b(?:user(?:name)?|login|e-?mail|account)\b")
+LOGIN_CUE = re.compile(r"(?i)[\w.+-]+@[\w-]+\.\w|\b(?:user(?:name)?|login|e-?mail|account)\b"
+                       r"|\b(?i:my|the|our|your)\s+(?-i:[A-Z])[\w.-]+\s+$")  # "my Gmail password": the account named
 STATE_WORDS = frozenset("""incorrect wrong correct required expired invalid weak strong secure insecure unknown
     forgotten changed reset needed mandatory optional protected encrypted hashed stored saved missing blank case
     sensitive compromised leaked shared different same simple complicated complex long short easy hard""".split())
@@ -186,9 +192,9 @@ LOGIN_LABELLED = re.compile(r"(?i)\b(?:logins?|sign-?in)\b(?:[ \t]+[^\s/:=]{1,20
 VALUE_FIRST = re.compile(r"(?i)(?<![^\s\"'`(])(?P<v>[^\s\"'`]{6,64}) is (?:what |the (?:password|passcode|pin|code) (?:that )?)"
                          r"(?:i|we) use (?:for|on|to log into|at)\b")
 
-# A PIN or PUK given with no connector ("SIM PIN 0427 and PUK 83920174"), and a token named right before its value
+# A PIN, PUK or passcode given with no connector ("SIM PIN 0427 and PUK 83920174", "ipad passcode 090909"), and a token named right before its value
 # ("Twilio auth token 9f8e...": 32 hex characters, which alone read as a digest).
-PIN_BARE = re.compile(r"(?i)(?<![\w-])(?:sim[ -]?)?(?:pin|puk)(?:[ -]?code)?[ \t]+(?P<v>\d{4,8})(?![\w-])")
+PIN_BARE = re.compile(r"(?i)(?<![\w-])(?:sim[ -]?)?(?:pin|puk|passcode)(?:[ -]?code)?[ \t]+(?P<v>\d{4,8})(?![\w-])")
 TOKEN_BARE = re.compile(r"(?i)(?<![\w-])(?:auth|api|access|secret|bearer|session|refresh)[ _-]?(?:token|key)[ \t]+"
                         r"(?P<v>[A-Za-z0-9_-]{20,})(?![\w-])")
 

@@ -284,7 +284,7 @@ def _sentences(text: str) -> Iterator[tuple[int, int]]:
         value = text[start:end]
         if len(value) >= 4 and not _VERSION.fullmatch(value) and _password_like(value, False, text[end:end + 2]):
             yield start, end
-    for m in rules.PIN_BARE.finditer(text) if "pin" in folded or "puk" in folded else ():
+    for m in rules.PIN_BARE.finditer(text) if "pin" in folded or "puk" in folded or "passcode" in folded else ():
         yield m.span("v")
     for m in rules.TOKEN_BARE.finditer(text):
         value = m.group("v")

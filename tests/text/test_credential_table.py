@@ -60,6 +60,18 @@ conduct, a flight number, a token of appreciation, a zip code, "the key to succe
   then tuned on M (five words of gap; a plain lower-case password taken beside its account, at the end of its clause,
   unless it is a word that says how a password is): L 10/10, M 10/10, 0 of 4 each; A to K as before; none of the 788
   LoCoMo dev turns touched
+Halves N and O (tests/data/credentials_no.json, the fifteenth session, from a probe of everyday chat, written before any
+rule for them: "The code to my locker is 3391", "The garage opener code is 7731", "The combo for the bike lock is
+7-3-9-1", "mum's ipad passcode 090909", "the alarm code? 5150", "my Gmail password? it's correcthorsebattery", "my
+pass for steam is dragonfly88", "ur password is still 'changeme123' right?", pw/pwd/pass in chat, French, Spanish and
+Portuguese; look-alikes: a password policy, a password changed, a passport, a locker's number, a flight code, a
+tracking number, a combo meal):
+  before:                      N 7/12, 0 of 6;  O 9/12, 0 of 6
+  tuned on N (the code to or combo for a lock, door or locker; an opener's code; a passcode with no connector; a code
+  given after a question mark): N 12/12
+  O, measured once after:      O 9/12, 0 of 6  (as before)
+  then tuned on O ("? it's" as a connector, "is still", "my pass for X", an account named just before "password"):
+  N 12/12, O 12/12, 0 of 6 each; A to M as before
 The thresholds below are a little under those figures."""
 
 from __future__ import annotations
@@ -80,9 +92,11 @@ PHRASES += json.loads((DATA / "credentials_fg.json").read_text(encoding="utf-8")
 PHRASES += json.loads((DATA / "credentials_hi.json").read_text(encoding="utf-8"))  # halves H and I
 PHRASES += json.loads((DATA / "credentials_jk.json").read_text(encoding="utf-8"))  # halves J and K
 PHRASES += json.loads((DATA / "credentials_lm.json").read_text(encoding="utf-8"))  # halves L and M
+PHRASES += json.loads((DATA / "credentials_no.json").read_text(encoding="utf-8"))  # halves N and O
 # (credentials masked at least, look-alikes touched at most)
 WANTED = {"A": (0.97, 1), "B": (0.95, 1), "C": (0.95, 1), "D": (0.85, 0), "E": (0.85, 0), "F": (0.9, 0), "G": (0.9, 0),
-          "H": (0.9, 0), "I": (0.9, 0), "J": (0.9, 0), "K": (0.9, 0), "L": (0.9, 0), "M": (0.9, 0)}
+          "H": (0.9, 0), "I": (0.9, 0), "J": (0.9, 0), "K": (0.9, 0), "L": (0.9, 0), "M": (0.9, 0), "N": (0.9, 0),
+          "O": (0.9, 0)}
 
 
 def _visible(text: str) -> str:

@@ -193,8 +193,9 @@ def marks_of(statement: str) -> Marks:
 GENERIC = frozenset(root(w) for w in """party hospital school university college company inc ltd club church
 street road avenue""".split())
 _WORKS_AS = re.compile(r"\bwork(?:s|ed|ing)?\s+as\b", re.I)
-# A value that names one thing alone: a phone or account number of seven digits or more, an e-mail address.
-_IDENTIFIER = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+\.[\w.-]+|(?<![\d])(?!\d{4}-\d\d-\d\d)\d(?:[ .-]?\d){6,}(?!\d)")  # not a date
+# A value that names one thing alone: a phone or account number of seven digits or more (not a date), an e-mail address.
+_IDENTIFIER = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+\.[\w.-]+"
+                         r"|(?<![\d])(?!\d{4}-\d\d-\d\d)\d(?:[ .-]?\d){6,}(?!\d)")
 
 
 # A statement whose subject is the user alone: "User owes Marta ...", not "User's brother Sam ...".

@@ -508,8 +508,9 @@ _FROM_TO = re.compile(r"\b(?:moved|transferred|switched|went|upgraded|downgraded
                       r"|shifted|converted)(?:\s+[\w'’-]+){0,3}?\s+from\s+(?:(?:the|an?|my|our)\s+)?"
                       rf"(?P<old>{_VALUE})\s+to\s+(?:(?:the|an?)\s+)?(?P<new>{_VALUE})\s*(?:[,.;!—]|$|\s+(?:in|on|at|"
                       r"last|this|since|for|after|before|yesterday|today|recently|now)\b)", re.I)
-_PRONOUNS = {"i", "we", "they", "my", "our", "finally", "just", "recently", "also", "then", "so", "and", "but", "ve",
-             "have", "had", "has"}
+# Words before a change that name no one: "I", "we", "they" and the words said around them ("we've finally moved")
+_NO_ONE = frozenset(stem(w) for w in ("i", "we", "they", "my", "our", "finally", "just", "recently", "also", "then", "so",
+                                      "and", "but", "ve", "have", "had", "has"))
 _NEGATED = re.compile(r"\b(?:never|not|no\s+longer)\b|n['’]t\b", re.I)
 
 
@@ -519,7 +520,7 @@ def _changes_whose(sentence: str, m: re.Match, fact: str) -> bool:
     before = re.split(r"[,;:—–]", sentence[:m.start()])[-1]
     if _NEGATED.search(before):
         return False
-    named = _content_stems(before) - {stem(w) for w in _PRONOUNS}
+    named = _content_stems(before) - _NO_ONE
     return not named or bool(named & _content_stems(fact))
 
 

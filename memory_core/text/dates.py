@@ -123,7 +123,7 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
                + _WITH_YEAR),
     # "on May 2nd", "by 28 September", "the 5th of July", "February 14th": a day of a month with no year
     ("month_day", r"\b(?:(?:on|by|until|till|since|before|after)\s+(?:the\s+)?(?:" + _md(1, "?") + "|"
-                  + _dm(2, "?", r"(?:of\s+)?") + ")|(?:the\s+)?" + _dm(3, "", r"of\s+") + "|" + _md(4, "")
+                  + _dm(2, "?", r"(?:of\s+)?") + r")|(?:the\s+)?" + _dm(3, "", r"of\s+") + "|" + _md(4, "")
                   + r")(?!,?\s*\d)(?!['’]s)"),
     ("month", r"\b(?:(?:in|since|during|by|until|last|next|this|early|late|mid|mid-)\s+|mid-)" + _MONTH + r"(?!\s*\d)\b"),
     ("day_word", r"\b(?:yesterday|tomorrow|today|tonight|last night|this morning|this afternoon|this evening|yday|tmrw"

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from memory_core.text.truth import SENTENCE
+from memory_core.text.words import RELATIONS
 
 # Words that carry no statement of their own: articles, pronouns, auxiliaries, prepositions, fillers. Verbs such
 # as "like", "work", "live" are NOT here: "User likes tea" and "Tea time" differ by exactly that word.
@@ -99,14 +100,6 @@ def _possessives(text: str) -> set[str]:
     return {root(m.group(1)) for m in _POSSESSIVE.finditer(text) if m.group(1)[:1].isupper()}
 
 
-# Words that say who a person or an animal is to the user, when they stand right before the name.
-RELATIONS = frozenset("""daughter son wife husband partner spouse brother sister mother father mom mum dad parent
-child kid kids baby friend colleague coworker co-worker boss manager neighbour neighbor cousin aunt uncle niece
-nephew grandson granddaughter grandmother grandfather grandma grandpa girlfriend boyfriend fiancé fiancée fiance
-fiancee roommate flatmate teacher doctor dentist therapist coach tutor mentor client dog cat pet puppy kitten
-parrot horse hija hijo esposa esposo hermano hermana madre padre amigo amiga tochter sohn frau mann bruder
-schwester mutter vater freund freundin hund katze fille fils femme mari frère soeur sœur mère père ami amie chien
-chat filha filho irmão irmã mãe pai amiga cachorro gato""".split())
 
 
 def _descriptors(statement: str, names: set[str]) -> set[str]:

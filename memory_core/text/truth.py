@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Iterable, Mapping, Sequence
 
-from memory_core.text.words import NUMBER_WORDS, STOPWORDS, stem, words
+from memory_core.text.words import NUMBER_WORDS, RELATIONS, STOPWORDS, stem, words
 
 # Verbs and fillers that statements about the user share: never distinctive on their own.
 GENERIC = frozenset("""user user's users is are was were be been has have had works work worked working lives live
@@ -216,26 +216,50 @@ def says_same(text: str, content: str) -> bool:
     return bool(marks) and marks <= held and _agrees(text, marks, held)
 
 
-def says_retired(text: str, old: Retired) -> bool:
+def says_retired(text: str, old: Retired, *, said: bool = False) -> bool:
     """What `truth.stale` leaves to the words it judges by, for a passage quoted as it was said: one that says all
     the retired fact says ("I love tea." for "User loves tea", since replaced by "User no longer likes tea", which
     shares its one distinctive word), or, for a fact retired with no replacement, all its distinctive words but one
-    spelt otherwise ("favourite" for "favorite")."""
+    spelt otherwise ("favourite" for "favorite"). `said`: see `stale`."""
+    if not _may_be_of(text, old.content, said):
+        return False
     if says_same(text, old.content):
         return True
     marks = distinctive(old.content, old.replacement)
     return old.replacement is None and len(marks) >= 2 and len(marks & stems(text)) >= len(marks) - 1
 
 
-def stale(sentence: str, retired: Sequence[Retired], valid: Sequence[str]) -> Retired | None:
-    """The retired fact that `sentence` states, unless a valid fact says what the sentence says of it."""
+def stale(sentence: str, retired: Sequence[Retired], valid: Sequence[str], *, said: bool = False) -> Retired | None:
+    """The retired fact that `sentence` states, unless a valid fact says what the sentence says of it. A sentence that
+    opens with someone of the user's ("My sister lives in Madrid") tells of them, not of the user, unless the fact
+    names them too; `said` (a turn of a conversation, as it was said): one that names no one of the user's side
+    ("Madrid is hot in summer", "Alice from accounting sent it") states nothing of the user either."""
     for old in retired:
-        if not states(sentence, distinctive(old.content, old.replacement)):
+        if not _may_be_of(sentence, old.content, said) or not states(sentence, distinctive(old.content, old.replacement)):
             continue
         if says_same(sentence, old.content) or not any(says_same(sentence, v) for v in valid):
             if not any(says_same(v, old.content) for v in valid):
                 return old
     return None
+
+
+# A turn's speaker ("Caroline: "), a sentence's opening person of the user's ("My sister", "User's dad"), and a word of
+# the user's side of a conversation.
+_SPEAKER = re.compile(r"^[^:\n]{1,64}:\s+")
+_THEIRS = re.compile(r"^[\s\-*•>]*(?:my|our|their|(?:the\s+)?user['’]s)\s+(?P<who>[\w-]+)", re.I)
+_OF_THE_USER = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|our|ours|us|user|user's|they|their|them)\b"
+                          r"|\bI['’]", re.I)
+
+
+def _may_be_of(text: str, content: str, said: bool) -> bool:
+    """Whether `text` may tell of what `content` (a fact) tells of: not of someone else of the user's, and, `said`,
+    of someone on the user's side at all."""
+    words_said = _SPEAKER.sub("", text, count=1)
+    theirs = _THEIRS.match(words_said)
+    if theirs and theirs.group("who").casefold() in RELATIONS and \
+            not re.search(rf"(?<!\w){re.escape(theirs.group('who'))}(?!\w)", content, re.I):
+        return False
+    return not said or _OF_THE_USER.search(words_said) is not None
 
 
 def judge(sentence: str, retired: Sequence[Retired], valid: Sequence[str], sources: Sources | None = None,
@@ -264,7 +288,8 @@ def may_state(text: str, retired: Sequence[Retired], sources: Sources | None = N
     marks = [distinctive(old.content, old.replacement) for old in retired]
     for sentence in split_sentences(text):
         known = sources.get(sentence_key(sentence)) if sources else None
-        if (known is not None and ids & known.fact_ids) or any(states(sentence, m) for m in marks):
+        if (known is not None and ids & known.fact_ids) or any(states(sentence, m) and _may_be_of(sentence, old.content, False)
+                                                               for old, m in zip(retired, marks)):
             return True
     return False
 

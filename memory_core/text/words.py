@@ -23,6 +23,15 @@ thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty""".split())
 NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
                      "ninety": "90", "hundred": "100"})
 
+# Words that say who a person or an animal is to the user ("my sister", "my dog", "User's brother Sam").
+RELATIONS = frozenset("""daughter son wife husband partner spouse brother sister mother father mom mum dad parent
+child kid kids baby friend colleague coworker co-worker boss manager neighbour neighbor cousin aunt uncle niece
+nephew grandson granddaughter grandmother grandfather grandma grandpa girlfriend boyfriend fiancé fiancée fiance
+fiancee roommate flatmate teacher doctor dentist therapist coach tutor mentor client dog cat pet puppy kitten
+parrot horse hija hijo esposa esposo hermano hermana madre padre amigo amiga tochter sohn frau mann bruder
+schwester mutter vater freund freundin hund katze fille fils femme mari frère soeur sœur mère père ami amie chien
+chat filha filho irmão irmã mãe pai amiga cachorro gato""".split())
+
 
 def strip_bidi(text: str) -> str:
     """`text` without bidirectional control characters (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C)."""

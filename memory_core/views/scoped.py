@@ -401,9 +401,9 @@ class ScopedMemory:
             parts.llm_problems.add(self.scope.key, "rerank", f"search's order kept: {exc}")
             return hits
 
-    def _turns_of(self, wanted: dict[str, set[int]], current: Callable[[str], str | None]) -> dict[tuple[str, int], Turn]:
+    def _turns_of(self, wanted: dict[str, set[int]], current: Callable[..., str | None]) -> dict[tuple[str, int], Turn]:
         found = self._parts.episodes.store.around(self.scope, wanted)
-        return {key: Turn(who, text, current(text)) for key, (who, text) in found.items()}
+        return {key: Turn(who, text, current(text, True)) for key, (who, text) in found.items()}
 
     def relevant_fact_ids(self, query: str, *, k: int = RELEVANT_FACTS) -> list[str]:
         """The ids of the scope's valid facts most relevant to `query`, best first, by the hybrid search
@@ -433,21 +433,21 @@ class ScopedMemory:
         hits = one_hit_per_statement(hits, k)
         if all(h.kind == "fact" for h in hits):  # a valid fact is current: no retired fact to read
             return hits
-        current = self._current_of([h.text for h in hits if h.kind == "fact"])
-        return [h if h.kind == "fact" or (now := current(h.text)) is None else replace(h, current=now) for h in hits]
+        now = self._current_of([h.text for h in hits if h.kind == "fact"])  # an episode's turn is said (text.truth.stale)
+        return [h if h.kind == "fact" or (c := now(h.text, h.kind == "episode")) is None else replace(h, current=c) for h in hits]
 
-    def _current_of(self, valid: list[str]) -> Callable[[str], str | None]:
+    def _current_of(self, valid: list[str]) -> Callable[..., str | None]:
         """A passage's `SearchHit.current`: for one that states a retired fact (text.truth), what replaced
         it ("" when nothing did); None for an ordinary passage. `valid`: texts known to be current (a passage
         that one of them says is not stale)."""
         db = self._parts.db  # read once a reads() block: a search and the injection it serves share them
         retired = [Retired(i, c, r) for i, c, r in db.once(("retired", self.scope), lambda: retired_facts(db, self.scope))]
         if not retired:
-            return lambda _text: None
+            return lambda _text, _said=False: None
         known = valid + [r.replacement for r in retired if r.replacement]
 
-        def current(text: str) -> str | None:
-            old = stale(text, retired, known) or next((r for r in retired if says_retired(text, r)), None)
+        def current(text: str, said: bool = False) -> str | None:  # said: a turn of a conversation (text.truth.stale)
+            old = stale(text, retired, known, said=said) or next((r for r in retired if says_retired(text, r, said=said)), None)
             if old is None or (old.replacement and says_same(text, old.replacement)):  # it says what is true now
                 return None
             return old.replacement or ""

@@ -47,6 +47,25 @@ def test_the_set_written_afterwards_in_summary_prose():
     assert wrong == [("User is 41", "At 41, the user is training for a marathon.", True)]
 
 
+# Halves D and E (the fifteenth session): turns of a conversation, judged as said (`stale(..., said=True)`, as search
+# and injection judge an episode's turns), written as a probe before any change. Before: D 7/15, E 9/15 (every
+# sentence that named the old value was stale: "Madrid is hot in summer.", "My sister lives in Madrid.", "I googled the
+# answer."); tuned on D (someone of the user's opening a sentence tells of them unless the fact names them; a turn
+# that names no one of the user's side states nothing of the user): D 13/15; E once after: 11/15; not tuned further.
+# Left, both halves: the user's own sentence naming the old value in another predicate ("I loved the food in Madrid.",
+# "I'm flying to Madrid next week", "I googled the answer.", "I bought a blue shirt.") is still taken as stating it,
+# and "I drive a Civic." does not state "User drives a Honda Civic" (one of its two names).
+SAID_LEFT = {"I'm flying to Madrid next week for work.", "I drive a Civic.", "I loved the food in Madrid.",
+             "I googled the answer.", "I used Google Maps to get there.", "I bought a blue shirt."}
+
+
+@pytest.mark.parametrize("half", ["E", "D"])
+def test_turns_of_a_conversation_are_judged_as_said(half):
+    wrong = {r["sentence"] for r in rows(half) if (stale(r["sentence"], [Retired("fact_old", r["fact"], r["replacement"])],
+                                                        r["valid"], said=True) is not None) != r["states"]}
+    assert wrong == {r["sentence"] for r in rows(half)} & SAID_LEFT
+
+
 def test_a_text_that_may_state_nothing_retired_loses_nothing_whatever_is_valid():
     """Propagation judges only the summaries `may_state` lets through (it reads no valid fact for the others): over
     the whole table, where it says no, scrub_prose drops nothing with or without the valid facts; where a sentence

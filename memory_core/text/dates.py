@@ -44,10 +44,15 @@ _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augu
 _MONTH_ABBR = {m[:3]: i + 1 for i, m in enumerate(_MONTHS)} | {"sept": 9}
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-            "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a couple": 2, "couple of": 2,
+            "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+            **{w: n for n, w in enumerate("thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty".split(),
+                                          13)},
+            "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "a couple of": 2, "a couple": 2, "couple of": 2,
             "a few": 3, "few": 3, "several": 3, "couple": 2, "a cpl of": 2, "cpl of": 2}
 _SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
-_NUM = r"(?P<n>\d{1,3}|a couple of|a couple|couple of|a cpl of|cpl of|couple|a few|few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+_NUM = (r"(?<![\w'’-])(?P<n>\d{1,3}|a couple of|a couple|couple of|a cpl of|cpl of|couple|a few|few|several|an?|one|two|three|four"
+        r"|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen"
+        r"|twenty|thirty|forty|fifty|sixty)")
 _UNIT = r"(?P<unit>day|week|fortnight|month|year|decade|wk|mo|mth|yr)s?"  # "2 wks", "3 mos", "2 yrs" as typed
 _UNIT_WORDS = {"wk": "week", "mo": "month", "mth": "month", "yr": "year"}
 _GAP = r"(?:\s+|(?<=\d))"  # "2 days", "2days"
@@ -118,7 +123,7 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     # "Monday next week", "Friday of this week": that day of that week
     ("weekday_of_week", r"\b" + _WEEKDAY + r"\s+(?:of\s+)?(?P<rel>next|last|this)\s+(?:week|wk)\b"),
     ("period", r"(?<!\bthe\s)(?<!\bthe\svery\s)\b(?P<rel>last|this past|past|next|nxt|this coming|coming|this|earlier this|later this)\s+"
-               r"(?P<unit>week|weekend|month|year|wk)\b"),
+               r"(?P<unit>week|weekend|month|year|wk)\b(?!\s+of\b)"),
     ("season", r"\b(?P<rel>last|this past|past|next|this coming|this)\s+(?P<season>spring|summer|autumn|fall|winter)\b"
                + _WITH_YEAR),
     # "on May 2nd", "by 28 September", "the 5th of July", "February 14th": a day of a month with no year
@@ -128,9 +133,9 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     ("month", r"\b(?:(?:in|since|during|by|until|last|next|this|early|late|mid|mid-)\s+|mid-)" + _MONTH + r"(?!\s*\d)\b"),
     ("day_word", r"\b(?:yesterday|tomorrow|today|tonight|last night|this morning|this afternoon|this evening|yday|tmrw"
                  r"|tmr|tmrow)\b"),
-    ("on_holiday", r"\b(?:on|at|over)\s+" + HOLIDAY),  # "on Christmas Eve": as a bare weekday, by the sentence's tense
+    ("on_holiday", r"\b(?:on|at|over|before|after|around|by|until)\s+" + HOLIDAY),  # "on Christmas Eve": as a bare weekday, by the sentence's tense
     ("over_weekend", r"\bover\s+the\s+weekend\b"),
-    ("week_of_month", r"\bthe\s+(?P<ord>first|last)\s+(?P<unit>week|weekend)\s+of\s+" + _MONTH + r"(?!\s*\d)\b"),
+    ("week_of_month", r"\b(?:the\s+)?(?P<ord>first|last)\s+(?P<unit>week|weekend)\s+of\s+" + _MONTH + r"(?!\s*\d)\b"),
     ("the_season", r"\b(?:over|during|in)\s+the\s+(?P<season>spring|summer|autumn|fall|winter)\b" + _WITH_YEAR),
     # in full: "on wed", "on sat" are words; "by Friday", "until Sunday" too, not "from Monday until Friday"
     ("on_weekday", r"\b(?:on|by|until|till)\s+(?P<weekday>" + "|".join(_WEEKDAYS) + r")\b(?!s)"),

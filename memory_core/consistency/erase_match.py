@@ -170,8 +170,8 @@ def marks_of(statement: str) -> Marks:
     must = _names_and_values(statement)
     carrying = {root(w) for w in tokens(statement) if w not in FUNCTION and w not in NEGATIONS and len(w) > 1}
     words = carrying - must - _descriptors(statement, must)
-    if len(must - GENERIC) >= 1:  # "the Green Party": "Green" names it, "I voted Green" says it
-        must -= GENERIC
+    if len(must - NAME_NOUNS) >= 1:  # "the Green Party": "Green" names it, "I voted Green" says it
+        must -= NAME_NOUNS
     if _WORKS_AS.search(statement):  # "works as a nurse" is "is a nurse"
         words -= {root("works")}
     if len(words - LIGHT) >= 2:
@@ -183,7 +183,7 @@ def marks_of(statement: str) -> Marks:
 
 
 # The common noun at the end of a name ("the Green Party", "St Mary's Hospital"): the name is said without it.
-GENERIC = frozenset(root(w) for w in """party hospital school university college company inc ltd club church
+NAME_NOUNS = frozenset(root(w) for w in """party hospital school university college company inc ltd club church
 street road avenue""".split())
 _WORKS_AS = re.compile(r"\bwork(?:s|ed|ing)?\s+as\b", re.I)
 # A value that names one thing alone: a phone or account number of seven digits or more (not a date), an e-mail address.

@@ -114,7 +114,9 @@ _NL_KEYWORD = (r"pass(?:word|wd|phrase|code)s?|pwd|pw|(?<!boarding )(?<!bus )(?<
                r"|API-Schlüssel|(?:api|secret|access|private|auth|app)[ _-]?(?:key|token)|token|creds?"
                r"|credentials?|(?:totp|2fa|mfa|otp|authenticator)(?: (?:secret|seed|key|setup key|code))?"
                r"|(?:setup|seed) key|seed")
-_NL_CONNECT = (r"(?:\s*\?[ \t]+(?:(?:it['’]s|it is|its)(?!\w)\s*|(?=[^\s\d]{0,8}\d))|\s+(?:is|was|are|will be|é|es|est|ist|lautet|è|era|fica|será|is now|is nu|to|je|är|er|on|adalah"
+# ("the alarm code? 5150", "my Gmail password? it's ...": a question mark before a code or "it's")
+_NL_CONNECT = (r"(?:\s*\?[ \t]+(?:(?:it['’]s|it is|its)(?!\w)\s*|(?=[^\s\d]{0,8}\d))"
+               r"|\s+(?:is|was|are|will be|é|es|est|ist|lautet|è|era|fica|será|is now|is nu|to|je|är|er|on|adalah"
                r"|là|είναι|este)(?:\s+(?:now|still))?(?!\w)|\s*[:=：]|\s*,\s*(?:it's|it is|that's|which is)(?!\w)"
                r"|\s+c['’]est(?!\w)|\s+(?:set to|changed to|now)|\s*(?:は|是|为|：|는|:)|\s+(?:—|-))")
 NATURAL = re.compile(r"(?i)(?<![A-Za-z0-9_\u00c0-\u024f-])(?P<k>" + _NL_KEYWORD + r")(?P<gap>(?:[ \t]+[^\s.!?;:=]{1,20}){0,5}?)"
@@ -192,8 +194,8 @@ LOGIN_LABELLED = re.compile(r"(?i)\b(?:logins?|sign-?in)\b(?:[ \t]+[^\s/:=]{1,20
 VALUE_FIRST = re.compile(r"(?i)(?<![^\s\"'`(])(?P<v>[^\s\"'`]{6,64}) is (?:what |the (?:password|passcode|pin|code) (?:that )?)"
                          r"(?:i|we) use (?:for|on|to log into|at)\b")
 
-# A PIN, PUK or passcode given with no connector ("SIM PIN 0427 and PUK 83920174", "ipad passcode 090909"), and a token named right before its value
-# ("Twilio auth token 9f8e...": 32 hex characters, which alone read as a digest).
+# A PIN, PUK or passcode given with no connector ("SIM PIN 0427 and PUK 83920174", "ipad passcode 090909"), and a token
+# named right before its value ("Twilio auth token 9f8e...": 32 hex characters, which alone read as a digest).
 PIN_BARE = re.compile(r"(?i)(?<![\w-])(?:sim[ -]?)?(?:pin|puk|passcode)(?:[ -]?code)?[ \t]+(?P<v>\d{4,8})(?![\w-])")
 TOKEN_BARE = re.compile(r"(?i)(?<![\w-])(?:auth|api|access|secret|bearer|session|refresh)[ _-]?(?:token|key)[ \t]+"
                         r"(?P<v>[A-Za-z0-9_-]{20,})(?![\w-])")

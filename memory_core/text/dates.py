@@ -50,9 +50,9 @@ _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 
             "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "a couple of": 2, "a couple": 2, "couple of": 2,
             "a few": 3, "few": 3, "several": 3, "couple": 2, "a cpl of": 2, "cpl of": 2}
 _SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
-_NUM = (r"(?<![\w'’-])(?P<n>\d{1,3}|a couple of|a couple|couple of|a cpl of|cpl of|couple|a few|few|several|an?|one|two|three|four"
-        r"|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen"
-        r"|twenty|thirty|forty|fifty|sixty)")
+# a count: digits or one of _NUMBERS' words, the longest first ("a couple of" before "a couple", "eighteen" before
+# "eight"); not inside a word ("often days ago") or a number ("thirty-five")
+_NUM = (r"(?<![\w'’-])(?P<n>\d{1,3}|" + "|".join(re.escape(w) for w in sorted(_NUMBERS, key=len, reverse=True)) + ")")
 _UNIT = r"(?P<unit>day|week|fortnight|month|year|decade|wk|mo|mth|yr)s?"  # "2 wks", "3 mos", "2 yrs" as typed
 _UNIT_WORDS = {"wk": "week", "mo": "month", "mth": "month", "yr": "year"}
 _GAP = r"(?:\s+|(?<=\d))"  # "2 days", "2days"
@@ -78,8 +78,6 @@ _FUTURE = re.compile(r"\b(?:will|'ll|going to|gonna|plan(?:ning)? to|planned|hop
 
 # not a season or a day of a month whose year is named: "the summer of 2021", "May 2nd, 2021" are written already
 _WITH_YEAR = r"(?!,?\s+(?:of\s+)?\d{4}\b)"
-
-
 _DAYS_FROM = re.compile(r"(?:\bfrom\s+\w+|" + "|".join(_WEEKDAYS) + r")\s*$", re.I)  # before "until Friday"
 
 
@@ -133,7 +131,8 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     ("month", r"\b(?:(?:in|since|during|by|until|last|next|this|early|late|mid|mid-)\s+|mid-)" + _MONTH + r"(?!\s*\d)\b"),
     ("day_word", r"\b(?:yesterday|tomorrow|today|tonight|last night|this morning|this afternoon|this evening|yday|tmrw"
                  r"|tmr|tmrow)\b"),
-    ("on_holiday", r"\b(?:on|at|over|before|after|around|by|until)\s+" + HOLIDAY),  # "on Christmas Eve": as a bare weekday, by the sentence's tense
+    # "on Christmas Eve", "before Easter": as a bare weekday, by the sentence's tense
+    ("on_holiday", r"\b(?:on|at|over|before|after|around|by|until)\s+" + HOLIDAY),
     ("over_weekend", r"\bover\s+the\s+weekend\b"),
     ("week_of_month", r"\b(?:the\s+)?(?P<ord>first|last)\s+(?P<unit>week|weekend)\s+of\s+" + _MONTH + r"(?!\s*\d)\b"),
     ("the_season", r"\b(?:over|during|in)\s+the\s+(?P<season>spring|summer|autumn|fall|winter)\b" + _WITH_YEAR),
@@ -372,7 +371,7 @@ def _resolve(kind: str, m: re.Match, said_on: date, text: str) -> tuple[str, dat
         month, day, lead = _month_index(g[f"month{n}"]), int(g[f"day{n}"]), m.group(0).split()[0].lower()
         if _born(text, m.start()):
             return None
-        past = lead == "since" or (lead not in ("by", "until", "till") and _told_in_past(text, m.start()))
+        past = not _ahead(lead, text, m.start())
         for year in range(said_on.year, said_on.year + (-9 if past else 9), -1 if past else 1):  # 29 February: 8 years
             found = date(year, month, day) if day <= monthrange(year, month)[1] else None
             if found is not None and (found == said_on or (found < said_on) == past):
@@ -397,8 +396,7 @@ def _weekend_ahead(text: str, at: int, said_on: date) -> bool:
     ("Anything fun over the weekend?" on a Monday is the one just past, on a Friday the one ahead)."""
     if _told_in_past(text, at):
         return False
-    start, end = _bounds(text, at)
-    sentence = text[max(start, at - 200):min(end, at + 200)]  # bounded: a text of many of them stays linear
+    sentence = _near(text, at)
     if _FUTURE.search(sentence) or _PLANNED.search(sentence):
         return True
     return said_on.weekday() >= 3
@@ -409,11 +407,17 @@ def _month_index(written: str) -> int:
     return _MONTHS.index(name) + 1 if name in _MONTHS else _MONTH_ABBR[name[:4] if name == "sept" else name[:3]]
 
 
+def _ahead(lead: str, text: str, at: int) -> bool:
+    """Whether a month or a day of a month named after `lead` (the word before it, lower case) is one to come:
+    after "next", "by", "until" or "till"; not after "last" or "since"; otherwise unless told in the past."""
+    return lead in ("next", "by", "until", "till") or (lead not in ("last", "since") and not _told_in_past(text, at))
+
+
 def _month_year(month: int, lead: str, text: str, at: int, said_on: date) -> int:
     """The year of a month named with no year, after `lead` (the word before it, lower case, or ""): "since May" and
     "last May" are past, "by/until/next May" ahead; otherwise ahead unless told in the past ("My birthday is in June",
     "Classes start in September": a month said in the present is the coming one)."""
-    future = lead in ("next", "by", "until") or (lead not in ("last", "since") and not _told_in_past(text, at))
+    future = _ahead(lead, text, at)
     if lead == "this" or month == said_on.month:
         return said_on.year
     if future:
@@ -449,10 +453,15 @@ def _month_day(said_on: date, day: int, forward: bool) -> date | None:
     return None
 
 
+def _near(text: str, at: int) -> str:
+    """The sentence at `at`, at most 200 characters each side (bounded: a text of many dates stays linear)."""
+    start, end = _bounds(text, at)
+    return text[max(start, at - 200):min(end, at + 200)]
+
+
 def _born(text: str, at: int) -> bool:
     """Whether the sentence at `at` tells of a birth ("I was born in March"): its month or day has no year to guess."""
-    start, end = _bounds(text, at)
-    return re.search(r"\bborn\b", text[max(start, at - 200):min(end, at + 200)], re.I) is not None
+    return re.search(r"\bborn\b", _near(text, at), re.I) is not None
 
 
 def _told_in_past(text: str, at: int) -> bool:

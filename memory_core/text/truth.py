@@ -221,7 +221,8 @@ def says_retired(text: str, old: Retired, *, said: bool = False) -> bool:
     the retired fact says ("I love tea." for "User loves tea", since replaced by "User no longer likes tea", which
     shares its one distinctive word), or, for a fact retired with no replacement, all its distinctive words but one
     spelt otherwise ("favourite" for "favorite"). `said`: see `stale`."""
-    if not _may_be_of(text, old.content, said):
+    teller = _teller(text)
+    if (said and not teller.of_user) or not teller.may_tell(old.content):
         return False
     if says_same(text, old.content):
         return True
@@ -234,8 +235,11 @@ def stale(sentence: str, retired: Sequence[Retired], valid: Sequence[str], *, sa
     opens with someone of the user's ("My sister lives in Madrid") tells of them, not of the user, unless the fact
     names them too; `said` (a turn of a conversation, as it was said): one that names no one of the user's side
     ("Madrid is hot in summer", "Alice from accounting sent it") states nothing of the user either."""
+    teller = _teller(sentence)  # read once, whatever the number of retired facts
+    if said and not teller.of_user:
+        return None
     for old in retired:
-        if not _may_be_of(sentence, old.content, said) or not states(sentence, distinctive(old.content, old.replacement)):
+        if not teller.may_tell(old.content) or not states(sentence, distinctive(old.content, old.replacement)):
             continue
         if says_same(sentence, old.content) or not any(says_same(sentence, v) for v in valid):
             if not any(says_same(v, old.content) for v in valid):
@@ -251,15 +255,24 @@ _OF_THE_USER = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|our|ou
                           r"|\bI['’]", re.I)
 
 
-def _may_be_of(text: str, content: str, said: bool) -> bool:
-    """Whether `text` may tell of what `content` (a fact) tells of: not of someone else of the user's, and, `said`,
-    of someone on the user's side at all."""
+@dataclass(frozen=True)
+class _Teller:
+    """Of whom a text tells: `who`, the person of the user's it opens with ("sister" of "My sister lives in Madrid"),
+    if any; `of_user`, whether it names anyone on the user's side (I, we, the user, they)."""
+
+    who: str | None
+    of_user: bool
+
+    def may_tell(self, content: str) -> bool:
+        """Whether the text may tell of what `content` (a fact) tells of: not of someone else of the user's."""
+        return self.who is None or re.search(rf"(?<!\w){re.escape(self.who)}(?!\w)", content, re.I) is not None
+
+
+def _teller(text: str) -> _Teller:
     words_said = _SPEAKER.sub("", text, count=1)
     theirs = _THEIRS.match(words_said)
-    if theirs and theirs.group("who").casefold() in RELATIONS and \
-            not re.search(rf"(?<!\w){re.escape(theirs.group('who'))}(?!\w)", content, re.I):
-        return False
-    return not said or _OF_THE_USER.search(words_said) is not None
+    who = theirs.group("who") if theirs and theirs.group("who").casefold() in RELATIONS else None
+    return _Teller(who, _OF_THE_USER.search(words_said) is not None)
 
 
 def judge(sentence: str, retired: Sequence[Retired], valid: Sequence[str], sources: Sources | None = None,
@@ -288,7 +301,7 @@ def may_state(text: str, retired: Sequence[Retired], sources: Sources | None = N
     marks = [distinctive(old.content, old.replacement) for old in retired]
     for sentence in split_sentences(text):
         known = sources.get(sentence_key(sentence)) if sources else None
-        if (known is not None and ids & known.fact_ids) or any(states(sentence, m) and _may_be_of(sentence, old.content, False)
+        if (known is not None and ids & known.fact_ids) or any(states(sentence, m) and _teller(sentence).may_tell(old.content)
                                                                for old, m in zip(retired, marks)):
             return True
     return False

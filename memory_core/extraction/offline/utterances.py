@@ -77,9 +77,10 @@ _WE = re.compile(r"^(?:(?:so\s+)?now\s+)?we(?:'ve|’ve|\s+have)?\s+(?=(?:just\s
                  r"|live|replaced|swapped|traded"
                  r"|got\s+(?:married|engaged|a|our\s+own)"
                  r"|had\s+(?:a|our)\s+(?:baby|son|daughter)|have\s+(?:a|an|two|three|four|\d+)\s))", re.I)
+# "We're moving to Porto", "We're planning a trip ...": the user's own as "I'm ..." would be
 _WE_ARE = re.compile(r"^(?:we(?:'re|’re|\s+are)|(?:our|my)\s+family(?:'s|\s+is))\s+"
                      r"(?=(?:now\s+|finally\s+)?(?:expecting|engaged|married|moving|vegan"
-                     r"|vegetarian|planning|renovating|flying|heading|travel(?:l)?ing)\b)", re.I)  # "We're planning a trip ..."
+                     r"|vegetarian|planning|renovating|flying|heading|travel(?:l)?ing)\b)", re.I)
 _SUBORDINATE = re.compile(r"^(?:since|because|as|now\s+that|given\s+that|seeing\s+as)\s+(I\b[^,]{3,80}),\s*(.*)$", re.I)
 # "We adopted a second kitten, so now we have two cats": what happened, then what the user has since
 # "Our old dog passed away, so now we only have one dog", "My parents adopted a girl, so now I have two sisters", "one

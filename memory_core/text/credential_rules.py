@@ -29,13 +29,13 @@ PROVIDERS = re.compile("|".join((
     r"\bsk-(?:proj-|svcacct-|admin-|ant-(?:api|admin)\d\d-)?[A-Za-z0-9_-]{20,}",  # OpenAI, Anthropic
     r"\bAIza[0-9A-Za-z_-]{35}", r"\bhf_[A-Za-z0-9]{30,}", r"\bxox[abposre]-[A-Za-z0-9-]{10,}",
     r"\bgh[pousr]_[A-Za-z0-9]{30,}", r"\bgithub_pat_[A-Za-z0-9_]{40,}", r"\bglpat-[A-Za-z0-9_-]{20,}",
-    r"\b(?:sk|rk|pk)_live_[A-Za-z0-9]{16,}", r"\bwhsec_[A-Za-z0-9+/=]{24,}", r"\bSG\.[\w-]{16,}\.[\w-]{16,}",
+    r"\b(?:sk|rk|pk)_live_[A-Za-z0-9]{16,}", r"\b(?:sk|rk)_test_[A-Za-z0-9]{16,}", r"\bwhsec_[A-Za-z0-9+/=]{24,}", r"\bSG\.[\w-]{16,}\.[\w-]{16,}",
     r"\bnpm_[A-Za-z0-9]{30,}", r"\bpypi-AgE[A-Za-z0-9_-]{40,}", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
     r"\bdop_v1_[a-f0-9]{64}", r"\blin_api_[A-Za-z0-9]{32,}", r"\bsecret_[A-Za-z0-9]{43}\b", r"\bdp\.(?:st|ct|sa|pt)\.[\w.-]{20,}",
     r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}", r"\bgsk_[A-Za-z0-9]{40,}", r"\br8_[A-Za-z0-9]{30,}",
     r"\bAGE-SECRET-KEY-1[A-Z0-9]{50,}", r"\bdapi[a-f0-9]{32}", r"\bhv[sb]\.[\w-]{20,}", r"\bglsa_[A-Za-z0-9]{32}_[a-f0-9]{8}",
     r"\bNRAK-[A-Z0-9]{27}", r"\bsbp_[a-f0-9]{40}", r"\btskey-[a-z]+-[\w-]{20,}", r"\bsntrys_[A-Za-z0-9+/=_]{40,}",
-    r"\bATATT3[\w=-]{40,}", r"\bkey-[a-f0-9]{32}\b", r"\bsq0(?:csp|atp)-[\w-]{22,}", r"\bpul-[a-f0-9]{40}",
+    r"\bATATT3[\w=-]{40,}", r"\bkey-[a-z0-9]{32}\b", r"\bsq0(?:csp|atp)-[\w-]{22,}", r"\bpul-[a-f0-9]{40}",
     r"\bhttps://(?:(?:canary\.|ptb\.)?discord(?:app)?\.com)/api/webhooks/\d+/[\w-]{30,}",
     r"\bAccountKey=[A-Za-z0-9+/]{40,}={0,2}", r"\bSharedAccessKey=[A-Za-z0-9+/]{20,}={0,2}",
     r"(?m:^[A-Za-z0-9+/]{40,}={0,2}(?:\r?\n[A-Za-z0-9+/]{40,}={0,2}){2,}$)",  # a key body without its header
@@ -92,15 +92,19 @@ PLACEHOLDER = re.compile(r"(?i)^(?:none|null|nil|true|false|yes|no|empty|undefin
                          r"|.*(?:\.\.\.|…)|not[ _-](?:needed|required|used|set)|dummy.*|fake.*|test|example|sample)$")
 
 # "password is X" in the languages the project meets: keyword, up to four words, a connector, the value.
-_NL_KEYWORD = (r"pass(?:word|wd|phrase|code)s?|pwd|pw|(?<!boarding )(?<!bus )(?<!train )(?<!season )(?<!day )(?<!ski )"
-               r"(?<!gym )(?<!free )pass(?=[ \t]+for[ \t])|pin(?:[ -]?code)?|(?:door|gate|garage|alarm|wi-?fi|wlan|router"
-               r"|master|entry|access|security|keypad|lockbox|key ?safe|building)(?: opener)? code"
-               r"|(?:bike |bicycle )?(?:keypad|lock|locker|padlock|safe|door|gate|garage|alarm)[ -](?:combo|combination)"
+_NL_KEYWORD = (r"security code on the back(?: of (?:the|my|your) card)?|pass(?:word|wd|phrase|code)s?|pwd|pw|(?<!boarding )(?<!bus )(?<!train )(?<!season )(?<!day )(?<!ski )"
+               r"(?<!gym )(?<!free )pass(?=[ \t]+for[ \t])|(?:admin|root|wi-?fi|router|network|login|e-?mail|laptop|vpn"
+               r"|server|database|account|nas) pass(?!\w)|pin(?:[ -]?code)?|(?:door|gate|garage|alarm|wi-?fi|wlan|router"
+               r"|master|entry|access|security|keypad|lockbox|key ?safe|building)(?:['’]s)?(?: opener)? code"
+               r"|(?:bike |bicycle )?(?:keypad|lock|locker|padlock|safe|vault|door|gate|garage|alarm)(?:['’]s)?[ -]"
+               r"(?:combo|combination)"
                # "the code to my locker", "the combo for the bike lock"
                r"|(?:code|combo|combination) (?:to|for|of) (?:the |my |our )?(?:front |back |bike |bicycle )?(?:door|gate"
                r"|garage|alarm|locker|safe|lockbox|padlock|lock|building|house|flat|apartment|office|storage|shed)"
                r"|(?:keypad|disarm|voicemail|voice mail|lock screen|unlock|atm|debit card|credit card|bank card|sim)"
-               r" (?:code|pin)|code (?:wi-?fi|wlan|d'accès|de acesso|de acceso|pin)|senhas?|palavra-passe"
+               r" (?:code|pin)|(?:one-time|one time|verification|login|log-in|sign-in|confirmation|sms|2fa|mfa"
+               r"|authentication) code|cvv2?|cvc"
+               r"|keypad(?=\s*[:=])|key(?=[ \t]+(?:for|to)[ \t])|code (?:wi-?fi|wlan|d'accès|de acesso|de acceso|pin)|senhas?|palavra-passe"
                r"|contraseñas?|contrasenas?"
                r"|clave (?:del |de la |de )?(?:wi-?fi|red|router|internet)|claves?|passw[oö]rt|wlan-passwort|kennwort"
                r"|mot de passe|mdp|wachtwoord|parola d'ordine|parol[aă] (?:mea|ta)"
@@ -118,7 +122,7 @@ _NL_KEYWORD = (r"pass(?:word|wd|phrase|code)s?|pwd|pw|(?<!boarding )(?<!bus )(?<
 _NL_CONNECT = (r"(?:\s*\?[ \t]+(?:(?:it['’]s|it is|its)(?!\w)\s*|(?=[^\s\d]{0,8}\d))"
                r"|\s+(?:is|was|are|will be|é|es|est|ist|lautet|è|era|fica|será|is now|is nu|to|je|är|er|on|adalah"
                r"|là|είναι|este)(?:\s+(?:now|still))?(?!\w)|\s*[:=：]|\s*,\s*(?:it's|it is|that's|which is)(?!\w)"
-               r"|\s+c['’]est(?!\w)|\s+(?:set to|changed to|now)|\s*(?:は|是|为|：|는|:)|\s+(?:—|-))")
+               r"|\s+c['’]est(?!\w)|\s+(?:set to|changed to|now(?![ \t]+(?:is|was)(?!\w)))|\s*(?:は|是|为|：|는|:)|\s+(?:—|-)|['’]s(?=[ \t]+\d))")
 NATURAL = re.compile(r"(?i)(?<![A-Za-z0-9_\u00c0-\u024f-])(?P<k>" + _NL_KEYWORD + r")(?P<gap>(?:[ \t]+[^\s.!?;:=]{1,20}){0,5}?)"
                      + _NL_CONNECT + r"[ \t]*(?:(?:le|la|el|the)[ \t]+(?=[^\s\d]{0,8}\d))?"  # "est le 2B417": a code
                      r"(?:\"|'|`|「|“|‘|«\s?)?(?P<v>[^\s\"'`」”’»]+)")
@@ -191,12 +195,24 @@ LOGIN_PAIR = re.compile(r"(?i)\b(?:login|logins|user(?:name)?|usuário|usuario|u
 LOGIN_LABELLED = re.compile(r"(?i)\b(?:logins?|sign-?in)\b(?:[ \t]+[^\s/:=]{1,20}){0,5}[ \t]*:[ \t]*[^\s/\"'`()]{1,60}"
                             r"[ \t]+/[ \t]+(?P<v>[^\s/\"'`]{3,})")
 # The value said first: "password123!Winter is what I use for the VPN", "Xk9#mLp2 is the password we use on the NAS".
+# "I use Qwerty!987 for pretty much everything": a value with a password's symbol, letters and digits.
+USED_FOR = re.compile(r"(?i)\b(?:i|we) use (?P<v>(?=[^\s\"'`]*[!@#$%^&*?~])(?=[^\s\"'`]*\d)(?=[^\s\"'`]*[a-z])"
+                      r"[^\s\"'`]{8,64}) (?:for|as|on|everywhere)\b")
 VALUE_FIRST = re.compile(r"(?i)(?<![^\s\"'`(])(?P<v>[^\s\"'`]{6,64}) is (?:what |the (?:password|passcode|pin|code) (?:that )?)"
                          r"(?:i|we) use (?:for|on|to log into|at)\b")
 
 # A PIN, PUK or passcode given with no connector ("SIM PIN 0427 and PUK 83920174", "ipad passcode 090909"), and a token
 # named right before its value ("Twilio auth token 9f8e...": 32 hex characters, which alone read as a digest).
-PIN_BARE = re.compile(r"(?i)(?<![\w-])(?:sim[ -]?)?(?:pin|puk|passcode)(?:[ -]?code)?[ \t]+(?P<v>\d{4,8})(?![\w-])")
+PIN_BARE = re.compile(r"(?i)(?<![\w-])(?:(?:sim[ -]?)?(?:pin|puk|passcode)(?:[ -]?code)?[ \t]+(?P<v>\d{4,8})"
+                      r"|(?:keypad|lock|locker|padlock|safe|vault)[ -](?:combo|combination)[ \t]+(?P<w>\d{1,4}(?:[ -]\d{1,4}){1,5}))"
+                      r"(?![\w-])")
+# A code said by what it does: "To disarm the alarm, punch in 9876", "enter 4410 to open the gate".
+KEYED_IN = re.compile(r"(?i)\b(?:disarm|unlock|open)\b[^.\n]{0,40}?\b(?:punch|key|tap|type|enter|dial)(?:[ \t]+in)?"
+                      r"[ \t]+(?P<v>\d(?:[- ]?\d){3,9})(?![\w-])"
+                      r"|\b(?:punch|key|tap|type|enter|dial)(?:[ \t]+in)?[ \t]+(?P<w>\d(?:[- ]?\d){3,9})[ \t]+to[ \t]+"
+                      r"(?:disarm|unlock|open)\b")
+# Digits in groups after a code's keyword ("The alarm's code is 1 2 3 4", "the combination is 36 24 36").
+DIGIT_GROUPS = re.compile(r"(?:[ \t-]\d{1,4})+(?![\w-])")
 TOKEN_BARE = re.compile(r"(?i)(?<![\w-])(?:auth|api|access|secret|bearer|session|refresh)[ _-]?(?:token|key)[ \t]+"
                         r"(?P<v>[A-Za-z0-9_-]{20,})(?![\w-])")
 
@@ -231,7 +247,7 @@ KEYWORD_STEMS = ("pass", "pw", "pin", "secret", "cred", "senh", "contra", "clave
                  "jwt", "dsn", "bearer", "code", "login", "user", "usu", "utilisateur", "benutzer", "zugang", "anmelde",
                  "identifiant", "credencia", "acces", "recover", "backup", "restore", "scratch", "wiederher", "recupera",
                  "récupération", "secours", "respaldo", "mysql", "cookie", "curl", "combo", "combination",
-                 "sign-in", "signin", "i use ", "we use ", "puk")
+                 "sign-in", "signin", "i use ", "we use ", "puk", "cvv", "cvc")
 # A token long enough to be key material: the format patterns run only on text (and lines) that have one.
 LONG_TOKEN = re.compile(r"[A-Za-z0-9_+/=.:@%-]{16,}")
 # Where a keyword makes the keyword plugin worth running on a line.

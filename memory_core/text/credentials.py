@@ -263,8 +263,15 @@ def _sentences(text: str) -> Iterator[tuple[int, int]]:
         start, end = _trim(text, *m.span("v"))
         value = text[start:end]
         quoted = start > 0 and text[start - 1] in "\"'`「“‘«"
+        if value.isdigit() and (groups := rules.DIGIT_GROUPS.match(text, end)):
+            digits = sum(c.isdigit() for c in text[start:groups.end()])
+            if 4 <= digits <= 16:  # a code in groups: "1 2 3 4", "36 24 36"
+                yield start, groups.end()
+                continue
         if any(w in keyword.replace("keypad", "") for w in ("token", "key", "cred", "seed")) and "pass" not in keyword:
             taken = looks_random(value) or (quoted and len(value) >= 6)
+        elif value.isdigit() and len(value) == 3 and ("security" in keyword or keyword.startswith("cv")):
+            taken = True  # a card's security code
         else:
             taken = _password_like(value, quoted, text[end:end + 2]) or _beside_its_account(text, m.start(), value, end)
         if taken:
@@ -284,12 +291,14 @@ def _sentences(text: str) -> Iterator[tuple[int, int]]:
         value = text[start:end]
         if len(value) >= 4 and not _VERSION.fullmatch(value) and _password_like(value, False, text[end:end + 2]):
             yield start, end
-    for m in rules.PIN_BARE.finditer(text) if "pin" in folded or "puk" in folded or "passcode" in folded else ():
-        yield m.span("v")
+    for m in rules.PIN_BARE.finditer(text) if any(s in folded for s in ("pin", "puk", "passcode", "comb")) else ():
+        yield m.span("v" if m.group("v") else "w")
     for m in rules.TOKEN_BARE.finditer(text):
         value = m.group("v")
         if looks_random(value) or (len(value) >= 32 and all(c in "0123456789abcdefABCDEF" for c in value)):
             yield m.span("v")
+    for m in rules.USED_FOR.finditer(text) if " use " in folded else ():
+        yield m.span("v")
     for m in rules.VALUE_FIRST.finditer(text) if " use " in folded else ():
         value = m.group("v")
         if _classes(value) >= 3 and _password_like(value, False, ""):  # a word, a name or a number is not one
@@ -377,6 +386,9 @@ def _plain_spans(text: str) -> Iterator[tuple[int, int]]:
         for m in rules.OPENS_WITH_CODE.finditer(text):
             if rules.OPENS_WITH.search(text, max(0, m.start() - 60), m.start()):  # a lock named just before
                 yield m.span("v")
+    if "disarm" in folded or "unlock" in folded or "open" in folded:  # a code said by what it does
+        for m in rules.KEYED_IN.finditer(text):
+            yield m.span("v" if m.group("v") else "w")
     if any(stem in folded for stem in rules.PHRASE_STEMS):
         yield from _phrases(text)
     if "://" in text:

@@ -72,6 +72,20 @@ tracking number, a combo meal):
   O, measured once after:      O 9/12, 0 of 6  (as before)
   then tuned on O ("? it's" as a connector, "is still", "my pass for X", an account named just before "password"):
   N 12/12, O 12/12, 0 of 6 each; A to M as before
+Halves P and Q (tests/data/credentials_pq.json, the sixteenth session, from a probe of 30 more everyday credentials (24
+masked already) and 16 look-alikes, written before any rule for them: an account's "pass" ("the router admin pass to
+'sunflower77'"), codes in groups ("The alarm's code is 1 2 3 4", "551 203"), a combination with no connector, "punch in
+9876" to disarm an alarm, "My PIN's 8264", one-time, verification, login and 2FA codes, a card's security code of three
+digits, a Stripe test key, a Mailgun key, "I use Qwerty!987 for pretty much everything"; look-alikes: lottery numbers,
+an alarm time, a score, a gym pass, a verification code that never arrived, "I use Notion for ..."):
+  before:                      P 4/12, 0 of 6;  Q 3/12, 0 of 6
+  tuned on P (an account's pass, a possessive keyword, digits in groups, a bare combination, a code keyed in to
+  disarm or open, "'s" before a number, sk_test_): P 12/12
+  Q, measured once after:      Q 4/12, 0 of 6  (only the vault's combination had come along)
+  then tuned on Q (one-time, verification, login, 2FA codes; "now is" is no connector; a card's security code of three
+  digits; "keypad:"; "the key for X is" with a random value; a Mailgun key of any 32 lower-case letters and digits; "I
+  use X for" where X has a password's symbol, letters and digits): P 12/12, Q 12/12, 0 of 6 each; A to O as before; none
+  of the 788 LoCoMo dev turns touched
 The thresholds below are a little under those figures."""
 
 from __future__ import annotations
@@ -93,10 +107,11 @@ PHRASES += json.loads((DATA / "credentials_hi.json").read_text(encoding="utf-8")
 PHRASES += json.loads((DATA / "credentials_jk.json").read_text(encoding="utf-8"))  # halves J and K
 PHRASES += json.loads((DATA / "credentials_lm.json").read_text(encoding="utf-8"))  # halves L and M
 PHRASES += json.loads((DATA / "credentials_no.json").read_text(encoding="utf-8"))  # halves N and O
+PHRASES += json.loads((DATA / "credentials_pq.json").read_text(encoding="utf-8"))  # halves P and Q
 # (credentials masked at least, look-alikes touched at most)
 WANTED = {"A": (0.97, 1), "B": (0.95, 1), "C": (0.95, 1), "D": (0.85, 0), "E": (0.85, 0), "F": (0.9, 0), "G": (0.9, 0),
           "H": (0.9, 0), "I": (0.9, 0), "J": (0.9, 0), "K": (0.9, 0), "L": (0.9, 0), "M": (0.9, 0), "N": (0.9, 0),
-          "O": (0.9, 0)}
+          "O": (0.9, 0), "P": (0.9, 0), "Q": (0.9, 0)}
 
 
 def _visible(text: str) -> str:

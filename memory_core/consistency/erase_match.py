@@ -24,7 +24,10 @@ user user's users assistant is are was were be been being am has have had having
 should can could may might must also too very really just now currently still actually some any much many new
 recently lately
 what which who whom whose when where why how s called named name utilisateur utilisatrice utilizador utilizadora
-usuario usuária usuário usuaria nutzer nutzerin benutzer benutzerin utente gebruiker""".split())
+usuario usuária usuário usuaria nutzer nutzerin benutzer benutzerin utente gebruiker
+der das dem des ein eine einen einem einer ist sind bin bist seit und oder sehr les une est sont suis et du avec pour
+dans sur los las una es soy está estoy del con por para os uma são sou estou da com em il lo gli è sono di della
+per""".split())  # the other languages' articles, copulas and prepositions that are no English word
 # Verbs that say little of their own ("takes insulin" is "injects insulin"): needed only where the statement has
 # fewer than two other carrying words ("User takes the bus" needs "takes").
 LIGHT_WORDS = "take takes took taking taken use uses used using get gets got getting".split()
@@ -174,6 +177,11 @@ def marks_of(statement: str) -> Marks:
         must -= NAME_NOUNS
     if _WORKS_AS.search(statement):  # "works as a nurse" is "is a nurse"
         words -= {root("works")}
+    if _AGE.search(statement):  # "User is 34 years old": "I'm 34" says it
+        words -= {root("years"), root("old")}
+    identifiers = {root(w) for m in _IDENTIFIER.finditer(statement) for w in tokens(m.group(0))}
+    must |= {w for w in identifiers if not w.isdigit() and w not in FUNCTION}  # an address's words, all of them
+    words -= must
     if len(words - LIGHT) >= 2:
         words -= LIGHT
     by_user = bool(_USER_DOES.match(statement))
@@ -186,32 +194,44 @@ def marks_of(statement: str) -> Marks:
 NAME_NOUNS = frozenset(root(w) for w in """party hospital school university college company inc ltd club church
 street road avenue""".split())
 _WORKS_AS = re.compile(r"\bwork(?:s|ed|ing)?\s+as\b", re.I)
+_AGE = re.compile(r"\b\d{1,3}\s+years?\s+old\b", re.I)
 # A value that names one thing alone: a phone or account number of seven digits or more (not a date), an e-mail address.
 _IDENTIFIER = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+\.[\w.-]+"
                          r"|(?<![\d])(?!\d{4}-\d\d-\d\d)\d(?:[ .-]?\d){6,}(?!\d)")
 
 
 # A statement whose subject is the user alone: "User owes Marta ...", not "User's brother Sam ...".
-_USER_DOES = re.compile(r"^(?:the\s+)?user\s+(?!and\b)", re.I)
+_USER_DOES = re.compile(r"^(?:(?:the\s+)?user|(?:der|die)\s+(?:be)?nutzer(?:in)?|(?:el|la)\s+usuari[oa]|(?:o|a)\s+"
+                        r"(?:usuári[oa]|utilizador[a]?)|l['’]utilisat(?:eur|rice)|l['’]utente|de\s+gebruiker)\s+(?!and\b)",
+                        re.I)
 # A passage that opens with someone of the user's as its subject, alone ("My sister is ...", not "My sister and I").
 _BESIDE_THE_USER = r"(?!\s*(?:,\s*|and\s+|&\s*)(?:I|me|we)\b)"
 _SOMEONE_OF_THEIRS = re.compile(r"^[\s\-*•>]*(?:my|our)\s+(?P<who>[\w-]+)\b(?!'s)" + _BESIDE_THE_USER, re.I)
 # "daughter's friend": someone of someone of the user's
 _RELATION_OF = re.compile(r"(?<![\w'])(\w+)['’]s\s+(\w+)")
 # A word by which a passage speaks of the user: a statement of one carrying word needs it.
-_OF_THE_USER = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|user|user's|we|our|us)\b|\bI['’]", re.I)
+_OF_THE_USER = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|user|user's|we|our|us|ich|mich|mir|mein\w*"
+                          r"|je|moi|mon|mes|yo|mis?|eu|meu|minha|meus|minhas|io|mio|mia|miei)\b|\bI['’]|\bj['’]", re.I)
 # A passage's opening name, unless the user is beside it ("Marta and I ...").
 _OPENING = re.compile(r"^[\s\-*•>]*([\w'-]+)" + _BESIDE_THE_USER, re.UNICODE)
 
 
 # A passage's word that says what a statement's word says ("my address is ..." says where the user lives): added to
 # the passage's roots, never put in the place of a statement's (marks kept before still match as they did).
-SAYS_ALSO = {root("address"): root("lives"), root("resides"): root("lives"), root("earn"): root("salary")}
+SAYS_ALSO = {root("address"): root("lives"), root("resides"): root("lives"), root("earn"): root("salary"),
+             **{root(w): root("afraid") for w in "terrifies terrified scared scares fear fears frightened".split()},
+             **{root(w): root("looking") for w in "hunting searching seeking".split()}, root("fan"): root("supports"),
+             root("lebt"): root("wohnt"), root("wohnt"): root("lebt")}  # German's two words for "lives"
+# Phrases that say what a statement's word says ("Mochi passed away" says Mochi died, "I'm on sertraline" that the user
+# takes it).
+SAYS_ALSO_PHRASES = ((re.compile(r"\bpass(?:ed|es)? away\b", re.I), root("died")),
+                     (re.compile(r"(?:\bI['’]m|\b(?:am|is|are|was|been))\s+on\b", re.I), root("takes")))
 
 
 def roots_of(text: str, key: bytes | None = None) -> frozenset[str]:
     found = {root(w) for w in tokens(text) if w not in FUNCTION and w not in NEGATIONS}
     found |= {SAYS_ALSO[r] for r in found if r in SAYS_ALSO}
+    found |= {said for pattern, said in SAYS_ALSO_PHRASES if pattern.search(text)}
     return frozenset(keyed(key, r) for r in found) if key is not None else frozenset(found)
 
 

@@ -123,7 +123,8 @@ _NEGATION = re.compile(r"\b(?:not|no|never|nor|no\s+longer|no\s+more|any\s*more|
                        re.I)
 # Where a sentence's clauses part: punctuation, or before "but", "instead of", ... (which open the next clause).
 _CLAUSES = re.compile(r"[;,:()]|\s[-–—]+\s|(?=\s(?:but|while|whereas|although|though|yet|however|instead\s+of"
-                      r"|rather\s+than|except|unlike)\s)", re.I)
+                      r"|rather\s+than|except|unlike)\s)|(?=\s(?:and|so)\s+(?:still|yet|i|we|he|she|they|i['’]m|i['’]ve)\b)",
+                      re.I)  # "I'm 29 and still can't cook": the negation is the second clause's
 _NEAR = 2  # how many words apart a number and what it counts may stand in a sentence ("two young kids")
 _UNBOUND = frozenset({"a", "an", "the", "user", "user'"})
 
@@ -149,6 +150,8 @@ def _bound(text: str, bound: tuple[tuple[str, frozenset[str]], ...]) -> bool:
     for number, near in bound:
         if not near:
             continue
+        if "is" in near:  # "User is 29": "I'm 29", "I am 29"
+            near = near | {"i'm", "i’m", "am"}
         if not any(t == number and near & set(tokens[max(0, i - _NEAR):i] + tokens[i + 1:i + 1 + _NEAR])
                    for i, t in enumerate(tokens)):
             return False
@@ -230,6 +233,40 @@ def says_retired(text: str, old: Retired, *, said: bool = False) -> bool:
     return old.replacement is None and len(marks) >= 2 and len(marks & stems(text)) >= len(marks) - 1
 
 
+# A turn's word that says what a fact's predicate says ("my flat in Madrid": where the user lives; "my team at Spotify":
+# where they work), British spellings beside American ones; read only for turns (`said`).
+_PREDICATE_WORDS = {"live": "flat apartment house home moved rent neighbourhood neighborhood",
+                    "work": "job team office boss colleague colleagues company employer shift hired joined",
+                    "favorite": "favourite love best", "color": "colour", "doctor": "gp physician",
+                    "learn": "practising practicing practise practice study studying lesson lessons class course",
+                    "commute": "take ride", "allergic": "sneeze sneezing itchy hives reaction"}
+_SAYS_PREDICATE = {stem(_token(w)): stem(_token(p)) for p, ws in _PREDICATE_WORDS.items() for w in ws.split()}
+_WORKS_AS_JOB = re.compile(r"\bworks? as an? ([\w-]+(?: [\w-]+)?)\s*$", re.I)
+_AGE = r"(?:\bi['’]m|\bi am|\bturn(?:ed|s|ing)?|\baged?)\s+{n}\b|\b{n}[ -]years?[ -]old\b"
+
+
+def _predicated(sentence: str, old: Retired, marks: frozenset[str]) -> bool:
+    """Whether a turn that names a retired fact's value says it of the user as the fact does: with its predicate ("I
+    live in Madrid", not "I loved the food in Madrid" for "User lives in Madrid") or a word that says it ("my flat in
+    Madrid"), or owning the value ("My Vespa broke down" for "User owns a Vespa"); a fact of the value alone ("User is
+    vegetarian") needs none, and an age ("User is 29") is said as one ("I'm 29", not "I ran 29 km")."""
+    predicate = full_stems(old.content) - marks
+    job = _WORKS_AS_JOB.search(old.content)
+    if job:  # "User works as a nurse": "I'm a nurse" says it
+        return bool(re.search(rf"\b(?:i['’]m|i am|as|work(?:s|ed|ing)? as)\s+(?:an?\s+)?{re.escape(job.group(1))}\b",
+                              sentence, re.I))
+    if not predicate - {p for p in predicate if p.isdigit()}:
+        numbers = [m for m in marks if m.isdigit()]
+        return not numbers or bool(re.search(_AGE.format(n=numbers[0]), sentence, re.I)) \
+            or not full_stems(old.content) <= set(numbers)
+    held = stems(sentence)
+    held |= {_SAYS_PREDICATE[h] for h in held if h in _SAYS_PREDICATE}
+    if any(h.startswith(p) or p.startswith(h) for p in predicate for h in held if min(len(p), len(h)) >= 3):
+        return True  # "lived", "living" for "liv"
+    said = [w.casefold() for w in words(sentence)]
+    return any(w == "my" and any(stem(_token(t)) in marks for t in said[n + 1:n + 3]) for n, w in enumerate(said))
+
+
 def stale(sentence: str, retired: Sequence[Retired], valid: Sequence[str], *, said: bool = False) -> Retired | None:
     """The retired fact that `sentence` states, unless a valid fact says what the sentence says of it. A sentence that
     opens with someone of the user's ("My sister lives in Madrid") tells of them, not of the user, unless the fact
@@ -239,7 +276,8 @@ def stale(sentence: str, retired: Sequence[Retired], valid: Sequence[str], *, sa
     if said and not teller.of_user:
         return None
     for old in retired:
-        if not teller.may_tell(old.content) or not states(sentence, distinctive(old.content, old.replacement)):
+        marks = distinctive(old.content, old.replacement)
+        if not teller.may_tell(old.content) or not states(sentence, marks) or (said and not _predicated(sentence, old, marks)):
             continue
         if says_same(sentence, old.content) or not any(says_same(sentence, v) for v in valid):
             if not any(says_same(v, old.content) for v in valid):

@@ -52,14 +52,24 @@ def test_the_set_written_afterwards_in_summary_prose():
 # sentence that named the old value was stale: "Madrid is hot in summer.", "My sister lives in Madrid.", "I googled the
 # answer."); tuned on D (someone of the user's opening a sentence tells of them unless the fact names them; a turn
 # that names no one of the user's side states nothing of the user): D 13/15; E once after: 11/15; not tuned further.
-# Left, both halves: the user's own sentence naming the old value in another predicate ("I loved the food in Madrid.",
-# "I'm flying to Madrid next week", "I googled the answer.", "I bought a blue shirt.") is still taken as stating it,
-# and "I drive a Civic." does not state "User drives a Honda Civic" (one of its two names).
-SAID_LEFT = {"I'm flying to Madrid next week for work.", "I drive a Civic.", "I loved the food in Madrid.",
-             "I googled the answer.", "I used Google Maps to get there.", "I bought a blue shirt."}
+# Left then, both halves: the user's own sentence naming the old value in another predicate ("I loved the food in
+# Madrid.", "I googled the answer.", "I bought a blue shirt.") was taken as stating it (mended below), and "I drive a
+# Civic." does not state "User drives a Honda Civic" (one of its two names).
+# Halves F and G (the sixteenth session): 24 more turns, a probe written before any change. Before: F 8/12, G 8/12 (the
+# same weakness: "I took the train to Oslo", "I listen to Spotify while I cook", "I spilled coffee on my laptop" taken
+# as stating where the user lives, works, what they drink; "I'm 29 and still can't cook" read as a denial). The rule
+# was then written from both halves' failures, so neither is a held-out figure: a turn that names a retired fact's value
+# states it only with the fact's predicate ("I've lived in Oslo") or a word that says it ("my team at Spotify", "my flat
+# in Madrid", "colour" for "color"), or owning the value ("My Vespa broke down"), and an age as one ("I'm 29", not "I
+# ran 29 km"); "and still", "and I" part clauses. After: F 12/12, G 12/12, D 14/15, E 15/15 (five of the six left
+# before mended).
+# Half H, 12 turns written after those rules, measured once: 8/12 (7/12 with the matcher before this session); then
+# tuned on it ("works as a nurse": "I'm a nurse"; "Cats make me sneeze": allergic; "my" owns the word or the one after
+# it, not "my parents to Porto"): 11/12. Left: "Porto has been home for six years now." (no word of the user).
+SAID_LEFT = {"I drive a Civic.", "Porto has been home for six years now."}
 
 
-@pytest.mark.parametrize("half", ["E", "D"])
+@pytest.mark.parametrize("half", ["E", "D", "F", "G", "H"])
 def test_turns_of_a_conversation_are_judged_as_said(half):
     wrong = {r["sentence"] for r in rows(half) if (stale(r["sentence"], [Retired("fact_old", r["fact"], r["replacement"])],
                                                         r["valid"], said=True) is not None) != r["states"]}

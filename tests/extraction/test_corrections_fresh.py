@@ -107,11 +107,21 @@ TABLE = DATA / "corrections_fresh.json"
 # 0.00 (0/8), precision 1.0; tuned on A (a value a stored fact holds, changed "from X to Y" by a verb of change, of the
 # one the fact is about; "X, not Y" after a word owning a mistake; the fact restated replaces the one it restates): 1.0;
 # B measured once after: 1.0, precision 1.0. Every earlier table unchanged.
+# "w" (tests/data/corrections_w.json, 24 rows, 16 corrections, written in the sixteenth session from a probe, before any
+# rule for them: "These days I'm based in Boulder", "I'm at Initech since March", "Purple is my favourite colour now",
+# "We have three kids now, the baby arrived in May!", "My car's a Civic now", "I just turned 42", "Dr. Kim is my dentist
+# now", "I stopped playing tennis and took up squash", "Just got a new phone, a Galaxy S24", "Priya left, so now I report
+# to Tom", "I've dropped French for Italian", "We've just moved into our new place in Bristol", "Correction: the dog is
+# Rex, not Max", "Sorry, my birthday's on the 4th of March", "I'm a Mac user now", "I've gone vegan"; look-alikes:
+# someone else's, a question, a trip, something watched): before, recall B 0.375 (3/8), A 0.625 (5/8), precision 1.0;
+# tuned on A ("my X's a Y now", "got a new X, a Y", "I'm a X user now", "User's car is" as the vehicle driven): 1.0; B
+# measured once after: 0.375 (as before); then tuned on B ("my birthday's on" is "is", not an owner; "moved into our
+# new place in X"; "I've gone vegan"; "I'm at X since March"; "we have three kids now, ..."): 1.0, precision 1.0 on both.
 WANTED = {"fresh": {"A": 0.95, "B": 0.8}, "clauses": {"A": 0.95, "B": 0.75}, "ends": {"A": 0.95, "B": 0.7},
           "more": {"A": 0.95, "B": 0.95}, "n": {"A": 0.95, "B": 0.95}, "p": {"A": 0.95, "B": 0.95},
           "q": {"A": 0.95, "B": 0.95}, "r": {"A": 0.95, "B": 0.95},
           "s": {"A": 0.95, "B": 0.95}, "t": {"A": 0.75, "B": 0.95}, "u": {"A": 0.95, "B": 0.8},
-          "v": {"A": 0.95, "B": 0.95}}
+          "v": {"A": 0.95, "B": 0.95}, "w": {"A": 0.95, "B": 0.95}}
 
 
 def load(half: str, table: str = "fresh") -> list[dict]:

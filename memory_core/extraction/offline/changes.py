@@ -26,6 +26,10 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), r) for p, r i
     # "We just got our own place in Dallas", "I finally got my own flat in Leeds" -> "I moved to Dallas"
     (rf"^I(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|recently\s+)?got\s+(?:my|our)\s+own\s+(?:flat|apartment|place|house"
      rf"|home|condo)\s+in\s+(?P<new>{_ORG})(?P<tail>\s+(?:last|this|in|on|a|two|three)\b.*)?$", "I moved to {new}"),
+    # "We've just moved into our new place in Bristol" -> "I moved to Bristol"
+    (rf"^(?:I|we)(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|recently\s+)?moved\s+into\s+(?:my|our|a|the)\s+(?:new\s+)?"
+     rf"(?:flat|apartment|place|house|home|condo)\s+in\s+(?P<new>{_ORG})(?P<tail>\s+(?:last|this|in|on|a|two|three)\b.*)?$",
+     "I moved to {new}"),
     # "We bought a house in Bordeaux and moved in last week" -> "I moved to Bordeaux" (a house bought alone is not a move)
     (rf"^I(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|recently\s+)?bought\s+(?:a|an|our|my)\s+(?:new\s+)?(?:flat|apartment"
      rf"|place|house|home|condo)\s+in\s+(?P<new>{_ORG})\s+and\s+(?:have\s+|'ve\s+|just\s+)?moved\s+in\b.*$",
@@ -59,6 +63,15 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), r) for p, r i
     # "My number changed, it's 555-0199 now" -> "my number is 555-0199"
     (rf"^my\s+(?P<what>{_THING}?)\s+(?:has\s+)?changed\s*[,;:-]+\s*(?:now\s+)?(?:it's|it\s+is)\s+(?P<value>.+?)"
      r"(?:\s+now)?$", "my {what} is {value}"),
+    # "My car's a Civic now", "My gym is Fitzone now" -> "my car is a Civic" (a name in capitals, or a number)
+    (rf"^my\s+(?P<what>{_THING}?)\s*(?P<is>\bis|\bare|'s)\s+(?P<value>(?:(?:a|an|the)\s+)?(?-i:[A-Z0-9])[^,;]*?)\s+now$",
+     "my {what} {is} {value}"),
+    # "Just got a new phone, a Galaxy S24" -> "my phone is a Galaxy S24"
+    (r"^(?:I(?:'ve|\s+have)?\s+)?(?:just\s+|finally\s+)?(?:got|bought)\s+(?:myself\s+)?a\s+new\s+(?P<what>[\w-]+)"
+     r"\s*[,:—–-]+\s*(?P<value>(?:a|an|the)\s+(?-i:[A-Z0-9]).*?)$", "my {what} is {value}"),
+    # "I'm a Mac user now" -> "I switched to a Mac"
+    (r"^I(?:'m|\s+am)\s+(?:now\s+)?an?\s+(?P<new>(?-i:[A-Z])[\w+.-]*(?:\s+(?-i:[A-Z])[\w+.-]*)?)\s+user(?:\s+now"
+     r"|\s+these\s+days)$", "I switched to {new}"),
     # "My email address is now ana@new.example" -> "my email address is ana@new.example"
     (rf"^my\s+(?P<what>{_THING}?)\s+(?P<is>is|are|'s)\s+now\s+(?P<value>.+)$", "my {what} {is} {value}"),
     # "I've swapped my Android for an iPhone", "I ditched VS Code for Neovim" -> "I switched from my Android to an iPhone"
@@ -143,6 +156,16 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), r) for p, r i
     (r"^[\w .'&+-]+?\s+was\s+my\s+(?P<what>(?:[\w-]+\s+){0,2}?[\w-]+)(?:\s+for\s+(?:years|ages|a\s+long\s+time|a\s+while"
      r"|\w+\s+years))?\s*[,;:—–-]+\s*(?:but\s+)?(?:now\s+)?(?P<value>[\w .'&+-]+?)\s+(?:has\s+)?(?:taken\s+over"
      r"|won\s+me\s+over|is\s+the\s+one)(?:\s+now)?$", "my {what} is {value}"),
+    # "I've gone vegan", "I turned vegetarian in May" -> "I'm vegan"
+    (r"^I(?:'ve|\s+have)?\s+(?:just\s+|now\s+|finally\s+|recently\s+)?(?:gone|turned|become|became|went)\s+"
+     r"(?P<new>vegan|vegetarian|pescatarian)\b.*$", "I'm {new}"),
+    # "I'm at Initech since March" -> "I work at Initech" (a month, a year or "last ..." after "since": a stay is not)
+    (rf"^I(?:'m|\s+am)\s+(?:now\s+)?at\s+(?P<new>{_ORG})\s+since\s+(?:january|february|march|april|may|june|july"
+     r"|august|september|october|november|december|(?:19|20)\d\d|last\s+(?:year|month|spring|summer|autumn|fall|winter))"
+     r"\b.*$", "I work at {new}"),
+    # "We have three kids now, the baby arrived in May!" -> "we have three kids" (what follows tells more)
+    (r"^(?P<main>(?:I|we)\s+(?:have|'ve\s+got)\s+(?:[\w-]+\s+){1,2}?(?:kids|children|sons|daughters|dogs|cats"
+     r"|grandchildren|grandkids|pets))\s+now\s*[,;:—–-].*$", "{main}"),
     # "My daughter had her 7th birthday on Sunday" -> "my daughter is 7"
     (r"^my\s+(?P<who>[\w-]+)\s+(?:just\s+)?(?:had|celebrated)\s+(?:his|her|their)\s+(?P<value>\d{1,3})(?:st|nd|rd|th)"
      r"\s+birthday\b.*$", "my {who} is {value}"),
@@ -167,6 +190,8 @@ def _restated(sentence: str) -> str | None:
         if match:
             values = {k: (v or "").strip() for k, v in match.groupdict().items()}
             values["old"] = values.get("old") or values.get("old2") or values.get("old3") or ""
+            if values.get("is") == "'s":  # "my car's a Civic" -> "my car is a Civic"
+                values["is"] = "is"
             return template.format(**values).strip()
     return None
 

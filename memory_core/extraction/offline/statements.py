@@ -120,6 +120,7 @@ SLOT_PATTERNS: list[tuple[str, re.Pattern[str], bool]] = [(k, re.compile(p), n) 
      False),
     ("marital", r"^User (?:has )?got (?P<value>married|engaged|divorced)\b.*$", False),
     ("vehicle", r"^User (?:\w+ly )?(?:drives|rides|is driving|is riding) (?:an? |the |their )?(?P<value>.+)$", False),
+    ("vehicle", r"^User's (?:car|vehicle) is (?:an? |the )?(?P<value>.+)$", False),  # "my car's a Civic now"
     ("own:manager", r"^User (?:reports|is reporting|now reports) to (?P<value>[A-Z].*)$", False),  # who they report to
     # what the user is learning: one more beside another, unless said as a change ("switched to learning Japanese")
     ("learning", r"^User (?:is learning|learns|is studying|studies) (?!(?:at|in|for|with|on|to|from|under)\b)"

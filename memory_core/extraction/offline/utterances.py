@@ -25,6 +25,8 @@ _SPELLING = [(re.compile(p, f), r) for p, f, r in [
     (r"\bcant\b", re.I, "can't"), (r"\bI(?:'ve|\s+have)\s+got\b", 0, "I have"), (r"\bwont\b", re.I, "won't"),
     (r"\bI\s+m\b", 0, "I'm"), (r"\bgonna\b", re.I, "going to"), (r"\bwanna\b", re.I, "want to"),
     (r"\bgotta\b", re.I, "have to"),
+    # "my birthday's on the 4th", "my car's a Civic": "is", not an owner ("my brother's 3 kids", "my dad's car")
+    (r"\b(my\s+[\w-]+)'s(?=\s+(?:on|in|at|a|an|the|now|called|named)\b)", re.I, r"\1 is"),
 ]]
 # Opening words that say nothing themselves: "Oh, well, btw, ...".
 _LEAD = re.compile(r"^(?:(?:oh|well|so|hey|hi|hello|yeah|yes|also|and|but|btw|by the way|honestly|anyway|ok|okay|lol"

@@ -26,6 +26,10 @@ _RULES: list[tuple[re.Pattern[str], str, float, str | None]] = [(re.compile(p, r
     (r"^my\s+goal\s+is\s+(?P<rest>.+)$", "goal", 0.85, "User's goal is {rest}"),
     (r"^my\s+(?P<rest>(?:job|team|company|age|work|employer|startup|business)\b.+)$", "context", 0.8, "User's {rest}"),
     (r"^my\s+(?P<rest>(?:go-to|preferred|usual)\s+.+)$", "preference", 0.8, "User's {rest}"),
+    # "My blog runs on WordPress", "My site is hosted on Netlify": what the user's own things are made with
+    (r"^my\s+(?P<rest>(?:[\w'-]+\s+){0,2}?(?:blog|site|website|web\s+site|app|server|shop|store|newsletter|podcast"
+     r"|laptop|computer|pc|phone|home\s+server|homelab|nas)\s+(?:runs\s+on|is\s+(?:built|hosted|written|made)\s+(?:on|in|with)"
+     r"|uses)\s+.+)$", "context", 0.8, "User's {rest}"),
     (r"^my\s+(?P<rest>(?:(?:main|native|first|second|mother)\s+language|(?:tech\s+)?stack|editor|os|ide)\b.+)$",
      "knowledge", 0.8, "User's {rest}"),
     # "My X is Y" about the user's own things; what the user's people are or do is theirs, not the user's (_RELATION)
@@ -53,7 +57,7 @@ _RULES: list[tuple[re.Pattern[str], str, float, str | None]] = [(re.compile(p, r
      r"|bought|founded|launched|won|became)\b.*)$", "context", 0.8, None),
     (r"^(?P<rest>i(?:'ve|\s+have)\s+(?!been\s+(?:one|it|that|this|there|here|so)\b)(?:been|worked|lived|used|studied"
      r"|played|taught|known|owned|run|done|practi[cs]ed"
-     r"|coded|programmed|written)\b.+)$", "context", 0.8, None),
+     r"|coded|programmed|written|coached|volunteered|managed|led|mentored)\b.+)$", "context", 0.8, None),
     (r"^(?P<rest>i(?:'m|\s+am)\s+not\s+(?:a|an|really\s+a|big\s+on|into|much\s+of\s+a|great\s+at|good\s+at|fond"
      r"|comfortable)\b.+)$", "behavior", 0.75, None),
     (r"^(?P<rest>i(?:'m|\s+am)\s+not\s+(?:allergic|intolerant|lactose\s+intolerant|gluten\s+intolerant|diabetic"
@@ -325,6 +329,10 @@ _TALK = re.compile(r"^i\s+(?:just\s+|really\s+|also\s+|totally\s+)?(?:thought|fe
                    r"|^i\s+[\w']+\s+(?:it|this|that|these|those|them)\b"
                    r"|\b(?:this|that|these|those)\s+(?:one|bug|error|code|file|thing|question|answer|part|step|week|way)\b",
                    re.I)
+# Three words that say something lasting of the user: a verb of a lasting tie and a name ("I support Arsenal", "I speak
+# Welsh"); "I met Sarah", "I called Mom" are passing.
+_LASTING_THREE = re.compile(r"^i\s+(?:support|follow|speak|attend|sponsor|coach|manage|own|collect)\s+(?-i:[A-Z])[\w'&.-]*$",
+                            re.I)
 _GENERAL_IM = re.compile(r"^i(?:'m|\s+am)\s+(?:really\s+|very\s+|quite\s+)?(?:into|on\s+(?:the|a|an)|part\s+of|one\s+of"
                          r"|with\s+(?-i:[A-Z]))\b", re.I)
 
@@ -337,7 +345,7 @@ def _general_statement(clause: str, cue: bool) -> Statement | None:
     clause = _drop_temporal(said)
     plain = re.match(r"^i\s+(?!(?:'m|am)\b)[a-z]", clause, re.I) or _GENERAL_IM.match(clause)
     if not plain or _TALK.search(clause) or _NOT_A_FACT.search(clause) or _HEDGE.search(clause) \
-            or len(clause.split()) < 4:
+            or (len(clause.split()) < 4 and not _LASTING_THREE.match(clause)):
         return None
     content = first_to_third(clause)
     if content is None or (_PASSING.search(said) and _DOING.match(content)):

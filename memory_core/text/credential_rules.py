@@ -94,7 +94,7 @@ PLACEHOLDER = re.compile(r"(?i)^(?:none|null|nil|true|false|yes|no|empty|undefin
 # "password is X" in the languages the project meets: keyword, up to four words, a connector, the value.
 _NL_KEYWORD = (r"security code on the back(?: of (?:the|my|your) card)?|pass(?:word|wd|phrase|code)s?|pwd|pw|(?<!boarding )(?<!bus )(?<!train )(?<!season )(?<!day )(?<!ski )"
                r"(?<!gym )(?<!free )pass(?=[ \t]+for[ \t])|(?:admin|root|wi-?fi|router|network|login|e-?mail|laptop|vpn"
-               r"|server|database|account|nas) pass(?!\w)|pin(?:[ -]?code)?|(?:door|gate|garage|alarm|wi-?fi|wlan|router"
+               r"|server|database|account|nas) pass(?!\w)|pin(?:[ -]?(?:code|kode|koodi|kod))?|(?:door|gate|garage|alarm|wi-?fi|wlan|router"
                r"|master|entry|access|security|keypad|lockbox|key ?safe|building)(?:['’]s)?(?: opener)? code"
                r"|(?:bike |bicycle )?(?:keypad|lock|locker|padlock|safe|vault|door|gate|garage|alarm)(?:['’]s)?[ -]"
                r"(?:combo|combination)"
@@ -109,10 +109,12 @@ _NL_KEYWORD = (r"security code on the back(?: of (?:the|my|your) card)?|pass(?:w
                r"|clave (?:del |de la |de )?(?:wi-?fi|red|router|internet)|claves?|passw[oö]rt|wlan-passwort|kennwort"
                r"|mot de passe|mdp|wachtwoord|parola d'ordine|parol[aă] (?:mea|ta)"
                r"|parolă|пароль|密码|口令"
-               r"|パスワード|パスコード|暗証番号|비밀번호|şifre(?:m|si)?|hasło|heslo|lösenord(?:et)?|adgangskode|passord|salasana"
+               r"|パスワード|パスコード|暗証番号|비밀번호|şifre(?:m|si)?|hasło|heslo|lösenord(?:et)?|adgangskode|passord|salasana(?:ni|si)?"
+               r"|wi-?fi-(?:wachtwoord|passwort|password|parool)"
                r"|kata sandi|mật khẩu|κωδικός|סיסמה|كلمة المرور|पासवर्ड|c[oó]digo (?:d[oae] |del )?(?:alarme|alarma|port[aã]o"
                r"|porta|puerta|acesso|acceso|wi-?fi|cofre|caja fuerte|(?:de )?(?:mi |la )?tarjeta|cart[aã]o)"
-               r"|code (?:secret |confidentiel )?(?:de la porte|du portail|de l'alarme|d'accès|(?:de (?:ma |la |mon )?)?carte"
+               r"|digicode|code (?:secret |confidentiel )?(?:de la porte|du portail|de l'alarme|d'accès|de l'immeuble|du bâtiment"
+               r"|de l'entrée|du digicode|(?:de (?:ma |la |mon )?)?carte"
                r"(?: bancaire| bleue| de crédit)?)|codice (?:pin|segreto|della carta|del bancomat|dell'allarme)|geheimzahl"
                r"|(?:tür|alarm|tor|safe)-?code|clé(?: d'API| API| secrète)?|chave (?:de |da )?API|clave (?:de )?API"
                r"|API-Schlüssel|(?:api|secret|access|private|auth|app)[ _-]?(?:key|token)|token|creds?"
@@ -203,7 +205,7 @@ VALUE_FIRST = re.compile(r"(?i)(?<![^\s\"'`(])(?P<v>[^\s\"'`]{6,64}) is (?:what 
 
 # A PIN, PUK or passcode given with no connector ("SIM PIN 0427 and PUK 83920174", "ipad passcode 090909"), and a token
 # named right before its value ("Twilio auth token 9f8e...": 32 hex characters, which alone read as a digest).
-PIN_BARE = re.compile(r"(?i)(?<![\w-])(?:(?:sim[ -]?)?(?:pin|puk|passcode)(?:[ -]?code)?[ \t]+(?P<v>\d{4,8})"
+PIN_BARE = re.compile(r"(?i)(?<![\w-])(?:(?:sim[ -]?)?(?:pin|puk|passcode|şifre(?:si|m)?)(?:[ -]?code)?[ \t]+(?P<v>\d{4,8})"
                       r"|(?:keypad|lock|locker|padlock|safe|vault)[ -](?:combo|combination)[ \t]+(?P<w>\d{1,4}(?:[ -]\d{1,4}){1,5}))"
                       r"(?![\w-])")
 # A code said by what it does: "To disarm the alarm, punch in 9876", "enter 4410 to open the gate".

@@ -291,7 +291,7 @@ def _sentences(text: str) -> Iterator[tuple[int, int]]:
         value = text[start:end]
         if len(value) >= 4 and not _VERSION.fullmatch(value) and _password_like(value, False, text[end:end + 2]):
             yield start, end
-    for m in rules.PIN_BARE.finditer(text) if any(s in folded for s in ("pin", "puk", "passcode", "comb")) else ():
+    for m in rules.PIN_BARE.finditer(text) if any(s in folded for s in ("pin", "puk", "passcode", "comb", "şifre")) else ():
         yield m.span("v" if m.group("v") else "w")
     for m in rules.TOKEN_BARE.finditer(text):
         value = m.group("v")

@@ -86,6 +86,14 @@ an alarm time, a score, a gym pass, a verification code that never arrived, "I u
   digits; "keypad:"; "the key for X is" with a random value; a Mailgun key of any 32 lower-case letters and digits; "I
   use X for" where X has a password's symbol, letters and digits): P 12/12, Q 12/12, 0 of 6 each; A to O as before; none
   of the 788 LoCoMo dev turns touched
+Halves R and S (tests/data/credentials_rs.json, the same session, a probe of 24 credentials in 17 languages (German,
+French, Spanish, Italian, Portuguese, Dutch, Polish, Russian, Turkish, Japanese, Chinese, Korean, Swedish, Danish,
+Finnish, Greek, Czech) and 10 look-alikes in eight, written before any rule for them):
+  before:                      R 10/12, 0 of 5;  S 9/12, 0 of 5
+  tuned on R (French "code de l'immeuble", "digicode"; Danish "PIN-kode"): R 12/12
+  S, measured once after:      S 9/12, 0 of 5  (as before: Dutch "wifi-wachtwoord", Turkish "Kapı şifresi 8520" with no
+                               connector, Finnish "Salasanani on ...")
+  then tuned on S:             R 12/12, S 12/12, 0 of 5 each; A to Q as before
 The thresholds below are a little under those figures."""
 
 from __future__ import annotations
@@ -108,10 +116,12 @@ PHRASES += json.loads((DATA / "credentials_jk.json").read_text(encoding="utf-8")
 PHRASES += json.loads((DATA / "credentials_lm.json").read_text(encoding="utf-8"))  # halves L and M
 PHRASES += json.loads((DATA / "credentials_no.json").read_text(encoding="utf-8"))  # halves N and O
 PHRASES += json.loads((DATA / "credentials_pq.json").read_text(encoding="utf-8"))  # halves P and Q
+PHRASES += json.loads((DATA / "credentials_rs.json").read_text(encoding="utf-8"))  # halves R and S
 # (credentials masked at least, look-alikes touched at most)
 WANTED = {"A": (0.97, 1), "B": (0.95, 1), "C": (0.95, 1), "D": (0.85, 0), "E": (0.85, 0), "F": (0.9, 0), "G": (0.9, 0),
           "H": (0.9, 0), "I": (0.9, 0), "J": (0.9, 0), "K": (0.9, 0), "L": (0.9, 0), "M": (0.9, 0), "N": (0.9, 0),
-          "O": (0.9, 0), "P": (0.9, 0), "Q": (0.9, 0)}
+          "O": (0.9, 0), "P": (0.9, 0), "Q": (0.9, 0), "R": (0.9, 0),
+          "S": (0.9, 0)}
 
 
 def _visible(text: str) -> str:

@@ -165,7 +165,8 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), r) for p, r i
      r"\b.*$", "I work at {new}"),
     # "We have three kids now, the baby arrived in May!" -> "we have three kids" (what follows tells more)
     (r"^(?P<main>(?:I|we)\s+(?:have|'ve\s+got)\s+(?:[\w-]+\s+){1,2}?(?:kids|children|sons|daughters|dogs|cats"
-     r"|grandchildren|grandkids|pets))\s+now\s*[,;:—–-].*$", "{main}"),
+     r"|grandchildren|grandkids|pets))\s+now\s*[,;:—–-](?!\s*(?:and\s+|but\s+|so\s+|also\s+)?(?:I|I'm|I've|I'd"
+     r"|we|we're|we've|my|our)\b).*$", "{main}"),  # what follows tells more, unless it is another statement of theirs
     # "My daughter had her 7th birthday on Sunday" -> "my daughter is 7"
     (r"^my\s+(?P<who>[\w-]+)\s+(?:just\s+)?(?:had|celebrated)\s+(?:his|her|their)\s+(?P<value>\d{1,3})(?:st|nd|rd|th)"
      r"\s+birthday\b.*$", "my {who} is {value}"),

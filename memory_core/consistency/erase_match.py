@@ -25,9 +25,10 @@ should can could may might must also too very really just now currently still ac
 recently lately
 what which who whom whose when where why how s called named name utilisateur utilisatrice utilizador utilizadora
 usuario usuária usuário usuaria nutzer nutzerin benutzer benutzerin utente gebruiker
-der das dem des ein eine einen einem einer ist sind bin bist seit und oder sehr les une est sont suis et du avec pour
+der das dem des ein eine einen einem einer ist sind bin bist seit und oder sehr el la le les une est sont suis et du avec pour
 dans sur los las una es soy está estoy del con por para os uma são sou estou da com em il lo gli è sono di della
-per""".split())  # the other languages' articles, copulas and prepositions that are no English word
+per tiene tengo tienes tenemos tienen tem tenho temos têm habe hast haben ai avons ont ho hai abbiamo
+hanno""".split())  # the other languages' articles, copulas, "have" and prepositions that are no English word
 # Verbs that say little of their own ("takes insulin" is "injects insulin"): needed only where the statement has
 # fewer than two other carrying words ("User takes the bus" needs "takes").
 LIGHT_WORDS = "take takes took taking taken use uses used using get gets got getting".split()
@@ -211,7 +212,12 @@ _SOMEONE_OF_THEIRS = re.compile(r"^[\s\-*•>]*(?:my|our)\s+(?P<who>[\w-]+)\b(?!
 _RELATION_OF = re.compile(r"(?<![\w'])(\w+)['’]s\s+(\w+)")
 # A word by which a passage speaks of the user: a statement of one carrying word needs it.
 _OF_THE_USER = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|user|user's|we|our|us|ich|mich|mir|mein\w*"
-                          r"|je|moi|mon|mes|yo|mis?|eu|meu|minha|meus|minhas|io|mio|mia|miei)\b|\bI['’]|\bj['’]", re.I)
+                          r"|je|moi|mon|mes|yo|mis?|eu|meu|minha|meus|minhas|io|mio|mia|miei"
+                          r"|tengo|soy|estoy|vivo|trabajo|tenho|sou|estou|moro|trabalho|ho|sono|lavoro)\b|\bI['’]|\bj['’]",
+                          re.I)  # Spanish, Portuguese and Italian say "I" in the verb
+# A passage that opens with someone other than the user as its subject.
+_SOMEONE_ELSE = re.compile(r"^[\s\-*•>]*(?:someone|somebody|a (?:man|woman|guy|girl|boy|friend|neighbou?r|colleague|stranger)"
+                           r"|people|everyone|everybody|nobody|the police)\b", re.I)  # not "she": a summary may mean the user
 # A passage's opening name, unless the user is beside it ("Marta and I ...").
 _OPENING = re.compile(r"^[\s\-*•>]*([\w'-]+)" + _BESIDE_THE_USER, re.UNICODE)
 
@@ -221,11 +227,14 @@ _OPENING = re.compile(r"^[\s\-*•>]*([\w'-]+)" + _BESIDE_THE_USER, re.UNICODE)
 SAYS_ALSO = {root("address"): root("lives"), root("resides"): root("lives"), root("earn"): root("salary"),
              **{root(w): root("afraid") for w in "terrifies terrified scared scares fear fears frightened".split()},
              **{root(w): root("looking") for w in "hunting searching seeking".split()}, root("fan"): root("supports"),
-             root("lebt"): root("wohnt"), root("wohnt"): root("lebt")}  # German's two words for "lives"
+             root("lebt"): root("wohnt"), root("wohnt"): root("lebt"),  # German's two words for "lives"
+             root("therapist"): root("therapy"), root("salary"): root("earns"), root("autistic"): root("autism"),
+             root("inject"): root("takes"), root("injects"): root("takes")}
 # Phrases that say what a statement's word says ("Mochi passed away" says Mochi died, "I'm on sertraline" that the user
 # takes it).
 SAYS_ALSO_PHRASES = ((re.compile(r"\bpass(?:ed|es)? away\b", re.I), root("died")),
-                     (re.compile(r"(?:\bI['’]m|\b(?:am|is|are|was|been))\s+on\b", re.I), root("takes")))
+                     (re.compile(r"(?:\bI['’]m|\b(?:am|is|are|was|been))\s+on\b", re.I), root("takes")),
+                     (re.compile(r"\b(?:out of (?:a )?work|between jobs|jobless|lost my job)\b", re.I), root("unemployed")))
 
 
 def roots_of(text: str, key: bytes | None = None) -> frozenset[str]:
@@ -254,8 +263,10 @@ def states(passage: str, marks: Marks, key: bytes | None = None) -> bool:
         if (keyed(key, first) if key is not None else first) in marks.objects:
             return False  # the passage tells what one of the statement's others did
     theirs = _SOMEONE_OF_THEIRS.match(passage) if marks.by_user else None
-    if theirs and theirs.group("who").casefold() in RELATIONS:
-        return False  # "My sister is pregnant with twins" for "User is pregnant with twins"
+    if theirs and (theirs.group("who").casefold() in RELATIONS or theirs.group("who").casefold()[:-1] in RELATIONS):
+        return False  # "My sister is pregnant with twins" for "User is pregnant with twins"; "My parents live in Faro"
+    if marks.by_user and _SOMEONE_ELSE.match(passage) and not _OF_THE_USER.search(passage):
+        return False  # "Someone was arrested outside the bar in 2019" for "User was arrested in 2019"
     for m in _RELATION_OF.finditer(passage):  # "My daughter's friend is called Emma" for "User's daughter is Emma"
         if m.group(1).casefold() in RELATIONS and m.group(2).casefold() in RELATIONS and \
                 (keyed(key, root(m.group(2))) if key is not None else root(m.group(2))) not in marks.words:

@@ -33,6 +33,8 @@ FRESH_M = DATA / "extractor_statements_m.json"  # the same
 FRESH_N = DATA / "extractor_statements_n.json"  # the same
 FRESH_O = DATA / "extractor_statements_o.json"  # the same
 FRESH_OC = DATA / "extractor_statements_oc.json"  # written after table O's rules, measured once
+FRESH_P = DATA / "extractor_statements_p.json"  # other languages; halves by alternate rows of each label
+FRESH_PC = DATA / "extractor_statements_pc.json"  # written after table P's rules, measured once
 # Words that carry no meaning of their own in a fact: a fact is matched on the others.
 _LIGHT = frozenset("""user is are am was be been a an the their theirs them they has have had at in on to of for as and
 with by from works work working lives live living based name named called favorite favourite currently""".split())

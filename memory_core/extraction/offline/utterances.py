@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from memory_core.extraction.offline.foreign_jobs import job_clauses
+from memory_core.extraction.offline.foreign_statements import foreign_clauses
 from memory_core.extraction.offline.changes import change_after_lead, restate
 
 MAX_SENTENCE = 1000
@@ -312,7 +313,7 @@ def _named_clauses(sentence: str) -> list[str] | None:
         return [f"my {together.group('who').lower()} is {together.group('name')}", *_clauses_of(together.group("rest"))]
     name, home = _FOREIGN_NAME.search(sentence), _FOREIGN_HOME.search(sentence)
     if name is None and home is None:
-        return job_clauses(sentence)
+        return foreign_clauses(sentence) or job_clauses(sentence)
     return ([f"my name is {name.group('name')}"] if name else []) \
         + ([f"I live in {home.group('place')}"] if home else [])
 

@@ -64,6 +64,15 @@ AGO = {
     "it": (r"(?P<n>\d{1,3}|\w+)\s+(?P<unit>\w+)\s+fa",),
     "nl": (r"(?P<n>\d{1,3}|een paar|\w+)\s+(?P<unit>\w+)\s+geleden",),
 }
+# A count ahead ("dans deux jours", "tra due giorni", "in zwei Tagen"): the same groups.
+AHEAD = {
+    "pt": (r"(?:daqui\s+a|dentro\s+de)\s+(?P<n>\d{1,3}|\w+)\s+(?P<unit>\w+)",),
+    "es": (r"(?:dentro\s+de|en)\s+(?P<n>\d{1,3}|\w+)\s+(?P<unit>\w+)",),
+    "de": (r"in\s+(?P<n>\d{1,3}|ein paar|\w+)\s+(?P<unit>\w+)",),
+    "fr": (r"dans\s+(?P<n>\d{1,3}|\w+)\s+(?P<unit>\w+)",),
+    "it": (r"(?:tra|fra)\s+(?P<n>\d{1,3}|\w+)\s+(?P<unit>\w+)",),
+    "nl": (r"(?:over|binnen)\s+(?P<n>\d{1,3}|een paar|\w+)\s+(?P<unit>\w+)",),
+}
 # The last or next week, month or year: (pattern with the group unit, direction).
 PERIODS = {
     "pt": ((r"(?P<unit>semana|mês|ano)\s+(?:passad[oa])", -1), (r"(?P<unit>semana|mês|ano)\s+que\s+vem", 1),
@@ -106,7 +115,7 @@ WEEKDAY_PERIODS = {
 _MARKERS = {
     "en": "the a an and i i'm i've we you he she it is was were are to of in on at my our with for have had this that",
     "pt": "o os as um uma e é eu foi fui na no nos nas da do das dos de que com para por muito minha meu não estou tenho",
-    "es": "el los las un una y es yo fue fui en la lo del de que con para por muy mi mis no estoy tengo al me",
+    "es": "el los las un una y es yo fue fui en la lo del de que con para por muy mi mis no estoy tengo al me hoy ayer",
     "de": "der die das und ist ich war bin habe hat ein eine einen zu mit nicht auch im am vom zum mein meine wir es",
     "fr": "le la les un une et est je j' suis été ai au aux du des de que avec pour pas très mon ma mes nous il elle "
           "m' l' c' n' s' d' qu' soir matin",
@@ -144,11 +153,12 @@ def weekday(lang: str, word: str) -> int:
 
 
 @lru_cache(maxsize=None)
-def compiled(lang: str) -> tuple[list[tuple[re.Pattern, int]], list[re.Pattern], list[tuple[re.Pattern, int]]]:
-    """The language's day words, counts back and periods, compiled once."""
+def compiled(lang: str) -> tuple[list[tuple[re.Pattern, int]], list[tuple[re.Pattern, int]], list[tuple[re.Pattern, int]]]:
+    """The language's day words, counts back and ahead (with their direction) and periods, compiled once."""
     flags = re.I | re.UNICODE
     days = [(re.compile(rf"(?<![\w-])(?:{p})(?![\w-])", flags), offset) for p, offset in DAYS[lang]]
-    ago = [re.compile(rf"(?<![\w-]){p}(?![\w-])", flags) for p in AGO[lang]]
+    ago = [(re.compile(rf"(?<![\w-]){p}(?![\w-])", flags), direction)
+           for patterns, direction in ((AGO[lang], -1), (AHEAD[lang], 1)) for p in patterns]
     periods = [(re.compile(rf"(?<![\w-]){p}(?![\w-])", flags), direction) for p, direction in PERIODS[lang]]
     return days, ago, periods
 

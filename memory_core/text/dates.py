@@ -532,11 +532,11 @@ def _found_in(lang: str, text: str, said_on: date) -> list[tuple[int, int, tuple
     for pattern, offset in days:
         found += [(m.start(), m.end(), _at_precision(said_on + timedelta(days=offset), "day"))
                   for m in pattern.finditer(text)]
-    for pattern in ago:
+    for pattern, direction in ago:  # counts back and ahead
         for m in pattern.finditer(text):
             n, unit = date_words.count(lang, m.group("n")), date_words.unit(lang, m.group("unit"))
             if n is not None and unit is not None and n <= 400:
-                found.append((m.start(), m.end(), _at_precision(_shift(said_on, n, unit, -1), unit)))
+                found.append((m.start(), m.end(), _at_precision(_shift(said_on, n, unit, direction), unit)))
     for pattern, direction in periods:
         for m in pattern.finditer(text):
             if (unit := date_words.unit(lang, m.group("unit"))) is not None:

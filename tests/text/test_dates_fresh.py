@@ -654,3 +654,49 @@ TABLE_N = [  # 2023-05-08 is a Monday, 2024-03-13 a Wednesday, 2023-10-05 a Thur
 @pytest.mark.parametrize("said_on,text,expected", TABLE_N)
 def test_table_n_everyday_phrasings(said_on, text, expected):
     assert _right(said_on, text, expected), [r.value for r in resolve_dates(text, date.fromisoformat(said_on))]
+
+
+# Table O (the same session, later): 20 relative expressions in German, French, Spanish, Portuguese, Italian and Dutch
+# written before any change; measured once: 17/20. One label was wrong ("Na semana que vem", said on a Friday, is the
+# week of the Monday after, 23 June, as the rules read it); the two real misses were a count ahead in another language
+# ("Tra due giorni parto": "dans deux jours", "en dos días", "in zwei Tagen", "daqui a", "over" were all unread) and
+# "Hace buen tiempo hoy" (too few common Spanish words to read as Spanish: "hoy" and "ayer" count now). Tuned on the
+# whole table (no halves: 20/20); table P, written after, measured once: 8/8.
+TABLE_O = [  # 2023-05-08 Monday, 2024-03-13 Wednesday, 2023-10-05 Thursday, 2025-06-20 Friday
+    ("2023-05-08", "Letzte Woche war ich in Wien.", "the week of 1 May 2023"),
+    ("2023-05-08", "Vor drei Tagen habe ich gekündigt.", "5 May 2023"),
+    ("2023-05-08", "Nächsten Monat ziehe ich um.", "June 2023"),
+    ("2024-03-13", "Hier, j'ai vu ma sœur.", "12 March 2024"),
+    ("2024-03-13", "Il y a deux semaines, j'ai commencé le yoga.", "the week of 26 February 2024"),
+    ("2024-03-13", "L'année prochaine, je pars au Japon.", "2025"),
+    ("2023-10-05", "Ayer fui al médico.", "4 October 2023"),
+    ("2023-10-05", "El mes pasado empecé a correr.", "September 2023"),
+    ("2023-10-05", "Mañana tengo una entrevista.", "6 October 2023"),
+    ("2025-06-20", "Ontem comecei um curso.", "19 June 2025"),
+    ("2025-06-20", "Na semana que vem viajo para Lisboa.", "the week of 23 June 2025"),
+    ("2025-06-20", "Ieri sono andato al mare.", "19 June 2025"),
+    ("2025-06-20", "Tra due giorni parto.", "22 June 2025"),
+    ("2025-06-20", "Il mese scorso ho cambiato lavoro.", "May 2025"),
+    ("2023-05-08", "Gisteren was ik ziek.", "7 May 2023"),
+    ("2023-05-08", "Volgende week begin ik.", "the week of 15 May 2023"),
+    ("2023-05-08", "Ich gehe jeden Tag joggen.", None),
+    ("2024-03-13", "Je lis le journal tous les matins.", None),
+    ("2023-10-05", "Hace buen tiempo hoy.", "5 October 2023"),
+    ("2025-06-20", "Ho sempre amato il mare.", None),
+]
+
+TABLE_P = [  # written after table O's rules, measured once: 8/8
+    ("2024-03-13", "Dans trois semaines, je déménage.", "the week of 1 April 2024"),
+    ("2024-03-13", "En un mes empiezo el máster.", "April 2024"),
+    ("2024-03-13", "Tra una settimana torno a casa.", "the week of 18 March 2024"),
+    ("2024-03-13", "In drei Monaten heirate ich.", "June 2024"),
+    ("2024-03-13", "Hoy empiezo en el trabajo nuevo.", "13 March 2024"),
+    ("2024-03-13", "Binnen twee dagen hoor ik het.", "15 March 2024"),
+    ("2024-03-13", "En mi trabajo hay tres jefes.", None),
+    ("2024-03-13", "Dans ma famille, on mange tard.", None),
+]
+
+
+@pytest.mark.parametrize("said_on,text,expected", TABLE_O + TABLE_P)
+def test_tables_o_and_p_other_languages_back_and_ahead(said_on, text, expected):
+    assert _right(said_on, text, expected), [r.value for r in resolve_dates(text, date.fromisoformat(said_on))]

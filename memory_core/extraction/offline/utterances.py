@@ -288,7 +288,8 @@ _CALL_ME = re.compile(r"^(?i:(?:please|just|you\s+can|feel\s+free\s+to)\s+)?(?i:
 _FOREIGN_NAME = re.compile(r"(?:^|\b)(?i:je\s+m'appelle|ich\s+hei(?:ß|ss)e|mein\s+name\s+ist|me\s+llamo"
                            r"|mi\s+nombre\s+es|meu\s+nome\s+é|me\s+chamo|chamo-me|mi\s+chiamo|ik\s+heet"
                            r"|mijn\s+naam\s+is)\s+" + _NAME_WORD)
-_FOREIGN_HOME = re.compile(r"(?:^|\b)(?i:j'habite\s+(?:à|a|en)|je\s+vis\s+(?:à|a|en)|ich\s+(?:wohne|lebe)\s+in"
+_FOREIGN_HOME = re.compile(r"(?:^|\b)(?i:j'habite\s+(?:maintenant\s+|désormais\s+)?(?:à|a|en)|je\s+vis\s+(?:à|a|en)|ich\s+(?:wohne|lebe)\s+"
+                           r"(?:jetzt\s+|nun\s+|inzwischen\s+|mittlerweile\s+)?in"
                            r"|vivo\s+en"
                            r"|moro\s+em|moro\s+no|moro\s+na|vivo\s+em|abito\s+a|vivo\s+a|ik\s+woon\s+in)\s+"
                            + _NAME_WORD.replace("name", "place"))

@@ -69,6 +69,24 @@ def test_the_set_written_afterwards_in_summary_prose():
 SAID_LEFT = {"I drive a Civic.", "Porto has been home for six years now."}
 
 
+# Halves I and J (the same session, later): 16 sentences in the prose of summaries, a probe written before any change,
+# judged as summaries are (not `said`). Measured: I 4/8, J 5/8; every miss but one is a sentence that names the old
+# value in another predicate ("User visited Oslo for a conference", "User listens to Spotify while coding", "User plays
+# golf on Sundays"), which the turns' predicate rule above would mend. Tried on summaries too, with third-person owning
+# ("User's Golf") and the job said as "a data engineer at Spotify": I 7/8, J 7/8, A, B and C unchanged, but `bench
+# stale_memory` with the scripted LLM went from 0/60 to 8/60 (forgotten facts whose summaries say them in other words
+# were no longer found): not kept. Left as measured, so that the next change to summaries starts from these figures.
+SUMMARY_LEFT = {"User visited Oslo for a conference.", "User is a parent of two.", "User plays golf on Sundays.",
+                "User saw Muse live once, years ago.", "User listens to Spotify while coding.",
+                "Sam from accounting helped User with taxes.", "User cooked a vegetarian lasagne for guests."}
+
+
+@pytest.mark.parametrize("half", ["I", "J"])
+def test_summaries_that_name_an_old_value_in_another_predicate_are_still_taken_as_stating_it(half):
+    wrong = {r["sentence"] for r in rows(half) if judged(r) != r["states"]}
+    assert wrong == {r["sentence"] for r in rows(half)} & SUMMARY_LEFT
+
+
 @pytest.mark.parametrize("half", ["E", "D", "F", "G", "H"])
 def test_turns_of_a_conversation_are_judged_as_said(half):
     wrong = {r["sentence"] for r in rows(half) if (stale(r["sentence"], [Retired("fact_old", r["fact"], r["replacement"])],

@@ -69,6 +69,8 @@ def key_strength(name: str) -> str | None:
         return None
     if any(w in rules.STRONG_WORDS for w in words) or any(pair in rules.STRONG_PAIRS for pair in zip(words, words[1:])):
         return "strong"
+    if any(w.endswith(end) and len(w) - len(end) <= 8 for w in words for end in ("password", "passwd", "passphrase")):
+        return "strong"  # PGPASSWORD, dbpassword, MYSQLPASSWD: a password's name run together with what it opens
     return "weak" if any(w in rules.WEAK_WORDS for w in words) else None
 
 

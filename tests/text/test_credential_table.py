@@ -94,6 +94,9 @@ Finnish, Greek, Czech) and 10 look-alikes in eight, written before any rule for 
   S, measured once after:      S 9/12, 0 of 5  (as before: Dutch "wifi-wachtwoord", Turkish "Kapı şifresi 8520" with no
                                connector, Finnish "Salasanani on ...")
   then tuned on S:             R 12/12, S 12/12, 0 of 5 each; A to Q as before
+Set T (tests/data/credentials_t.json, the same session, last: 12 credentials in configuration, env lines, URLs, headers
+and command lines, 6 look-alikes, written before any rule for them), measured once: 11/12, 0 of 6 (missed
+"PGPASSWORD=hunter2hunter2 psql ...": a password's name run together with what it opens); then fixed: 12/12, 0 of 6.
 The thresholds below are a little under those figures."""
 
 from __future__ import annotations
@@ -117,11 +120,12 @@ PHRASES += json.loads((DATA / "credentials_lm.json").read_text(encoding="utf-8")
 PHRASES += json.loads((DATA / "credentials_no.json").read_text(encoding="utf-8"))  # halves N and O
 PHRASES += json.loads((DATA / "credentials_pq.json").read_text(encoding="utf-8"))  # halves P and Q
 PHRASES += json.loads((DATA / "credentials_rs.json").read_text(encoding="utf-8"))  # halves R and S
+PHRASES += json.loads((DATA / "credentials_t.json").read_text(encoding="utf-8"))  # set T
 # (credentials masked at least, look-alikes touched at most)
 WANTED = {"A": (0.97, 1), "B": (0.95, 1), "C": (0.95, 1), "D": (0.85, 0), "E": (0.85, 0), "F": (0.9, 0), "G": (0.9, 0),
           "H": (0.9, 0), "I": (0.9, 0), "J": (0.9, 0), "K": (0.9, 0), "L": (0.9, 0), "M": (0.9, 0), "N": (0.9, 0),
           "O": (0.9, 0), "P": (0.9, 0), "Q": (0.9, 0), "R": (0.9, 0),
-          "S": (0.9, 0)}
+          "S": (0.9, 0), "T": (0.9, 0)}
 
 
 def _visible(text: str) -> str:

@@ -263,7 +263,8 @@ def states(passage: str, marks: Marks, key: bytes | None = None) -> bool:
         if (keyed(key, first) if key is not None else first) in marks.objects:
             return False  # the passage tells what one of the statement's others did
     theirs = _SOMEONE_OF_THEIRS.match(passage) if marks.by_user else None
-    if theirs and (theirs.group("who").casefold() in RELATIONS or theirs.group("who").casefold()[:-1] in RELATIONS):
+    who = theirs.group("who").casefold() if theirs else ""
+    if who and (who in RELATIONS or who[:-1] in RELATIONS):
         return False  # "My sister is pregnant with twins" for "User is pregnant with twins"; "My parents live in Faro"
     if marks.by_user and _SOMEONE_ELSE.match(passage) and not _OF_THE_USER.search(passage):
         return False  # "Someone was arrested outside the bar in 2019" for "User was arrested in 2019"

@@ -255,7 +255,7 @@ def _predicated(sentence: str, old: Retired, marks: frozenset[str]) -> bool:
     if job:  # "User works as a nurse": "I'm a nurse" says it
         return bool(re.search(rf"\b(?:i['’]m|i am|as|work(?:s|ed|ing)? as)\s+(?:an?\s+)?{re.escape(job.group(1))}\b",
                               sentence, re.I))
-    if not predicate - {p for p in predicate if p.isdigit()}:
+    if all(p.isdigit() for p in predicate):
         numbers = [m for m in marks if m.isdigit()]
         return not numbers or bool(re.search(_AGE.format(n=numbers[0]), sentence, re.I)) \
             or not full_stems(old.content) <= set(numbers)
@@ -263,8 +263,8 @@ def _predicated(sentence: str, old: Retired, marks: frozenset[str]) -> bool:
     held |= {_SAYS_PREDICATE[h] for h in held if h in _SAYS_PREDICATE}
     if any(h.startswith(p) or p.startswith(h) for p in predicate for h in held if min(len(p), len(h)) >= 3):
         return True  # "lived", "living" for "liv"
-    said = [w.casefold() for w in words(sentence)]
-    return any(w == "my" and any(stem(_token(t)) in marks for t in said[n + 1:n + 3]) for n, w in enumerate(said))
+    tokens = _tokens(sentence)  # "my" owns the word after it, or the one after that ("My Honda Civic")
+    return any(t == "my" and not marks.isdisjoint(tokens[n + 1:n + 3]) for n, t in enumerate(tokens))
 
 
 def stale(sentence: str, retired: Sequence[Retired], valid: Sequence[str], *, said: bool = False) -> Retired | None:
@@ -277,7 +277,8 @@ def stale(sentence: str, retired: Sequence[Retired], valid: Sequence[str], *, sa
         return None
     for old in retired:
         marks = distinctive(old.content, old.replacement)
-        if not teller.may_tell(old.content) or not states(sentence, marks) or (said and not _predicated(sentence, old, marks)):
+        if not teller.may_tell(old.content) or not states(sentence, marks) \
+                or (said and not _predicated(sentence, old, marks)):
             continue
         if says_same(sentence, old.content) or not any(says_same(sentence, v) for v in valid):
             if not any(says_same(v, old.content) for v in valid):

@@ -12,9 +12,10 @@ from __future__ import annotations
 import re
 
 _ORG = r"(?P<org>(?-i:[A-ZÀ-Ý])[\w&.'-]*(?:\s+(?-i:[A-ZÀ-Ý])[\w&.'-]*){0,3})"
-_EMPLOYER = re.compile(r"^(?i:ich\s+arbeite\s+(?:jetzt\s+|nun\s+)?(?:bei|für)|je\s+travaille\s+(?:chez|pour)|lavoro\s+(?:per|presso|da|alla|al)"
-                       r"|trabajo\s+(?:en|para)|trabalho\s+(?:na|no|em|para))\s+(?i:(?:die|der|das|den|la|le|l'|el|a|o|il|lo)\s*)?" + _ORG + r"(?=\s*(?:[,.!;]|$|\s+(?i:seit|depuis"
-                       r"|desde|da|há|hace)\b))")
+_EMPLOYER = re.compile(r"^(?i:ich\s+arbeite\s+(?:jetzt\s+|nun\s+)?(?:bei|für)|je\s+travaille\s+(?:chez|pour)"
+                       r"|lavoro\s+(?:per|presso|da|alla|al)|trabajo\s+(?:en|para)|trabalho\s+(?:na|no|em|para))\s+"
+                       r"(?i:(?:die|der|das|den|la|le|l'|el|a|o|il|lo)\s*)?" + _ORG
+                       + r"(?=\s*(?:[,.!;]|$|\s+(?i:seit|depuis|desde|da|há|hace)\b))")
 _DIET = re.compile(r"^(?i:ich\s+bin|je\s+suis|soy|sou|sono)\s+(?i:(?P<vegan>vegan(?:o|a|e|er|erin)?|végane?)"
                    r"|(?P<vegetarian>vegetari(?:er|erin|ano|ana|en|enne)|végétarien(?:ne)?))\b")
 _NUMBERS = {w: n for n, ws in enumerate(["", "ein eine einen einem un une uno una um uma", "zwei deux dos dois due",

@@ -80,7 +80,7 @@ _WE = re.compile(r"^(?:(?:so\s+)?now\s+)?we(?:'ve|’ve|\s+have)?\s+(?=(?:just\s
                  r"|live|replaced|swapped|traded|use"
                  r"|got\s+(?:married|engaged|a|our\s+own)"
                  r"|had\s+(?:a|our)\s+(?:baby|son|daughter)|have\s+(?:a|an|two|three|four|\d+)\s))", re.I)
-# "We're moving to Porto", "We're planning a trip ...": the user's own as "I'm ..." would be
+# "We're moving to Porto", "We're planning a trip ...": the user's own, read as "I'm ..."
 _WE_ARE = re.compile(r"^(?:we(?:'re|’re|\s+are)|(?:our|my)\s+family(?:'s|\s+is))\s+"
                      r"(?=(?:now\s+|finally\s+)?(?:expecting|engaged|married|moving|vegan"
                      r"|vegetarian|planning|renovating|flying|heading|travel(?:l)?ing)\b)", re.I)
